@@ -1,0 +1,104 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Chat is a conversation of one user with the assistant. It belongs to the
+// user, not to the whole family.
+type Chat struct {
+	bun.BaseModel `bun:"table:chats,alias:ch"`
+
+	ID            uuid.UUID  `bun:"id,pk"`
+	FamilyID      uuid.UUID  `bun:"family_id"`
+	UserID        uuid.UUID  `bun:"user_id"`
+	Title         string     `bun:"title"`
+	Error         *string    `bun:"error"` // user-facing text of the last failure
+	MessageCount  int        `bun:"message_count"`
+	LastMessageAt *time.Time `bun:"last_message_at"` // the newest message's time
+	CreatedAt     time.Time  `bun:"created_at"`
+	UpdatedAt     time.Time  `bun:"updated_at"`
+}
+
+// Chats lists a page of one user's chats, newest first.
+func (s *Store) Chats(ctx context.Context, familyID, userID uuid.UUID, p Page) ([]Chat, int, error) {
+	chats := []Chat{}
+	n, err := p.apply(s.db.NewSelect().Model(&chats).
+		Where("ch.family_id = ?", familyID).
+		Where("ch.user_id = ?", userID).
+		OrderExpr("ch.created_at DESC, ch.id DESC")).
+		ScanAndCount(ctx)
+	return chats, int(n), dbErr("list chats", err)
+}
+
+// Chat returns one chat of a user.
+func (s *Store) Chat(ctx context.Context, familyID, userID, id uuid.UUID) (*Chat, error) {
+	c := new(Chat)
+	err := s.db.NewSelect().Model(c).
+		Where("ch.family_id = ?", familyID).
+		Where("ch.user_id = ?", userID).
+		Where("ch.id = ?", id).
+		Scan(ctx)
+	return c, dbErr("get chat", err)
+}
+
+// CreateChat inserts a chat and, when first is not empty, its first user
+// message, in one database transaction.
+func (s *Store) CreateChat(ctx context.Context, c *Chat, first string) (*Message, error) {
+	c.ID = NewID()
+	c.CreatedAt = s.now()
+	c.UpdatedAt = c.CreatedAt
+	var m *Message
+	err := s.RunInTx(ctx, func(tx *Store) error {
+		if _, err := tx.db.NewInsert().Model(c).Exec(ctx); err != nil {
+			return dbErr("create chat", err)
+		}
+		if first == "" {
+			return nil
+		}
+		m = &Message{FamilyID: c.FamilyID, ChatID: c.ID, Type: UserMessage, Content: first}
+		if err := tx.insertMessage(ctx, c.UserID, m); err != nil {
+			return err
+		}
+		c.MessageCount, c.LastMessageAt = 1, &m.CreatedAt
+		return nil
+	})
+	return m, err
+}
+
+// RenameChat sets the title of a user's chat.
+func (s *Store) RenameChat(ctx context.Context, c *Chat) error {
+	c.UpdatedAt = s.now()
+	res, err := s.db.NewUpdate().Model(c).
+		Column("title", "updated_at").
+		Where("ch.family_id = ?", c.FamilyID).
+		Where("ch.user_id = ?", c.UserID).
+		Where("ch.id = ?", c.ID).
+		Exec(ctx)
+	return affectedOne(res, err, "rename chat")
+}
+
+// SetChatError records (or, with nil, clears) the chat's user-facing error.
+func (s *Store) SetChatError(ctx context.Context, familyID, id uuid.UUID, msg *string) error {
+	res, err := s.db.NewUpdate().Model((*Chat)(nil)).
+		Set("error = ?", msg).
+		Set("updated_at = ?", s.now()).
+		Where("family_id = ?", familyID).
+		Where("id = ?", id).
+		Exec(ctx)
+	return affectedOne(res, err, "set chat error")
+}
+
+// DeleteChat removes a user's chat and its messages.
+func (s *Store) DeleteChat(ctx context.Context, familyID, userID, id uuid.UUID) error {
+	res, err := s.db.NewDelete().Model((*Chat)(nil)).
+		Where("family_id = ?", familyID).
+		Where("user_id = ?", userID).
+		Where("id = ?", id).
+		Exec(ctx)
+	return affectedOne(res, err, "delete chat")
+}

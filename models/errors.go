@@ -1,0 +1,29 @@
+package models
+
+import (
+	"errors"
+	"strings"
+)
+
+var (
+	// ErrNotFound is returned when a row does not exist in the caller's family.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is returned when a write would break a uniqueness rule the
+	// caller can fix, such as a tag name already in use.
+	ErrConflict = errors.New("conflict")
+)
+
+// InvalidError lists every reason a write was refused; callers turn it into
+// one 422 response. The messages are written for end users.
+type InvalidError struct {
+	Problems []string
+}
+
+func (e *InvalidError) Error() string {
+	return "invalid: " + strings.Join(e.Problems, "; ")
+}
+
+// Invalid returns an *InvalidError with the given problems.
+func Invalid(problems ...string) error {
+	return &InvalidError{Problems: problems}
+}

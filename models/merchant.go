@@ -1,0 +1,65 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Merchant is who a transaction was with.
+type Merchant struct {
+	bun.BaseModel `bun:"table:merchants,alias:m"`
+
+	ID        uuid.UUID `bun:"id,pk"`
+	FamilyID  uuid.UUID `bun:"family_id"`
+	Name      string    `bun:"name"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
+}
+
+// Merchants lists all of the family's merchants by name.
+func (s *Store) Merchants(ctx context.Context, familyID uuid.UUID) ([]Merchant, error) {
+	ms := []Merchant{}
+	err := s.db.NewSelect().Model(&ms).
+		Where("m.family_id = ?", familyID).
+		OrderExpr("lower(m.name) ASC, m.id ASC").
+		Scan(ctx)
+	return ms, dbErr("list merchants", err)
+}
+
+// Merchant returns one merchant of the family.
+func (s *Store) Merchant(ctx context.Context, familyID, id uuid.UUID) (*Merchant, error) {
+	m := new(Merchant)
+	err := s.db.NewSelect().Model(m).
+		Where("m.family_id = ?", familyID).
+		Where("m.id = ?", id).
+		Scan(ctx)
+	return m, dbErr("get merchant", err)
+}
+
+// CreateMerchant inserts a merchant; a name already used is ErrConflict.
+func (s *Store) CreateMerchant(ctx context.Context, m *Merchant) error {
+	m.ID = NewID()
+	m.CreatedAt = s.now()
+	m.UpdatedAt = m.CreatedAt
+	_, err := s.db.NewInsert().Model(m).Exec(ctx)
+	return dbErr("create merchant", err)
+}
+
+// UpdateMerchant renames a merchant of m.FamilyID.
+func (s *Store) UpdateMerchant(ctx context.Context, m *Merchant) error {
+	m.UpdatedAt = s.now()
+	res, err := s.db.NewUpdate().Model(m).
+		Column("name", "updated_at").
+		Where("m.family_id = ?", m.FamilyID).
+		Where("m.id = ?", m.ID).
+		Exec(ctx)
+	return affectedOne(res, err, "update merchant")
+}
+
+// DeleteMerchant removes a merchant; its transactions keep no merchant.
+func (s *Store) DeleteMerchant(ctx context.Context, familyID, id uuid.UUID) error {
+	return s.deleteOne(ctx, (*Merchant)(nil), familyID, id, "delete merchant")
+}

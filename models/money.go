@@ -1,0 +1,163 @@
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Amount is an exact sum of money in ten-thousandths of the currency unit
+// (4 decimal places, the precision the API accepts). It is stored as a
+// bigint and never passes through a float.
+type Amount int64
+
+// AmountScale is the number of Amount units in one currency unit.
+const AmountScale = 10_000
+
+const (
+	maxIntegerDigits  = 15
+	maxFractionDigits = 4
+)
+
+// ErrBadAmount is returned for text that is not a plain decimal amount.
+var ErrBadAmount = errors.New("amount must be a decimal number with at most 15 digits before the point and 4 after it")
+
+// ParseAmount reads a plain decimal: an optional minus, digits without
+// leading zeros, and at most four digits after a point. Exponents, signs
+// other than a leading minus, separators and spaces are refused, so that
+// what a client sends is exactly what is stored.
+func ParseAmount(s string) (Amount, error) {
+	neg := false
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	intPart, frac, hasPoint := strings.Cut(s, ".")
+	if !digitsOnly(intPart) || len(intPart) > maxIntegerDigits ||
+		(len(intPart) > 1 && intPart[0] == '0') ||
+		(hasPoint && (!digitsOnly(frac) || len(frac) > maxFractionDigits)) {
+		return 0, ErrBadAmount
+	}
+	n, err := strconv.ParseInt(intPart, 10, 64)
+	if err != nil {
+		return 0, ErrBadAmount
+	}
+	var f int64
+	if hasPoint {
+		f, _ = strconv.ParseInt(frac+strings.Repeat("0", maxFractionDigits-len(frac)), 10, 64)
+	}
+	// Fifteen integer digits can exceed what an int64 of ten-thousandths
+	// holds (about 9.2e14 units); those few values are refused as well.
+	if n > (math.MaxInt64-f)/AmountScale {
+		return 0, ErrBadAmount
+	}
+	v := n*AmountScale + f
+	if neg {
+		v = -v
+	}
+	return Amount(v), nil
+}
+
+func digitsOnly(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseAmountJSON reads an amount sent as a JSON number (12.5) or a JSON
+// string ("12.50"); anything else is ErrBadAmount.
+func ParseAmountJSON(raw json.RawMessage) (Amount, error) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) == 0 {
+		return 0, ErrBadAmount
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, ErrBadAmount
+		}
+		return ParseAmount(s)
+	}
+	return ParseAmount(string(raw))
+}
+
+// Abs returns the absolute value.
+func (a Amount) Abs() Amount {
+	if a < 0 {
+		return -a
+	}
+	return a
+}
+
+// String renders the amount as a plain decimal with four places.
+func (a Amount) String() string {
+	var b strings.Builder
+	if a < 0 {
+		b.WriteByte('-')
+	}
+	abs := uint64(a.Abs())
+	b.WriteString(strconv.FormatUint(abs/AmountScale, 10))
+	frac := strconv.FormatUint(abs%AmountScale+AmountScale, 10)[1:]
+	b.WriteByte('.')
+	b.WriteString(frac)
+	return b.String()
+}
+
+// Minor converts the amount to the currency's minor units (cents for USD,
+// yen for JPY, fils for KWD), rounding half away from zero.
+func (a Amount) Minor(c Currency) int64 {
+	div := int64(1)
+	for i := c.Exponent; i < maxFractionDigits; i++ {
+		div *= 10
+	}
+	v := int64(a)
+	if v < 0 {
+		return -((-v + div/2) / div)
+	}
+	return (v + div/2) / div
+}
+
+// Format renders the amount as display money in the English convention
+// whatever the reader's locale: "$1,234.56", "-$25.00", "¥1,235".
+func (a Amount) Format(c Currency) string {
+	minor := a.Minor(c)
+	neg := minor < 0
+	if neg {
+		minor = -minor
+	}
+	digits := strconv.FormatInt(minor, 10)
+	if c.Exponent > 0 {
+		if pad := c.Exponent + 1 - len(digits); pad > 0 {
+			digits = strings.Repeat("0", pad) + digits
+		}
+	}
+	intPart := digits[:len(digits)-c.Exponent]
+	frac := digits[len(digits)-c.Exponent:]
+
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	b.WriteString(c.Symbol)
+	if c.spaced() {
+		b.WriteByte(' ')
+	}
+	for i, r := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if c.Exponent > 0 {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return b.String()
+}

@@ -1,0 +1,118 @@
+// Package models owns the database: bun structs, the one Store with a file
+// per table, and the sentinel errors callers branch on. Every query on
+// family data is scoped by family id. It imports nothing of ours.
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/uptrace/bun"
+	"modernc.org/sqlite"
+)
+
+// Store runs every query of the service. Its zero value is not usable; build
+// it with NewStore.
+type Store struct {
+	db  bun.IDB
+	raw *bun.DB
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+}
+
+// NewStore wraps an open database.
+func NewStore(db *bun.DB) *Store {
+	return &Store{db: db, raw: db, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// DB returns the underlying handle, for migrations and health checks.
+func (s *Store) DB() *bun.DB { return s.raw }
+
+// Postgres reports whether the store runs on PostgreSQL (else SQLite).
+func (s *Store) Postgres() bool { return s.raw.Dialect().Name().String() == "pg" }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.raw.PingContext(ctx)
+}
+
+// RunInTx runs fn with a Store bound to one database transaction, committed
+// when fn returns nil and rolled back otherwise.
+func (s *Store) RunInTx(ctx context.Context, fn func(tx *Store) error) error {
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return fn(&Store{db: tx, raw: s.raw, Now: s.Now})
+	})
+}
+
+// now is the store clock at the precision both databases keep.
+func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
+
+// NewID returns a new time-ordered id (UUIDv7), so that rows inserted
+// together sort together and indexes stay compact.
+func NewID() uuid.UUID { return uuid.Must(uuid.NewV7()) }
+
+// dbErr turns driver errors into the sentinels callers branch on and wraps
+// the rest with the action that failed.
+func dbErr(action string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "23503") {
+		return fmt.Errorf("models: %s: %w (%s)", action, ErrConflict, pgErr.ConstraintName)
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() {
+		case 2067, 1555, 787: // SQLITE_CONSTRAINT_UNIQUE, _PRIMARYKEY, _FOREIGNKEY
+			return fmt.Errorf("models: %s: %w (%s)", action, ErrConflict, liteErr.Error())
+		}
+	}
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) {
+		return err
+	}
+	var inv *InvalidError
+	if errors.As(err, &inv) {
+		return err
+	}
+	return fmt.Errorf("models: %s: %w", action, err)
+}
+
+// Page selects one page of a list: Number from 1, Size rows.
+type Page struct {
+	Number int
+	Size   int
+}
+
+// apply limits q to the page.
+func (p Page) apply(q *bun.SelectQuery) *bun.SelectQuery {
+	return q.Limit(int64(p.Size)).Offset(int64(p.Number-1) * int64(p.Size))
+}
+
+// deleteOne deletes the row of model's table with this family and id.
+func (s *Store) deleteOne(ctx context.Context, model any, familyID, id uuid.UUID, action string) error {
+	res, err := s.db.NewDelete().Model(model).
+		Where("family_id = ?", familyID).
+		Where("id = ?", id).
+		Exec(ctx)
+	return affectedOne(res, err, action)
+}
+
+// affectedOne maps "no row changed" to ErrNotFound.
+func affectedOne(res sql.Result, err error, action string) error {
+	if err != nil {
+		return dbErr(action, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

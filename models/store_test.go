@@ -1,0 +1,91 @@
+package models_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"coffer/models"
+	"coffer/models/modelstest"
+)
+
+func TestTransactionIdempotencyAndScope(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	a := modelstest.NewFamily(t, s, "alpha")
+	b := modelstest.NewFamily(t, s, "beta")
+
+	ext, src := "ext-1", "api"
+	tx := &models.Transaction{FamilyID: a.Family.ID, AccountID: a.Account.ID, Date: "2024-01-15",
+		Amount: 125000, Currency: "USD", Name: "Groceries", ExternalID: &ext, Source: &src}
+	created, err := s.CreateTransaction(ctx, tx, nil)
+	if err != nil || !created {
+		t.Fatalf("first create: created=%v err=%v", created, err)
+	}
+	again := *tx
+	created, err = s.CreateTransaction(ctx, &again, nil)
+	if err != nil || created {
+		t.Fatalf("replay: created=%v err=%v, want false, nil", created, err)
+	}
+	got, err := s.Transaction(ctx, a.Family.ID, tx.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Amount != 125000 || got.Account == nil || got.Account.ID != a.Account.ID || got.Date != "2024-01-15" {
+		t.Fatalf("got %+v", got)
+	}
+	if _, err := s.Transaction(ctx, b.Family.ID, tx.ID); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("other family read: err=%v, want ErrNotFound", err)
+	}
+	// A transaction on another family's account is refused.
+	foreign := &models.Transaction{FamilyID: b.Family.ID, AccountID: a.Account.ID, Date: "2024-01-15", Amount: 1, Currency: "USD", Name: "x"}
+	var inv *models.InvalidError
+	if _, err := s.CreateTransaction(ctx, foreign, []uuid.UUID{uuid.New()}); !errors.As(err, &inv) || len(inv.Problems) != 2 {
+		t.Fatalf("foreign account: err=%v, want 2 problems", err)
+	}
+}
+
+func TestRecalculateBalance(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "gamma")
+	card := &models.Account{FamilyID: f.Family.ID, Name: "Card", AccountType: "credit_card", Currency: "USD", OpeningBalance: 1000000}
+	if err := s.CreateAccount(ctx, card); err != nil {
+		t.Fatal(err)
+	}
+	for _, acc := range []uuid.UUID{f.Account.ID, card.ID} {
+		for _, tx := range []struct {
+			date   models.Date
+			amount models.Amount
+			cur    string
+		}{
+			{"2024-01-01", 250000, "USD"},   // spent 25
+			{"2024-01-02", -1000000, "USD"}, // received 100
+			{"2199-01-01", 50000, "USD"},    // future: not yet
+			{"2024-01-03", 70000, "EUR"},    // other currency: not counted
+		} {
+			if _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: acc, Date: tx.date, Amount: tx.amount, Currency: tx.cur, Name: "t"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.RecalculateBalance(ctx, f.Family.ID, acc); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecalculateBalance(ctx, f.Family.ID, acc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checking, _ := s.Account(ctx, f.Family.ID, f.Account.ID)
+	if checking.Balance != 750000 || checking.CashBalance != 750000 {
+		t.Errorf("checking balance = %v cash %v, want 75.0000", checking.Balance, checking.CashBalance)
+	}
+	card, _ = s.Account(ctx, f.Family.ID, card.ID)
+	if card.Balance != 1000000-750000 {
+		t.Errorf("card balance = %v, want 25.0000", card.Balance)
+	}
+	if err := s.RecalculateBalance(ctx, uuid.New(), card.ID); !errors.Is(err, models.ErrNotFound) {
+		t.Errorf("other family: %v", err)
+	}
+}

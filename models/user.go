@@ -1,0 +1,83 @@
+package models
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Roles, lowest first.
+const (
+	RoleMember     = "member"
+	RoleAdmin      = "admin"
+	RoleSuperAdmin = "super_admin"
+)
+
+// User statuses.
+const (
+	UserActive    = "active"
+	UserSuspended = "suspended"
+)
+
+// User is a person signing in; every user belongs to exactly one family.
+type User struct {
+	bun.BaseModel `bun:"table:users,alias:u"`
+
+	ID           uuid.UUID  `bun:"id,pk"`
+	FamilyID     uuid.UUID  `bun:"family_id"`
+	Email        string     `bun:"email"`
+	PasswordHash *string    `bun:"password_hash"` // nil: no local password
+	Role         string     `bun:"role"`
+	Status       string     `bun:"status"`
+	FirstName    *string    `bun:"first_name"`
+	LastName     *string    `bun:"last_name"`
+	SuspendedAt  *time.Time `bun:"suspended_at"`
+	LastLoginAt  *time.Time `bun:"last_login_at"`
+	CreatedAt    time.Time  `bun:"created_at"`
+	UpdatedAt    time.Time  `bun:"updated_at"`
+}
+
+// ValidRole reports whether r is one of the three roles.
+func ValidRole(r string) bool {
+	return r == RoleMember || r == RoleAdmin || r == RoleSuperAdmin
+}
+
+// CreateUser inserts a user into an existing family. The email is kept as
+// given; uniqueness ignores case.
+func (s *Store) CreateUser(ctx context.Context, u *User) error {
+	u.ID = NewID()
+	u.Email = strings.TrimSpace(u.Email)
+	u.CreatedAt = s.now()
+	u.UpdatedAt = u.CreatedAt
+	if u.Status == "" {
+		u.Status = UserActive
+	}
+	if u.Role == "" {
+		u.Role = RoleMember
+	}
+	_, err := s.db.NewInsert().Model(u).Exec(ctx)
+	return dbErr("create user", err)
+}
+
+// UserByEmail finds a user by email, in any letter case. It is not scoped by
+// family: sign-in is how a family is found.
+func (s *Store) UserByEmail(ctx context.Context, email string) (*User, error) {
+	u := new(User)
+	err := s.db.NewSelect().Model(u).
+		Where("lower(u.email) = lower(?)", strings.TrimSpace(email)).
+		Scan(ctx)
+	return u, dbErr("get user by email", err)
+}
+
+// User returns one user of a family.
+func (s *Store) User(ctx context.Context, familyID, id uuid.UUID) (*User, error) {
+	u := new(User)
+	err := s.db.NewSelect().Model(u).
+		Where("u.family_id = ?", familyID).
+		Where("u.id = ?", id).
+		Scan(ctx)
+	return u, dbErr("get user", err)
+}
