@@ -70,11 +70,10 @@ func (a *Account) Classification() string {
 // Accounts lists a page of the family's accounts, oldest first.
 func (s *Store) Accounts(ctx context.Context, familyID uuid.UUID, p Page) ([]Account, int, error) {
 	var as []Account
-	n, err := p.apply(s.db.NewSelect().Model(&as).
+	n, err := p.scan(ctx, s.db.NewSelect().Model(&as).
 		Where("a.family_id = ?", familyID).
-		OrderExpr("a.created_at ASC, a.id ASC")).
-		ScanAndCount(ctx)
-	return as, int(n), dbErr("list accounts", err)
+		OrderExpr("a.created_at ASC, a.id ASC"))
+	return as, n, dbErr("list accounts", err)
 }
 
 // Account returns one account of the family.

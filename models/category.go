@@ -41,8 +41,8 @@ func (s *Store) categorySelect(c any, familyID uuid.UUID) *bun.SelectQuery {
 // Categories lists a page of the family's categories by name.
 func (s *Store) Categories(ctx context.Context, familyID uuid.UUID, p Page) ([]Category, int, error) {
 	var cs []Category
-	n, err := p.apply(s.categorySelect(&cs, familyID).OrderExpr("lower(c.name) ASC, c.id ASC")).ScanAndCount(ctx)
-	return cs, int(n), dbErr("list categories", err)
+	n, err := p.scan(ctx, s.categorySelect(&cs, familyID).OrderExpr("lower(c.name) ASC, c.id ASC"))
+	return cs, n, dbErr("list categories", err)
 }
 
 // Category returns one category of the family.

@@ -27,12 +27,11 @@ type Chat struct {
 // Chats lists a page of one user's chats, newest first.
 func (s *Store) Chats(ctx context.Context, familyID, userID uuid.UUID, p Page) ([]Chat, int, error) {
 	chats := []Chat{}
-	n, err := p.apply(s.db.NewSelect().Model(&chats).
+	n, err := p.scan(ctx, s.db.NewSelect().Model(&chats).
 		Where("ch.family_id = ?", familyID).
 		Where("ch.user_id = ?", userID).
-		OrderExpr("ch.created_at DESC, ch.id DESC")).
-		ScanAndCount(ctx)
-	return chats, int(n), dbErr("list chats", err)
+		OrderExpr("ch.created_at DESC, ch.id DESC"))
+	return chats, n, dbErr("list chats", err)
 }
 
 // Chat returns one chat of a user.

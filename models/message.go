@@ -42,12 +42,11 @@ func (s *Store) Messages(ctx context.Context, familyID, userID, chatID uuid.UUID
 		return nil, 0, err
 	}
 	msgs := []Message{}
-	n, err := p.apply(s.db.NewSelect().Model(&msgs).
+	n, err := p.scan(ctx, s.db.NewSelect().Model(&msgs).
 		Where("msg.family_id = ?", familyID).
 		Where("msg.chat_id = ?", chatID).
-		OrderExpr("msg.created_at ASC, msg.id ASC")).
-		ScanAndCount(ctx)
-	return msgs, int(n), dbErr("list messages", err)
+		OrderExpr("msg.created_at ASC, msg.id ASC"))
+	return msgs, n, dbErr("list messages", err)
 }
 
 // CreateMessage appends a message to a user's chat and updates the chat's

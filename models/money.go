@@ -117,11 +117,15 @@ func (a Amount) Minor(c Currency) int64 {
 	for i := c.Exponent; i < maxFractionDigits; i++ {
 		div *= 10
 	}
-	v := int64(a)
-	if v < 0 {
-		return -((-v + div/2) / div)
+	v := int64(a.Abs())
+	q, r := v/div, v%div
+	if r*2 >= div {
+		q++
 	}
-	return (v + div/2) / div
+	if a < 0 {
+		return -q
+	}
+	return q
 }
 
 // Format renders the amount as display money in the English convention

@@ -92,9 +92,20 @@ type Page struct {
 	Size   int
 }
 
-// apply limits q to the page.
-func (p Page) apply(q *bun.SelectQuery) *bun.SelectQuery {
-	return q.Limit(int64(p.Size)).Offset(int64(p.Number-1) * int64(p.Size))
+// scan counts every row q matches, then reads the page's rows into q's
+// model. The two run one after the other: bun's concurrent ScanAndCount
+// races on queries with nested relations. A page past the end is not read.
+func (p Page) scan(ctx context.Context, q *bun.SelectQuery) (int, error) {
+	n64, err := q.Count(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := int(n64)
+	offset := int64(p.Number-1) * int64(p.Size)
+	if n64 <= offset {
+		return n, nil
+	}
+	return n, q.Limit(int64(p.Size)).Offset(offset).Scan(ctx)
 }
 
 // deleteOne deletes the row of model's table with this family and id.

@@ -37,6 +37,15 @@ type Transaction struct {
 	Transfer *TransferLink `bun:"-"`
 }
 
+// TransactionTag links a transaction to one of its tags.
+type TransactionTag struct {
+	bun.BaseModel `bun:"table:transaction_tags,alias:tt"`
+
+	TransactionID uuid.UUID `bun:"transaction_id,pk"`
+	TagID         uuid.UUID `bun:"tag_id,pk"`
+	FamilyID      uuid.UUID `bun:"family_id"`
+}
+
 // TransferLink is what a transaction shows of the transfer it is part of.
 type TransferLink struct {
 	ID           uuid.UUID
@@ -170,7 +179,7 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 }
 
 func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, tagIDs []uuid.UUID) error {
-	if _, err := s.db.NewDelete().TableExpr("transaction_tags").
+	if _, err := s.db.NewDelete().Model((*TransactionTag)(nil)).
 		Where("family_id = ?", familyID).
 		Where("transaction_id = ?", id).
 		Exec(ctx); err != nil {
@@ -179,16 +188,16 @@ func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, 
 	if len(tagIDs) == 0 {
 		return nil
 	}
-	rows := make([]map[string]any, 0, len(tagIDs))
+	rows := make([]TransactionTag, 0, len(tagIDs))
 	seen := map[uuid.UUID]bool{}
 	for _, tag := range tagIDs {
 		if seen[tag] {
 			continue
 		}
 		seen[tag] = true
-		rows = append(rows, map[string]any{"transaction_id": id, "tag_id": tag, "family_id": familyID})
+		rows = append(rows, TransactionTag{TransactionID: id, TagID: tag, FamilyID: familyID})
 	}
-	_, err := s.db.NewInsert().Model(&rows).TableExpr("transaction_tags").Exec(ctx)
+	_, err := s.db.NewInsert().Model(&rows).Exec(ctx)
 	return dbErr("set transaction tags", err)
 }
 

@@ -28,14 +28,14 @@ func (s *Store) Transactions(ctx context.Context, familyID uuid.UUID, f Transact
 	var txs []*Transaction
 	q := s.transactionSelect(&txs, familyID)
 	f.apply(q, familyID)
-	n, err := p.apply(q.OrderExpr("t.date DESC, t.created_at DESC, t.id DESC")).ScanAndCount(ctx)
+	n, err := p.scan(ctx, q.OrderExpr("t.date DESC, t.created_at DESC, t.id DESC"))
 	if err != nil {
 		return nil, 0, dbErr("list transactions", err)
 	}
 	if err := s.loadTransactionLinks(ctx, familyID, txs); err != nil {
 		return nil, 0, err
 	}
-	return txs, int(n), nil
+	return txs, n, nil
 }
 
 func (f TransactionFilter) apply(q *bun.SelectQuery, familyID uuid.UUID) {

@@ -48,10 +48,9 @@ func (s *Store) transferSelect(model any, familyID uuid.UUID) *bun.SelectQuery {
 // Transfers lists a page of the family's transfers, newest first.
 func (s *Store) Transfers(ctx context.Context, familyID uuid.UUID, p Page) ([]Transfer, int, error) {
 	var trs []Transfer
-	n, err := p.apply(s.transferSelect(&trs, familyID).
-		OrderExpr("tr.created_at DESC, tr.id DESC")).
-		ScanAndCount(ctx)
-	return trs, int(n), dbErr("list transfers", err)
+	n, err := p.scan(ctx, s.transferSelect(&trs, familyID).
+		OrderExpr("tr.created_at DESC, tr.id DESC"))
+	return trs, n, dbErr("list transfers", err)
 }
 
 // Transfer returns one transfer of the family with both transactions.

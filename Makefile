@@ -1,0 +1,42 @@
+# Each target is a line or two anyone could type by hand.
+GO ?= go
+
+.PHONY: run test test-server test-embedded services lint bench fuzz build migrate load
+
+run:
+	$(GO) run . dev
+
+build:
+	CGO_ENABLED=0 $(GO) build -o bin/coffer .
+
+# Runs every suite on PostgreSQL + Redis, then on the embedded SQLite +
+# in-process Redis. deploy/test-services.sh starts (or installs) the local
+# PostgreSQL and Redis first.
+test: services test-server test-embedded
+
+services:
+	bash deploy/test-services.sh
+
+test-server:
+	$(GO) test -race -count=1 ./...
+
+test-embedded:
+	COFFER_TEST_STORAGE=embedded $(GO) test -race -count=1 ./models/... ./api/... ./jobs/... ./worker/...
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 15s ./models/
+	$(GO) test -run '^$$' -fuzz FuzzParseDate -fuzztime 10s ./models/
+	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
+
+lint:
+	gofmt -l . | (! grep .)
+	$(GO) vet ./...
+
+bench: services
+	$(GO) test -run '^$$' -bench . -benchmem ./api/ ./models/
+
+migrate:
+	$(GO) run . migrate
+
+load: build services
+	bash deploy/loadtest/run.sh

@@ -1,0 +1,152 @@
+package api_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"coffer/api"
+	"coffer/models"
+)
+
+func TestAPIKeyAuth(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name, key string
+	}{
+		{"missing", ""},
+		{"unknown", "cof_" + strings.Repeat("0", 64)},
+		{"oversized", strings.Repeat("k", 5000)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := e.do("GET", "/api/v1/chats", tc.key, nil)
+			m := wantError(t, r, 401, "unauthorized")
+			if m["message"] != "Access token or API key is invalid, expired, or missing" {
+				t.Errorf("message %v", m["message"])
+			}
+			if r.header.Get("X-RateLimit-Limit") != "" {
+				t.Error("a 401 carries rate-limit headers")
+			}
+		})
+	}
+
+	ctx := t.Context()
+	// A revoked key and an expired key look like unknown ones.
+	revoked := &models.APIKey{UserID: e.alpha.User.ID, Name: "old", Scope: models.ScopeRead}
+	rkey, _ := e.store.CreateAPIKey(ctx, e.alpha.Family.ID, revoked)
+	if err := e.store.RevokeAPIKey(ctx, e.alpha.Family.ID, revoked.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, e.do("GET", "/api/v1/chats", rkey, nil), 401, "unauthorized")
+	past := time.Now().Add(-time.Hour)
+	ekey, _ := e.store.CreateAPIKey(ctx, e.alpha.Family.ID, &models.APIKey{UserID: e.alpha.User.ID, Name: "exp", Scope: models.ScopeRead, ExpiresAt: &past})
+	wantError(t, e.do("GET", "/api/v1/chats", ekey, nil), 401, "unauthorized")
+
+	// A read key reads but may not write.
+	if r := e.do("GET", "/api/v1/chats", e.alpha.ReadKey, nil); r.status != 200 {
+		t.Fatalf("read key: %d", r.status)
+	}
+	m := wantError(t, e.do("POST", "/api/v1/chats", e.alpha.ReadKey, map[string]any{"title": "x"}), 403, "insufficient_scope")
+	if m["message"] != "This action requires the 'write' scope" {
+		t.Errorf("message %v", m["message"])
+	}
+
+	// A suspended user's keys stop at once.
+	if _, err := e.store.DB().NewUpdate().Table("users").Set("status = 'suspended'").
+		Where("id = ?", e.alpha.User.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m = wantError(t, e.do("GET", "/api/v1/chats", e.alpha.Key, nil), 401, "unauthorized")
+	if m["message"] != "Account has been deactivated" {
+		t.Errorf("message %v", m["message"])
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.APIRateLimitPerHour = 3 })
+	for i := 1; i <= 3; i++ {
+		r := e.do("GET", "/api/v1/tags", e.alpha.Key, nil)
+		if r.status != 200 || r.header.Get("X-RateLimit-Limit") != "3" || r.header.Get("X-RateLimit-Remaining") != string(rune('3'-i)) {
+			t.Fatalf("request %d: %d limit=%q remaining=%q", i, r.status, r.header.Get("X-RateLimit-Limit"), r.header.Get("X-RateLimit-Remaining"))
+		}
+		if r.header.Get("X-RateLimit-Reset") == "" {
+			t.Fatal("no X-RateLimit-Reset")
+		}
+	}
+	r := e.do("GET", "/api/v1/tags", e.alpha.Key, nil)
+	wantError(t, r, 429, "rate_limited")
+	if r.header.Get("Retry-After") == "" || r.header.Get("X-RateLimit-Remaining") != "0" {
+		t.Errorf("429 headers: %v", r.header)
+	}
+	// Another key has its own count.
+	if r := e.do("GET", "/api/v1/tags", e.beta.Key, nil); r.status != 200 {
+		t.Errorf("other key: %d", r.status)
+	}
+}
+
+func TestRequestIDAndErrors(t *testing.T) {
+	e := newEnv(t)
+	req := httptest.NewRequest("GET", "/healthz", nil)
+	req.Header.Set("X-Request-Id", "abc-123.x_y")
+	resp, err := e.app.Test(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Header.Get("X-Request-Id"); got != "abc-123.x_y" {
+		t.Errorf("request id %q not echoed", got)
+	}
+	req = httptest.NewRequest("GET", "/healthz", nil)
+	req.Header.Set("X-Request-Id", "bad id with spaces")
+	resp, _ = e.app.Test(req)
+	if got := resp.Header.Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
+		t.Errorf("request id %q", got)
+	}
+	wantError(t, e.do("GET", "/api/v1/nothing-here", e.alpha.Key, nil), 404, "not_found")
+	wantError(t, e.do("PATCH", "/api/v1/transactions", e.alpha.Key, "{}"), 405, "method_not_allowed")
+	if r := e.do("GET", "/readyz", "", nil); r.status != 200 {
+		t.Errorf("readyz %d %s", r.status, r.body)
+	}
+	for _, p := range []string{"/api/v1/openapi.json", "/api/v1/openapi.yaml", "/api/docs"} {
+		if r := e.do("GET", p, "", nil); r.status != 200 {
+			t.Errorf("%s: %d", p, r.status)
+		}
+	}
+}
+
+func TestOversizedRequests(t *testing.T) {
+	e := newEnv(t)
+	base := e.listen()
+	// Only the head is sent: the server must refuse on Content-Length
+	// alone, before reading 2 MB it would throw away.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/v1/transactions HTTP/1.1\r\nHost: x\r\nX-Api-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", e.alpha.Key, 2<<20)
+	req, _ := http.NewRequest("POST", base+"/api/v1/transactions", nil)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	r := response{status: resp.StatusCode, header: resp.Header, body: body}
+	e.validate(req, r)
+	wantError(t, r, 413, "payload_too_large")
+
+	req, _ = http.NewRequest("GET", base+"/api/v1/chats", nil)
+	req.Header.Set("X-Api-Key", strings.Repeat("k", 20_000))
+	r = e.send(req)
+	if r.status != 431 && r.status != 400 {
+		t.Errorf("20 kB header: %d %s", r.status, r.body)
+	}
+	if r.status >= 500 {
+		t.Errorf("oversized header gave %d", r.status)
+	}
+}

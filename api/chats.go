@@ -1,0 +1,155 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"coffer/jobs"
+	"coffer/models"
+)
+
+const maxMessage = 10_000
+
+type chatsJSON struct {
+	Chats      []chatJSON `json:"chats"`
+	Pagination Pagination `json:"pagination"`
+}
+
+type chatDetailJSON struct {
+	chatJSON
+	Messages   []messageJSON `json:"messages"`
+	Pagination Pagination    `json:"pagination"`
+}
+
+func (h *Handler) listChats(c *fiber.Ctx) error {
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	k := keyOf(c)
+	chats, total, err := h.store.Chats(c.UserContext(), k.FamilyID, k.UserID, p)
+	if err != nil {
+		return err
+	}
+	out := chatsJSON{Chats: make([]chatJSON, len(chats)), Pagination: pagination(p, total)}
+	for i := range chats {
+		out.Chats[i] = renderChat(&chats[i])
+	}
+	return c.JSON(out)
+}
+
+func (h *Handler) showChat(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	return h.respondChat(c, fiber.StatusOK, id, p)
+}
+
+func (h *Handler) respondChat(c *fiber.Ctx, status int, id uuid.UUID, p models.Page) error {
+	ctx, k := c.UserContext(), keyOf(c)
+	chat, err := h.store.Chat(ctx, k.FamilyID, k.UserID, id)
+	if err != nil {
+		return err
+	}
+	msgs, total, err := h.store.Messages(ctx, k.FamilyID, k.UserID, id, p)
+	if err != nil {
+		return err
+	}
+	out := chatDetailJSON{chatJSON: renderChat(chat), Messages: make([]messageJSON, len(msgs)), Pagination: pagination(p, total)}
+	for i := range msgs {
+		out.Messages[i] = renderMessage(&msgs[i])
+	}
+	return c.Status(status).JSON(out)
+}
+
+func (h *Handler) createChat(c *fiber.Ctx) error {
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	title := f.required("title", maxName)
+	first, _ := f.str("message", maxMessage, true)
+	if err := f.err(); err != nil {
+		return err
+	}
+	k := keyOf(c)
+	chat := &models.Chat{FamilyID: k.FamilyID, UserID: k.UserID, Title: title}
+	msg, err := h.store.CreateChat(c.UserContext(), chat, first)
+	if err != nil {
+		return err
+	}
+	if msg != nil {
+		h.askAssistant(c, chat.ID)
+	}
+	return h.respondChat(c, fiber.StatusCreated, chat.ID, models.Page{Number: 1, Size: defaultPerPage})
+}
+
+func (h *Handler) updateChat(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	title := f.required("title", maxName)
+	if err := f.err(); err != nil {
+		return err
+	}
+	k := keyOf(c)
+	if err := h.store.RenameChat(c.UserContext(), &models.Chat{ID: id, FamilyID: k.FamilyID, UserID: k.UserID, Title: title}); err != nil {
+		return err
+	}
+	return h.respondChat(c, fiber.StatusOK, id, models.Page{Number: 1, Size: defaultPerPage})
+}
+
+func (h *Handler) deleteChat(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	k := keyOf(c)
+	if err := h.store.DeleteChat(c.UserContext(), k.FamilyID, k.UserID, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (h *Handler) createMessage(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	content := f.required("content", maxMessage)
+	if err := f.err(); err != nil {
+		return err
+	}
+	k := keyOf(c)
+	m := &models.Message{FamilyID: k.FamilyID, ChatID: id, Type: models.UserMessage, Content: content}
+	if err := h.store.CreateMessage(c.UserContext(), k.UserID, m); err != nil {
+		return err
+	}
+	h.askAssistant(c, id)
+	return c.Status(fiber.StatusCreated).JSON(renderMessage(m))
+}
+
+// askAssistant queues the assistant's reply to a chat.
+func (h *Handler) askAssistant(c *fiber.Ctx, chatID uuid.UUID) {
+	task, err := jobs.NewChatReplyTask(keyOf(c).FamilyID, chatID)
+	if err == nil {
+		_, err = h.queue.EnqueueContext(c.UserContext(), task)
+	}
+	if err != nil {
+		h.log.Warn("enqueue chat reply", "request_id", requestIDOf(c), "chat_id", chatID, "error", err)
+	}
+}

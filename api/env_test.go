@@ -1,0 +1,246 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/gofiber/fiber/v2"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/api"
+	"coffer/models"
+	"coffer/models/modelstest"
+)
+
+// redisDB is this package's own Redis database number in server mode.
+const redisDB = 11
+
+// env is one test's service: a fresh database, Redis, the real app, and
+// the OpenAPI router every response is checked against.
+type env struct {
+	t      testing.TB
+	store  *models.Store
+	app    *fiber.App
+	redis  asynq.RedisClientOpt
+	rdb    redis.UniversalClient
+	router routers.Router
+	alpha  *modelstest.FamilyFixture
+	beta   *modelstest.FamilyFixture
+}
+
+func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
+	t.Helper()
+	store := modelstest.NewStore(t)
+	ropt := modelstest.Redis(t, redisDB)
+	rdb := ropt.MakeRedisClient().(redis.UniversalClient)
+	queue := asynq.NewClientFromRedisClient(rdb)
+	t.Cleanup(func() { rdb.Close() })
+	o := api.Options{
+		Store: store, Redis: rdb, Queue: queue,
+		Logger:              slog.New(slog.NewTextHandler(testLog{t}, nil)),
+		APIRateLimitPerHour: 10_000,
+	}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	app, err := api.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPIYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, store: store, app: app, redis: ropt, rdb: rdb, router: router}
+	e.alpha = modelstest.NewFamily(t, store, "alpha")
+	e.beta = modelstest.NewFamily(t, store, "beta")
+	t.Cleanup(func() { e.dropTasks() })
+	return e
+}
+
+// dropTasks removes the tasks this test queued (and only those: each
+// test's accounts and chats have ids of their own).
+func (e *env) dropTasks() {
+	insp := asynq.NewInspector(e.redis)
+	defer insp.Close()
+	for _, q := range []string{"default", "low", "critical"} {
+		for _, list := range []func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){insp.ListPendingTasks, insp.ListScheduledTasks} {
+			tasks, _ := list(q, asynq.PageSize(1000))
+			for _, ti := range tasks {
+				if e.owns(ti) {
+					_ = insp.DeleteTask(q, ti.ID)
+				}
+			}
+		}
+	}
+}
+
+func (e *env) owns(ti *asynq.TaskInfo) bool {
+	p := string(ti.Payload)
+	for _, f := range []*modelstest.FamilyFixture{e.alpha, e.beta} {
+		if strings.Contains(p, f.Family.ID.String()) {
+			return true
+		}
+	}
+	return false
+}
+
+// response is what a request got back.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body is not a JSON object: %v: %s", err, r.body)
+	}
+	return m
+}
+
+// do sends a request with the key (none when empty) and a body (a string
+// is sent as is, anything else as JSON), and checks the response against
+// the OpenAPI document.
+func (e *env) do(method, path, key string, body any) response {
+	e.t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	case []byte:
+		raw = b
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(method, path, bytes.NewReader(raw))
+	if raw != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	resp, err := e.app.Test(req, -1)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	r := response{status: resp.StatusCode, header: resp.Header, body: out}
+	e.validate(req, r)
+	return r
+}
+
+// validate fails the test when the response is not what the OpenAPI
+// document says, or when the route is missing from it.
+func (e *env) validate(req *http.Request, r response) {
+	e.t.Helper()
+	if r.status == http.StatusMethodNotAllowed || r.status == http.StatusRequestHeaderFieldsTooLarge {
+		return // the document lists what exists, not transport refusals
+	}
+	vreq := req.Clone(context.Background())
+	vreq.Body = http.NoBody
+	route, params, err := e.router.FindRoute(vreq)
+	if err != nil {
+		if r.status == http.StatusNotFound {
+			return // unknown paths are 404 and are not in the document
+		}
+		e.t.Fatalf("%s %s answered %d but is not in the OpenAPI document: %v", req.Method, req.URL.Path, r.status, err)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: vreq, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		},
+		Status: r.status,
+		Header: r.header,
+		Body:   io.NopCloser(bytes.NewReader(r.body)),
+		Options: &openapi3filter.Options{
+			IncludeResponseStatus: true,
+			MultiError:            true,
+		},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		e.t.Fatalf("%s %s: response %d does not match the OpenAPI document: %v\nbody: %s", req.Method, req.URL.Path, r.status, err, r.body)
+	}
+}
+
+// wantError checks an ErrorResponse.
+func wantError(t *testing.T, r response, status int, code string) map[string]any {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status = %d, want %d; body %s", r.status, status, r.body)
+	}
+	m := r.json(t)
+	if m["error"] != code {
+		t.Fatalf("error = %v, want %q; body %s", m["error"], code, r.body)
+	}
+	if msg, _ := m["message"].(string); msg == "" {
+		t.Fatalf("error without a message: %s", r.body)
+	}
+	return m
+}
+
+// testLog sends the service's log lines to the test's log, shown when the
+// test fails.
+type testLog struct{ t testing.TB }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// listen serves the app on a loopback port, for what app.Test cannot show
+// (fasthttp refuses oversized bodies before the app sees them), and
+// returns its base URL.
+func (e *env) listen() string {
+	e.t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	go func() { _ = e.app.Listener(ln) }()
+	e.t.Cleanup(func() { _ = e.app.Shutdown() })
+	return "http://" + ln.Addr().String()
+}
+
+// send makes a real HTTP request to base and validates the response.
+func (e *env) send(req *http.Request) response {
+	e.t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	r := response{status: resp.StatusCode, header: resp.Header, body: out}
+	e.validate(req, r)
+	return r
+}

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/models"
+)
+
+// routes is the whole surface of the service: method, path, guards, handler.
+func (h *Handler) routes(app *fiber.App) {
+	app.Get("/healthz", h.healthz)
+	app.Get("/readyz", h.readyz)
+	app.Get("/api/docs", h.apiDocs)
+
+	v1 := app.Group("/api/v1")
+	v1.Get("/openapi.json", h.openAPIJSON)
+	v1.Get("/openapi.yaml", h.openAPIYAML)
+
+	read := h.apiKey(models.ScopeRead)
+	write := h.apiKey(models.ScopeReadWrite)
+
+	v1.Get("/transactions", read, h.listTransactions)
+	v1.Post("/transactions", write, h.createTransaction)
+	v1.Get("/transactions/:id", read, h.showTransaction)
+	v1.Patch("/transactions/:id", write, h.updateTransaction)
+	v1.Put("/transactions/:id", write, h.updateTransaction)
+	v1.Delete("/transactions/:id", write, h.deleteTransaction)
+
+	v1.Get("/chats", read, h.listChats)
+	v1.Post("/chats", write, h.createChat)
+	v1.Get("/chats/:id", read, h.showChat)
+	v1.Patch("/chats/:id", write, h.updateChat)
+	v1.Put("/chats/:id", write, h.updateChat)
+	v1.Delete("/chats/:id", write, h.deleteChat)
+	v1.Post("/chats/:id/messages", write, h.createMessage)
+
+	v1.Get("/accounts", read, h.listAccounts)
+	v1.Post("/accounts", write, h.createAccount)
+	v1.Get("/accounts/:id", read, h.showAccount)
+	v1.Patch("/accounts/:id", write, h.updateAccount)
+	v1.Put("/accounts/:id", write, h.updateAccount)
+	v1.Delete("/accounts/:id", write, h.deleteAccount)
+
+	v1.Get("/categories", read, h.listCategories)
+	v1.Post("/categories", write, h.createCategory)
+	v1.Get("/categories/:id", read, h.showCategory)
+	v1.Patch("/categories/:id", write, h.updateCategory)
+	v1.Put("/categories/:id", write, h.updateCategory)
+	v1.Delete("/categories/:id", write, h.deleteCategory)
+
+	v1.Get("/merchants", read, h.listMerchants)
+	v1.Post("/merchants", write, h.createMerchant)
+	v1.Get("/merchants/:id", read, h.showMerchant)
+	v1.Patch("/merchants/:id", write, h.updateMerchant)
+	v1.Put("/merchants/:id", write, h.updateMerchant)
+	v1.Delete("/merchants/:id", write, h.deleteMerchant)
+
+	v1.Get("/tags", read, h.listTags)
+	v1.Post("/tags", write, h.createTag)
+	v1.Get("/tags/:id", read, h.showTag)
+	v1.Patch("/tags/:id", write, h.updateTag)
+	v1.Put("/tags/:id", write, h.updateTag)
+	v1.Delete("/tags/:id", write, h.deleteTag)
+
+	v1.Get("/transfers", read, h.listTransfers)
+	v1.Post("/transfers", write, h.createTransfer)
+	v1.Get("/transfers/:id", read, h.showTransfer)
+	v1.Delete("/transfers/:id", write, h.deleteTransfer)
+}

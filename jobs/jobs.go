@@ -1,0 +1,48 @@
+// Package jobs holds every background task: its type, payload, constructor
+// and handler. Handlers are idempotent (asynq delivers at least once) and
+// reload current rows from the store rather than trusting the payload.
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+
+	"github.com/hibiken/asynq"
+
+	"coffer/models"
+)
+
+// Queue names, by priority.
+const (
+	QueueCritical = "critical"
+	QueueDefault  = "default"
+	QueueLow      = "low"
+)
+
+// Queues maps each queue to its weight for the asynq server.
+func Queues() map[string]int {
+	return map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
+}
+
+// Handlers runs every task type against the store.
+type Handlers struct {
+	Store *models.Store
+	Queue *asynq.Client // to fan out follow-up tasks
+	Log   *slog.Logger
+}
+
+// decode reads a task payload; one that does not decode will never
+// succeed, so it is not retried.
+func decode(t *asynq.Task, v any) error {
+	if err := json.Unmarshal(t.Payload(), v); err != nil {
+		return fmt.Errorf("jobs: %s: bad payload: %v: %w", t.Type(), err, asynq.SkipRetry)
+	}
+	return nil
+}
+
+func (h *Handlers) logger(ctx context.Context, t *asynq.Task) *slog.Logger {
+	id, _ := asynq.GetTaskID(ctx)
+	return h.Log.With(slog.String("task_type", t.Type()), slog.String("task_id", id))
+}

@@ -1,0 +1,646 @@
+// Command coffer is the whole service in one binary: the web API, the
+// background worker, the scheduler, migrations and admin commands. This
+// file is the only reader of the environment; it builds every long-lived
+// value and hands it down.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
+	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/term"
+
+	"coffer/api"
+	"coffer/jobs"
+	"coffer/migrations"
+	"coffer/models"
+	"coffer/worker"
+)
+
+const usage = `coffer: a self-hostable personal-finance service
+
+Usage:
+  coffer dev                 web + worker + scheduler in one process (embedded storage unless
+                             DATABASE_URL and REDIS_URL are set); migrates first
+  coffer web                 the HTTP API (server mode)
+  coffer worker              the background job worker (server mode)
+  coffer scheduler           enqueues periodic jobs; run exactly one (server mode)
+  coffer migrate             applies pending database migrations
+  coffer users create --email E [--password P] [--role member|admin|super_admin]
+                      [--family NAME | --family-id ID] [--currency CUR]
+  coffer apikeys create --email E [--name N] [--scope read|read_write] [--expires-in 720h]
+
+Configuration comes from environment variables; see README.md.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "coffer: invalid configuration:\n%v\n", err)
+		return 2
+	}
+	log := newLogger(cfg, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch cmd := strings.Join(args[:min(2, len(args))], " "); {
+	case args[0] == "dev":
+		err = runDev(ctx, cfg, log)
+	case args[0] == "web":
+		err = runWeb(ctx, cfg, log)
+	case args[0] == "worker":
+		err = runWorker(ctx, cfg, log)
+	case args[0] == "scheduler":
+		err = runScheduler(ctx, cfg, log)
+	case args[0] == "migrate":
+		err = runMigrate(ctx, cfg, log, stdout)
+	case cmd == "users create":
+		err = createUser(ctx, cfg, args[2:], stdin, stdout)
+	case cmd == "apikeys create":
+		err = createAPIKey(ctx, cfg, args[2:], stdout)
+	default:
+		fmt.Fprintf(stderr, "coffer: unknown command %q\n\n%s", strings.Join(args, " "), usage)
+		return 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "coffer: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(cfg *Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// openDB opens the configured database: PostgreSQL in server mode, the
+// SQLite file under DATA_DIR in the embedded mode.
+func openDB(ctx context.Context, cfg *Config) (*bun.DB, error) {
+	if cfg.Embedded() {
+		return models.OpenSQLite(ctx, filepath.Join(cfg.DataDir, "coffer.db"))
+	}
+	return models.OpenPostgres(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+}
+
+// openRedis connects to REDIS_URL, or starts the in-process Redis of the
+// embedded mode (stopped by the returned function).
+func openRedis(ctx context.Context, cfg *Config, log *slog.Logger) (asynq.RedisConnOpt, func(), error) {
+	if cfg.RedisURL != "" {
+		opt, err := asynq.ParseRedisURI(cfg.RedisURL)
+		if err != nil {
+			return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		return opt, func() {}, nil
+	}
+	mr := miniredis.NewMiniRedis()
+	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
+		return nil, nil, fmt.Errorf("start in-process Redis: %w", err)
+	}
+	// miniredis keeps its own clock; moving it forward makes TTLs (rate
+	// limit windows, unique-task locks) expire in real time.
+	ticker := time.NewTicker(time.Second)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ticker.C:
+				mr.FastForward(time.Second)
+			case <-done:
+				return
+			}
+		}
+	}()
+	log.Warn("embedded mode: jobs are queued in memory and do not survive a restart; unfinished work is re-queued from the database at start")
+	return asynq.RedisClientOpt{Addr: mr.Addr()}, func() { ticker.Stop(); close(done); mr.Close() }, nil
+}
+
+// services is what the long-running commands share.
+type services struct {
+	db      *bun.DB
+	store   *models.Store
+	redis   asynq.RedisConnOpt
+	rdb     redis.UniversalClient
+	queue   *asynq.Client
+	closers []func()
+}
+
+func (s *services) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services, error) {
+	s := &services{}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.db, s.store = db, models.NewStore(db)
+	s.closers = append(s.closers, func() { db.Close() })
+	opt, stopRedis, err := openRedis(ctx, cfg, log)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.redis = opt
+	s.closers = append(s.closers, stopRedis)
+	s.rdb = opt.MakeRedisClient().(redis.UniversalClient)
+	s.closers = append(s.closers, func() { s.rdb.Close() })
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		s.close()
+		return nil, fmt.Errorf("connect to Redis: %w", err)
+	}
+	s.queue = asynq.NewClientFromRedisClient(s.rdb)
+	return s, nil
+}
+
+func (s *services) handlers(log *slog.Logger) *jobs.Handlers {
+	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log}
+}
+
+func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
+	return worker.Options{
+		Redis: s.redis, Handlers: s.handlers(log), Logger: log,
+		Concurrency: cfg.WorkerConcurrency, BalanceSweepCron: cfg.BalanceSweepCron,
+	}
+}
+
+func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) error {
+	app, err := api.New(api.Options{
+		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log,
+		APIRateLimitPerHour: cfg.APIRateLimitPerHour,
+	})
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	log.Info("web listening", "addr", ln.Addr().String(), "url", cfg.AppURL)
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return app.ShutdownWithTimeout(20 * time.Second)
+	}
+}
+
+func runWeb(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	if err := cfg.requireServerMode("web"); err != nil {
+		return err
+	}
+	s, err := openServices(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return serveWeb(ctx, cfg, s, log)
+}
+
+func runWorker(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	if err := cfg.requireServerMode("worker"); err != nil {
+		return err
+	}
+	s, err := openServices(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return worker.Run(ctx, workerOptions(cfg, s, log))
+}
+
+func runScheduler(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	if err := cfg.requireServerMode("scheduler"); err != nil {
+		return err
+	}
+	s, err := openServices(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return worker.RunScheduler(ctx, workerOptions(cfg, s, log))
+}
+
+// runDev migrates, then runs web, worker and scheduler in this process.
+func runDev(ctx context.Context, cfg *Config, log *slog.Logger) error {
+	s, err := openServices(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	applied, err := migrations.Up(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	log.Info("database ready", "migrations_applied", len(applied), "embedded", cfg.Embedded())
+	if cfg.Embedded() {
+		// The in-memory queue starts empty: the database is the source of
+		// truth, so recompute what queued work would have.
+		if _, err := s.queue.EnqueueContext(ctx, jobs.NewBalanceSweepTask()); err != nil {
+			return fmt.Errorf("re-queue unfinished work: %w", err)
+		}
+	}
+	printWelcome(cfg)
+	g, ctx := errgroup.WithContext(ctx)
+	opts := workerOptions(cfg, s, log)
+	g.Go(func() error { return worker.Run(ctx, opts) })
+	g.Go(func() error { return worker.RunScheduler(ctx, opts) })
+	g.Go(func() error { return serveWeb(ctx, cfg, s, log) })
+	return g.Wait()
+}
+
+func printWelcome(cfg *Config) {
+	fmt.Printf(`
+coffer is running at %s  (API docs: %s/api/docs)
+
+Create a first user and an API key in another terminal, in this directory:
+  go run . users create --email you@example.com --role super_admin
+  go run . apikeys create --email you@example.com
+Then:
+  curl -H "X-Api-Key: <key>" %s/api/v1/accounts
+
+`, cfg.AppURL, cfg.AppURL, cfg.AppURL)
+}
+
+func runMigrate(ctx context.Context, cfg *Config, log *slog.Logger, stdout io.Writer) error {
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	applied, err := migrations.Up(ctx, db)
+	if err != nil {
+		return err
+	}
+	if len(applied) == 0 {
+		fmt.Fprintln(stdout, "coffer: database is up to date")
+	}
+	for _, name := range applied {
+		fmt.Fprintln(stdout, "applied", name)
+	}
+	return nil
+}
+
+// withStore opens the database for a one-shot admin command, applying
+// pending migrations so that it also works on a brand-new embedded file.
+func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) error {
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if cfg.Embedded() {
+		if _, err := migrations.Up(ctx, db); err != nil {
+			return err
+		}
+	}
+	return fn(models.NewStore(db))
+}
+
+func createUser(ctx context.Context, cfg *Config, args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("users create", flag.ContinueOnError)
+	email := fs.String("email", "", "email address (required)")
+	password := fs.String("password", "", "password; read from the terminal when absent")
+	role := fs.String("role", models.RoleMember, "member, admin or super_admin")
+	familyName := fs.String("family", "", "create a new family with this name")
+	familyID := fs.String("family-id", "", "join an existing family")
+	currency := fs.String("currency", "USD", "currency of a new family")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var problems []string
+	if !strings.Contains(*email, "@") {
+		problems = append(problems, "--email must be an email address")
+	}
+	if !models.ValidRole(*role) {
+		problems = append(problems, "--role must be member, admin or super_admin")
+	}
+	cur, ok := models.LookupCurrency(*currency)
+	if !ok {
+		problems = append(problems, "--currency must be an ISO 4217 code")
+	}
+	if *familyName != "" && *familyID != "" {
+		problems = append(problems, "--family and --family-id cannot both be given")
+	}
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	pw := *password
+	if pw == "" {
+		var err error
+		if pw, err = readPassword(stdin); err != nil {
+			return err
+		}
+	}
+	if len(pw) < 8 || len(pw) > 72 {
+		return errors.New("the password must be 8 to 72 bytes long")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(pw), 12)
+	if err != nil {
+		return fmt.Errorf("hash password: %w", err)
+	}
+	return withStore(ctx, cfg, func(s *models.Store) error {
+		return s.RunInTx(ctx, func(tx *models.Store) error {
+			u := &models.User{Email: *email, Role: *role}
+			h := string(hash)
+			u.PasswordHash = &h
+			switch {
+			case *familyID != "":
+				id, err := parseUUID(*familyID)
+				if err != nil {
+					return errors.New("--family-id must be a UUID")
+				}
+				f, err := tx.Family(ctx, id)
+				if errors.Is(err, models.ErrNotFound) {
+					return fmt.Errorf("no family with id %s", id)
+				}
+				if err != nil {
+					return err
+				}
+				u.FamilyID = f.ID
+			default:
+				name := *familyName
+				if name == "" {
+					name = strings.SplitN(*email, "@", 2)[0]
+				}
+				f := &models.Family{Name: name, Currency: cur.Code}
+				if err := tx.CreateFamily(ctx, f); err != nil {
+					return err
+				}
+				u.FamilyID = f.ID
+				if u.Role == models.RoleMember {
+					// The first user of a new family administers it.
+					u.Role = models.RoleAdmin
+				}
+			}
+			if err := tx.CreateUser(ctx, u); err != nil {
+				if errors.Is(err, models.ErrConflict) {
+					return fmt.Errorf("a user with email %s already exists", *email)
+				}
+				return err
+			}
+			fmt.Fprintln(stdout, u.ID)
+			return nil
+		})
+	})
+}
+
+func readPassword(stdin io.Reader) (string, error) {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(os.Stderr, "Password: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(os.Stderr)
+		return string(b), err
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read password: %w", err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
+func createAPIKey(ctx context.Context, cfg *Config, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("apikeys create", flag.ContinueOnError)
+	email := fs.String("email", "", "the key's user (required)")
+	name := fs.String("name", "CLI key", "a name to tell keys apart")
+	scope := fs.String("scope", models.ScopeReadWrite, "read or read_write")
+	expiresIn := fs.Duration("expires-in", 0, "lifetime, such as 720h; 0 never expires")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *email == "" {
+		return errors.New("--email is required")
+	}
+	if !models.ValidScope(*scope) {
+		return errors.New("--scope must be read or read_write")
+	}
+	if *expiresIn < 0 {
+		return errors.New("--expires-in must be positive")
+	}
+	return withStore(ctx, cfg, func(s *models.Store) error {
+		u, err := s.UserByEmail(ctx, *email)
+		if errors.Is(err, models.ErrNotFound) {
+			return fmt.Errorf("no user with email %s", *email)
+		}
+		if err != nil {
+			return err
+		}
+		k := &models.APIKey{UserID: u.ID, Name: *name, Scope: *scope}
+		if *expiresIn > 0 {
+			t := time.Now().Add(*expiresIn).UTC()
+			k.ExpiresAt = &t
+		}
+		key, err := s.CreateAPIKey(ctx, u.FamilyID, k)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Created API key %q (%s) for %s. It is shown only once:\n%s\n", k.Name, k.Scope, u.Email, key)
+		return nil
+	})
+}
+
+// Config is every setting of the service, read from the environment once.
+type Config struct {
+	Env                 string     // COFFER_ENV: development or production
+	Host                string     // HOST: address to listen on
+	Port                int        // PORT
+	AppURL              string     // APP_URL: the public base URL, no trailing slash
+	DatabaseURL         string     // DATABASE_URL: PostgreSQL; empty with REDIS_URL empty = embedded
+	RedisURL            string     // REDIS_URL
+	DataDir             string     // DATA_DIR: the embedded database lives here
+	DBMaxConns          int        // DB_MAX_CONNS
+	SecretKeyBase       string     // SECRET_KEY_BASE
+	APIRateLimitPerHour int        // API_RATE_LIMIT_PER_HOUR; 0 = off
+	WorkerConcurrency   int        // WORKER_CONCURRENCY
+	BalanceSweepCron    string     // BALANCE_SWEEP_CRON (UTC)
+	LogLevel            slog.Level // LOG_LEVEL: debug, info, warn, error
+	LogFormat           string     // LOG_FORMAT: text or json
+
+	LocalLoginEnabled   bool     // AUTH_LOCAL_LOGIN_ENABLED
+	LocalAdminOverride  bool     // AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED
+	JITMode             string   // AUTH_JIT_MODE: create_and_link or link_only
+	AllowedOIDCDomains  []string // ALLOWED_OIDC_DOMAINS
+	AuthProvidersSource string   // AUTH_PROVIDERS_SOURCE: db or yaml
+}
+
+// Embedded reports whether the service runs on the SQLite file and the
+// in-process Redis.
+func (c *Config) Embedded() bool { return c.DatabaseURL == "" && c.RedisURL == "" }
+
+func (c *Config) requireServerMode(cmd string) error {
+	if c.Embedded() {
+		return fmt.Errorf("`coffer %s` runs in server mode: set DATABASE_URL and REDIS_URL, or use `coffer dev` for the embedded mode", cmd)
+	}
+	return nil
+}
+
+// String prints the configuration with secrets masked.
+func (c *Config) String() string {
+	mask := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "********"
+	}
+	return fmt.Sprintf("env=%s addr=%s:%d app_url=%s database=%s redis=%s embedded=%v secret_key_base=%s",
+		c.Env, c.Host, c.Port, c.AppURL, redactURL(c.DatabaseURL), redactURL(c.RedisURL), c.Embedded(), mask(c.SecretKeyBase))
+}
+
+func redactURL(s string) string {
+	if i := strings.Index(s, "@"); i >= 0 {
+		if j := strings.Index(s, "://"); j >= 0 && j < i {
+			return s[:j+3] + "****" + s[i:]
+		}
+	}
+	return s
+}
+
+// loadConfig reads the environment and reports every invalid variable at
+// once, before anything starts.
+func loadConfig(getenv func(string) string) (*Config, error) {
+	var problems []string
+	str := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	num := func(name string, def, lo, hi int) int {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < lo || n > hi {
+			problems = append(problems, fmt.Sprintf("%s must be a whole number from %d to %d, got %q", name, lo, hi, v))
+			return def
+		}
+		return n
+	}
+	boolean := func(name string, def bool) bool {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s must be true or false, got %q", name, v))
+			return def
+		}
+		return b
+	}
+	oneOf := func(name, def string, allowed ...string) string {
+		v := str(name, def)
+		for _, a := range allowed {
+			if v == a {
+				return v
+			}
+		}
+		problems = append(problems, fmt.Sprintf("%s must be one of %s, got %q", name, strings.Join(allowed, ", "), v))
+		return def
+	}
+
+	c := &Config{
+		Env:                 oneOf("COFFER_ENV", "development", "development", "production"),
+		Port:                num("PORT", 3000, 1, 65535),
+		DatabaseURL:         str("DATABASE_URL", ""),
+		RedisURL:            str("REDIS_URL", ""),
+		DataDir:             str("DATA_DIR", "data"),
+		DBMaxConns:          num("DB_MAX_CONNS", 20, 1, 1000),
+		SecretKeyBase:       str("SECRET_KEY_BASE", ""),
+		APIRateLimitPerHour: num("API_RATE_LIMIT_PER_HOUR", 10_000, 0, 100_000_000),
+		WorkerConcurrency:   num("WORKER_CONCURRENCY", 10, 1, 1000),
+		BalanceSweepCron:    str("BALANCE_SWEEP_CRON", "5 0 * * *"),
+		LogFormat:           oneOf("LOG_FORMAT", "text", "text", "json"),
+		LocalLoginEnabled:   boolean("AUTH_LOCAL_LOGIN_ENABLED", true),
+		LocalAdminOverride:  boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
+		JITMode:             oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
+		AuthProvidersSource: oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
+	}
+	production := c.Env == "production"
+	defaultHost := "127.0.0.1"
+	if production {
+		defaultHost = "0.0.0.0"
+	}
+	c.Host = str("HOST", defaultHost)
+	c.AppURL = strings.TrimRight(str("APP_URL", fmt.Sprintf("http://localhost:%d", c.Port)), "/")
+	if !strings.HasPrefix(c.AppURL, "http://") && !strings.HasPrefix(c.AppURL, "https://") {
+		problems = append(problems, fmt.Sprintf("APP_URL must start with http:// or https://, got %q", c.AppURL))
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(str("LOG_LEVEL", "info"))); err != nil {
+		problems = append(problems, fmt.Sprintf("LOG_LEVEL must be debug, info, warn or error, got %q", getenv("LOG_LEVEL")))
+	}
+	for _, d := range strings.Split(getenv("ALLOWED_OIDC_DOMAINS"), ",") {
+		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
+			c.AllowedOIDCDomains = append(c.AllowedOIDCDomains, d)
+		}
+	}
+	if (c.DatabaseURL == "") != (c.RedisURL == "") {
+		problems = append(problems, "DATABASE_URL and REDIS_URL go together: set both for server mode, or neither for the embedded mode")
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		problems = append(problems, "DATABASE_URL must be a postgres:// URL")
+	}
+	if c.RedisURL != "" {
+		if _, err := asynq.ParseRedisURI(c.RedisURL); err != nil {
+			problems = append(problems, fmt.Sprintf("REDIS_URL is not a valid Redis URL: %v", err))
+		}
+	}
+	if production {
+		if len(c.SecretKeyBase) < 32 {
+			problems = append(problems, "SECRET_KEY_BASE is required in production (at least 32 characters)")
+		}
+		if getenv("APP_URL") == "" {
+			problems = append(problems, "APP_URL is required in production")
+		}
+		if c.Embedded() {
+			problems = append(problems, "production needs DATABASE_URL and REDIS_URL")
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.New("  " + strings.Join(problems, "\n  "))
+	}
+	return c, nil
+}
+
+func parseUUID(s string) (uuid.UUID, error) { return uuid.Parse(strings.TrimSpace(s)) }
