@@ -1,7 +1,7 @@
 # Each target is a line or two anyone could type by hand.
 GO ?= go
 
-.PHONY: run test test-server test-embedded services lint bench fuzz build migrate load
+.PHONY: smoke run test test-server test-embedded services lint bench fuzz build migrate load
 
 run:
 	$(GO) run . dev
@@ -12,7 +12,7 @@ build:
 # Runs every suite on PostgreSQL + Redis, then on the embedded SQLite +
 # in-process Redis. deploy/test-services.sh starts (or installs) the local
 # PostgreSQL and Redis first.
-test: services test-server test-embedded
+test: services test-server test-embedded smoke
 
 services:
 	bash deploy/test-services.sh
@@ -40,3 +40,7 @@ migrate:
 
 load: build services
 	bash deploy/loadtest/run.sh
+
+# README's first command, end to end, with the CLI beside it.
+smoke:
+	bash deploy/smoke.sh

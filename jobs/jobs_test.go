@@ -1,0 +1,120 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/jobs"
+	"coffer/models"
+	"coffer/models/modelstest"
+)
+
+const redisDB = 12
+
+func newHandlers(t *testing.T) (*jobs.Handlers, *models.Store, asynq.RedisClientOpt) {
+	t.Helper()
+	store := modelstest.NewStore(t)
+	opt := modelstest.Redis(t, redisDB)
+	rdb := opt.MakeRedisClient().(redis.UniversalClient)
+	t.Cleanup(func() { rdb.Close() })
+	return &jobs.Handlers{Store: store, Queue: asynq.NewClientFromRedisClient(rdb), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, store, opt
+}
+
+func TestAccountBalanceIsIdempotent(t *testing.T) {
+	h, store, _ := newHandlers(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, store, "jobs")
+	if _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
+		Date: "2024-01-01", Amount: 125000, Currency: "USD", Name: "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	task, err := jobs.NewAccountBalanceTask(f.Family.ID, f.Account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := h.AccountBalance(ctx, asynq.NewTask(task.Type(), task.Payload())); err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		a, _ := store.Account(ctx, f.Family.ID, f.Account.ID)
+		if a.Balance != -125000 {
+			t.Fatalf("run %d: balance %v, want -12.5", i, a.Balance)
+		}
+	}
+	// A deleted account, or one named with another family's id, is a no-op.
+	gone, _ := jobs.NewAccountBalanceTask(uuid.New(), f.Account.ID)
+	if err := h.AccountBalance(ctx, asynq.NewTask(gone.Type(), gone.Payload())); err != nil {
+		t.Fatalf("foreign family: %v", err)
+	}
+	a, _ := store.Account(ctx, f.Family.ID, f.Account.ID)
+	if a.Balance != -125000 {
+		t.Fatalf("foreign family changed the balance: %v", a.Balance)
+	}
+}
+
+func TestBadPayloadsAreNotRetried(t *testing.T) {
+	h, _, _ := newHandlers(t)
+	for name, fn := range map[string]asynq.HandlerFunc{
+		jobs.TypeAccountBalance: h.AccountBalance,
+		jobs.TypeChatReply:      h.ChatReply,
+	} {
+		err := fn(context.Background(), asynq.NewTask(name, []byte("{not json")))
+		if !errors.Is(err, asynq.SkipRetry) {
+			t.Errorf("%s: err = %v, want SkipRetry", name, err)
+		}
+	}
+}
+
+func TestChatReplySetsError(t *testing.T) {
+	h, store, _ := newHandlers(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, store, "chat")
+	c := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "hi"}
+	if _, err := store.CreateChat(ctx, c, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(jobs.ChatReplyPayload{FamilyID: f.Family.ID, ChatID: c.ID})
+	for i := 0; i < 2; i++ {
+		if err := h.ChatReply(ctx, asynq.NewTask(jobs.TypeChatReply, payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := store.Chat(ctx, f.Family.ID, f.User.ID, c.ID)
+	if got.Error == nil || *got.Error != jobs.NoProviderMessage {
+		t.Fatalf("chat error = %v", got.Error)
+	}
+}
+
+func TestEnqueueAccountBalanceDeduplicates(t *testing.T) {
+	h, store, opt := newHandlers(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, store, "dedupe")
+	insp := asynq.NewInspector(opt)
+	defer insp.Close()
+	t.Cleanup(func() {
+		for _, id := range []string{"account:balance:" + f.Account.ID.String(), "account:balance:" + f.Account.ID.String() + ":again"} {
+			_ = insp.DeleteTask(jobs.QueueDefault, id)
+		}
+	})
+	for i := 0; i < 5; i++ {
+		if err := jobs.EnqueueAccountBalance(ctx, h.Queue, f.Family.ID, f.Account.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One waits now, and one follow-up covers a write made while the first
+	// may already be running.
+	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "account:balance:"+f.Account.ID.String()); err != nil {
+		t.Errorf("first task: %v", err)
+	}
+	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "account:balance:"+f.Account.ID.String()+":again"); err != nil {
+		t.Errorf("follow-up task: %v", err)
+	}
+}

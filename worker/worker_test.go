@@ -1,0 +1,76 @@
+package worker_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/jobs"
+	"coffer/models"
+	"coffer/models/modelstest"
+	"coffer/worker"
+)
+
+const redisDB = 13
+
+// TestWorkerProcessesQueuedWork runs the real server on its own Redis
+// database and waits, with a deadline, for a queued recalculation to land.
+func TestWorkerProcessesQueuedWork(t *testing.T) {
+	store := modelstest.NewStore(t)
+	opt := modelstest.Redis(t, redisDB)
+	rdb := opt.MakeRedisClient().(redis.UniversalClient)
+	defer rdb.Close()
+	queue := asynq.NewClientFromRedisClient(rdb)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	o := worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, Logger: log,
+		Concurrency: 2, BalanceSweepCron: "@every 1h"}
+	done := make(chan error, 1)
+	go func() { done <- worker.Run(ctx, o) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	f := modelstest.NewFamily(t, store, "worker")
+	if _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
+		Date: "2024-01-01", Amount: 50000, Currency: "USD", Name: "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The sweep fans out to every account, this one included.
+	if _, err := queue.Enqueue(jobs.NewBalanceSweepTask()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		a, err := store.Account(ctx, f.Family.ID, f.Account.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Balance == -50000 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("balance still %v after 20s, want -5.0000", a.Balance)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestSchedulerRegistersPeriodicWork(t *testing.T) {
+	opt := modelstest.Redis(t, redisDB)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if _, err := worker.NewScheduler(worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "not a cron"}); err == nil {
+		t.Error("a bad cron spec was accepted")
+	}
+	if _, err := worker.NewScheduler(worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *"}); err != nil {
+		t.Error(err)
+	}
+}
