@@ -100,11 +100,7 @@ func (h *Handler) createAccount(c *fiber.Ctx) error {
 		return err
 	}
 	if a.Currency == "" {
-		fam, err := h.store.Family(ctx, k.FamilyID)
-		if err != nil {
-			return err
-		}
-		a.Currency = fam.Currency
+		a.Currency = k.Family.Currency
 	}
 	if err := h.store.CreateAccount(ctx, a); err != nil {
 		return err

@@ -41,17 +41,11 @@ type Handler struct {
 	log       *slog.Logger
 	rateLimit int
 	now       func() time.Time
-	openAPI   []byte // the document as JSON
 }
 
 // New builds the fiber app with every route.
 func New(o Options) (*fiber.App, error) {
-	doc, err := loadOpenAPI()
-	if err != nil {
-		return nil, err
-	}
 	h := &Handler{
-		openAPI:   doc,
 		store:     o.Store,
 		redis:     o.Redis,
 		queue:     o.Queue,

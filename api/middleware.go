@@ -74,7 +74,7 @@ func (h *Handler) apiKey(scope string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		if k.User == nil || k.User.Status != models.UserActive {
+		if k.User == nil || k.Family == nil || k.User.Status != models.UserActive {
 			return &apiError{status: fiber.StatusUnauthorized, code: "unauthorized", message: "Account has been deactivated"}
 		}
 		c.Locals(localKey, k)

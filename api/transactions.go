@@ -112,17 +112,12 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 	}
 	in := parseTransaction(f, true)
 
-	// A replay is answered before any other validation, as the reference does.
-	if in.externalID != "" && in.accountID != nil {
-		existing, err := h.store.TransactionByExternalID(ctx, key.FamilyID, *in.accountID, in.source, in.externalID)
-		if err == nil {
-			return c.Status(fiber.StatusOK).JSON(renderTransaction(existing))
-		}
-		if !errors.Is(err, models.ErrNotFound) {
+	if len(f.problems) > 0 {
+		if replay, err := h.replay(c, in); replay || err != nil {
 			return err
 		}
-	}
-	if len(f.problems) == 0 {
+		// The references are checked here only to report every problem in
+		// one answer; on the happy path the store checks them itself.
 		problems, err := h.store.CheckTransactionRefs(ctx, key.FamilyID, models.TransactionRefs{
 			AccountID: in.accountID, CategoryID: in.categoryID, MerchantID: in.merchantID, TagIDs: in.tagIDs,
 		})
@@ -130,9 +125,7 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 			return err
 		}
 		f.problems = append(f.problems, problems...)
-	}
-	if err := f.err(); err != nil {
-		return err
+		return f.err()
 	}
 
 	t := &models.Transaction{
@@ -145,31 +138,45 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 		CategoryID: in.categoryID,
 		MerchantID: in.merchantID,
 	}
+	t.Currency = key.Family.Currency
 	if in.currency != nil {
 		t.Currency = *in.currency
-	} else {
-		fam, err := h.store.Family(ctx, key.FamilyID)
-		if err != nil {
-			return err
-		}
-		t.Currency = fam.Currency
 	}
 	if in.externalID != "" {
 		t.ExternalID, t.Source = &in.externalID, &in.source
 	}
 	created, err := h.store.CreateTransaction(ctx, t, in.tagIDs)
+	var inv *models.InvalidError
+	if !created && (err == nil || errors.As(err, &inv)) {
+		if replay, rerr := h.replay(c, in); replay || rerr != nil {
+			return rerr
+		}
+	}
 	if err != nil {
 		return err
 	}
-	if !created {
-		existing, err := h.store.TransactionByExternalID(ctx, key.FamilyID, t.AccountID, in.source, in.externalID)
-		if err != nil {
-			return err
-		}
-		return c.Status(fiber.StatusOK).JSON(renderTransaction(existing))
+	if !created { // the row that held the key was deleted in between
+		return &apiError{status: fiber.StatusConflict, code: "conflict", message: "The transaction changed while it was being created; retry"}
 	}
 	h.recalculate(c, t.AccountID)
-	return h.respondTransaction(c, fiber.StatusCreated, t.ID)
+	return c.Status(fiber.StatusCreated).JSON(renderTransaction(t))
+}
+
+// replay answers 200 with the existing transaction when the body carries
+// the idempotency key of one, whatever else the body says: a retried
+// create must get the same answer as the first, as the reference does.
+func (h *Handler) replay(c *fiber.Ctx, in transactionInput) (bool, error) {
+	if in.externalID == "" || in.accountID == nil {
+		return false, nil
+	}
+	existing, err := h.store.TransactionByExternalID(c.UserContext(), keyOf(c).FamilyID, *in.accountID, in.source, in.externalID)
+	if errors.Is(err, models.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, c.Status(fiber.StatusOK).JSON(renderTransaction(existing))
 }
 
 func (h *Handler) respondTransaction(c *fiber.Ctx, status int, id uuid.UUID) error {

@@ -39,7 +39,8 @@ type APIKey struct {
 	LastUsedAt    *time.Time `bun:"last_used_at"`
 	CreatedAt     time.Time  `bun:"created_at"`
 
-	User *User `bun:"rel:belongs-to,join:user_id=id,join:family_id=family_id"`
+	User   *User   `bun:"rel:belongs-to,join:user_id=id,join:family_id=family_id"`
+	Family *Family `bun:"rel:belongs-to,join:family_id=id"`
 }
 
 // LogValue keeps the hash out of logs.
@@ -86,7 +87,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, familyID uuid.UUID, k *APIKey)
 func (s *Store) APIKeyBySecret(ctx context.Context, key string) (*APIKey, error) {
 	h := hashKey(key)
 	k := new(APIKey)
-	err := s.db.NewSelect().Model(k).Relation("User").
+	err := s.db.NewSelect().Model(k).Relation("User").Relation("Family").
 		Where("k.key_hash = ?", h).
 		Where("k.revoked_at IS NULL").
 		Scan(ctx)

@@ -66,6 +66,22 @@ type TransactionRefs struct {
 // CheckTransactionRefs returns one message per reference that is not a
 // record of the family (or, for the account, not an active one).
 func (s *Store) CheckTransactionRefs(ctx context.Context, familyID uuid.UUID, r TransactionRefs) ([]string, error) {
+	_, problems, err := s.resolveRefs(ctx, familyID, r)
+	return problems, err
+}
+
+// resolvedRefs are the records a transaction's references name.
+type resolvedRefs struct {
+	account  *Account
+	category *Category
+	merchant *Merchant
+	tags     []Tag
+}
+
+// resolveRefs loads the referenced records of the family, with a message
+// for each one that is missing.
+func (s *Store) resolveRefs(ctx context.Context, familyID uuid.UUID, r TransactionRefs) (resolvedRefs, []string, error) {
+	var out resolvedRefs
 	var problems []string
 	if r.AccountID != nil {
 		a, err := s.Account(ctx, familyID, *r.AccountID)
@@ -73,29 +89,53 @@ func (s *Store) CheckTransactionRefs(ctx context.Context, familyID uuid.UUID, r 
 		case errors.Is(err, ErrNotFound):
 			problems = append(problems, "Account not found")
 		case err != nil:
-			return nil, err
+			return out, nil, err
 		case a.Status != AccountActive:
 			problems = append(problems, "Account is not active")
+		default:
+			out.account = a
 		}
 	}
-	checks := []struct {
-		table, label string
-		ids          []uuid.UUID
-	}{
-		{"categories", "Category", optionalIDs(r.CategoryID)},
-		{"merchants", "Merchant", optionalIDs(r.MerchantID)},
-		{"tags", "Tag", r.TagIDs},
+	if r.CategoryID != nil {
+		c := new(Category)
+		err := s.db.NewSelect().Model(c).Where("c.family_id = ?", familyID).Where("c.id = ?", *r.CategoryID).Scan(ctx)
+		if err := dbErr("get category", err); errors.Is(err, ErrNotFound) {
+			problems = append(problems, "Category "+r.CategoryID.String()+" not found")
+		} else if err != nil {
+			return out, nil, err
+		}
+		out.category = c
 	}
-	for _, c := range checks {
-		missing, err := s.missingIDs(ctx, c.table, familyID, c.ids)
+	if r.MerchantID != nil {
+		m, err := s.Merchant(ctx, familyID, *r.MerchantID)
+		if errors.Is(err, ErrNotFound) {
+			problems = append(problems, "Merchant "+r.MerchantID.String()+" not found")
+		} else if err != nil {
+			return out, nil, err
+		}
+		out.merchant = m
+	}
+	if len(r.TagIDs) > 0 {
+		err := s.db.NewSelect().Model(&out.tags).
+			Where("tg.family_id = ?", familyID).
+			Where("tg.id IN (?)", bun.In(r.TagIDs)).
+			OrderExpr("lower(tg.name), tg.id").
+			Scan(ctx)
 		if err != nil {
-			return nil, err
+			return out, nil, dbErr("get tags", err)
 		}
-		for _, id := range missing {
-			problems = append(problems, c.label+" "+id.String()+" not found")
+		have := make(map[uuid.UUID]bool, len(out.tags))
+		for _, t := range out.tags {
+			have[t.ID] = true
+		}
+		for _, id := range r.TagIDs {
+			if !have[id] {
+				problems = append(problems, "Tag "+id.String()+" not found")
+				have[id] = true // name each missing id once
+			}
 		}
 	}
-	return problems, nil
+	return out, problems, nil
 }
 
 func optionalIDs(id *uuid.UUID) []uuid.UUID {
@@ -143,41 +183,77 @@ func (s *Store) transactionSelect(model any, familyID uuid.UUID) *bun.SelectQuer
 		Where("t.family_id = ?", familyID)
 }
 
-// CreateTransaction inserts a transaction and its tags in one database
-// transaction. With an external id, a row already holding the same
-// (account, source, external id) wins: nothing is written and created is
-// false. The unique index decides, so concurrent identical creates make
-// exactly one row.
+// insertTransactionSQL inserts a transaction only while its account is an
+// active account of the family, in one statement, so that the check and
+// the write cannot be split by a concurrent change. The unique index on
+// (account, source, external id) turns a replay into no row.
+const insertTransactionSQL = `
+INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
+                          pending, category_id, merchant_id, created_at, updated_at)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+FROM accounts WHERE id = ? AND family_id = ? AND status = 'active'
+ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING`
+
+// CreateTransaction checks a transaction's references against the family,
+// then inserts it with its tags, atomically. With an external id, a row
+// already holding the same (account, source, external id) wins: nothing is
+// written and created is false. The unique index decides, so concurrent
+// identical creates make exactly one row. A created t comes back with its
+// account, category, merchant and tags filled in.
 func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []uuid.UUID) (created bool, err error) {
 	t.ID = NewID()
 	t.CreatedAt = s.now()
 	t.UpdatedAt = t.CreatedAt
-	err = s.RunInTx(ctx, func(tx *Store) error {
-		problems, err := tx.CheckTransactionRefs(ctx, t.FamilyID, TransactionRefs{
-			AccountID: &t.AccountID, CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tagIDs,
-		})
-		if err != nil {
-			return err
-		}
-		if len(problems) > 0 {
-			return Invalid(problems...)
-		}
-		res, err := tx.db.NewInsert().Model(t).
-			On("CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING").
-			Returning("NULL").
-			Exec(ctx)
+	refs, problems, err := s.resolveRefs(ctx, t.FamilyID, TransactionRefs{
+		AccountID: &t.AccountID, CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tagIDs,
+	})
+	if err != nil {
+		return false, err
+	}
+	if len(problems) > 0 {
+		return false, Invalid(problems...)
+	}
+	t.Account, t.Category, t.Merchant, t.Tags = refs.account, refs.category, refs.merchant, refs.tags
+	if t.Tags == nil {
+		t.Tags = []Tag{}
+	}
+	insert := func(db *Store) error {
+		res, err := db.db.NewRaw(insertTransactionSQL,
+			t.ID, t.FamilyID, t.AccountID, t.Date, t.Amount, t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
+			t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt, t.UpdatedAt, t.AccountID, t.FamilyID).Exec(ctx)
 		if err != nil {
 			return dbErr("create transaction", err)
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil // an existing row holds the key
+		n, _ := res.RowsAffected()
+		created = n == 1
+		return nil
+	}
+	if len(tagIDs) == 0 {
+		// One statement is atomic on its own: no transaction round trips.
+		err = insert(s)
+	} else {
+		err = s.RunInTx(ctx, func(tx *Store) error {
+			if err := insert(tx); err != nil || !created {
+				return err
+			}
+			return tx.insertTransactionTags(ctx, t.FamilyID, t.ID, tagIDs)
+		})
+	}
+	if err != nil || created {
+		return created, err
+	}
+	// No row: a replay, or the account stopped being active since the check.
+	if t.ExternalID != nil {
+		if _, err := s.TransactionByExternalID(ctx, t.FamilyID, t.AccountID, *t.Source, *t.ExternalID); err == nil {
+			return false, nil
+		} else if !errors.Is(err, ErrNotFound) {
+			return false, err
 		}
-		created = true
-		return tx.setTransactionTags(ctx, t.FamilyID, t.ID, tagIDs)
-	})
-	return created, err
+	}
+	return false, Invalid("Account is not active")
 }
 
+// setTransactionTags replaces a transaction's tags.
 func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, tagIDs []uuid.UUID) error {
 	if _, err := s.db.NewDelete().Model((*TransactionTag)(nil)).
 		Where("family_id = ?", familyID).
@@ -185,6 +261,10 @@ func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, 
 		Exec(ctx); err != nil {
 		return dbErr("clear transaction tags", err)
 	}
+	return s.insertTransactionTags(ctx, familyID, id, tagIDs)
+}
+
+func (s *Store) insertTransactionTags(ctx context.Context, familyID, id uuid.UUID, tagIDs []uuid.UUID) error {
 	if len(tagIDs) == 0 {
 		return nil
 	}

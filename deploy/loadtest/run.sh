@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Load test of the hot endpoints against a real `coffer web` + `coffer
+# worker` on PostgreSQL and Redis (loopback only, bounded, stops by itself).
+# Prints idle RSS, then requests/s and p50/p99 for POST /transactions and
+# GET /chats (1,000 chats) next to the same SQL sent straight through pgx.
+#   bash deploy/loadtest/run.sh          (DURATION=10s by default)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+bash deploy/test-services.sh >/dev/null
+
+db=coffer_load
+port=${LOAD_PORT:-3931}
+export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$db?sslmode=disable"
+export REDIS_URL="redis://127.0.0.1:6379/14"
+export PORT=$port API_RATE_LIMIT_PER_HOUR=100000000 LOG_LEVEL=warn
+psql -q -h 127.0.0.1 -U postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" postgres
+redis-cli -n 14 flushdb >/dev/null   # database 14 belongs to this script
+
+CGO_ENABLED=0 go build -o bin/coffer .
+bin/coffer migrate >/dev/null
+bin/coffer users create --email load@example.com --password 'load-test-pw' >/dev/null
+key=$(bin/coffer apikeys create --email load@example.com --name load | tail -1)
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+bin/coffer web & pids+=($!)
+web=$!
+bin/coffer worker & pids+=($!)
+worker=$!
+base=http://127.0.0.1:$port
+for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+
+api() { curl -fsS -H "X-Api-Key: $key" -H 'Content-Type: application/json' "$@"; }
+account=$(api -X POST "$base/api/v1/accounts" -d '{"account":{"name":"Load","account_type":"depository"}}' |
+  sed -n 's/^{"id":"\([^"]*\)".*/\1/p')
+for i in $(seq 1 1000); do echo "{\"title\":\"chat $i\",\"message\":\"hello $i\"}"; done |
+  xargs -d '\n' -P 8 -I{} curl -fsS -o /dev/null -H "X-Api-Key: $key" -H 'Content-Type: application/json' -X POST "$base/api/v1/chats" -d {}
+
+sleep 2 # let the worker drain the chat replies, so the processes are idle
+rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+w=$(rss $web); k=$(rss $worker)
+echo "idle RSS: web $((w / 1024)) MB + worker $((k / 1024)) MB = $(((w + k) / 1024)) MB"
+
+COFFER_LOAD_URL=$base COFFER_LOAD_KEY=$key COFFER_LOAD_ACCOUNT=$account COFFER_LOAD_DSN="$DATABASE_URL" \
+  COFFER_LOAD_DURATION=${DURATION:-10s} go test -count=1 -run '^TestLoad$' ./api/ -v 2>&1 |
+  grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS' -e '^ok '
+echo "RSS after load: web $(($(rss $web) / 1024)) MB, worker $(($(rss $worker) / 1024)) MB"
