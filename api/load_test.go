@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,14 +69,33 @@ func TestLoad(t *testing.T) {
 	}
 	keyHash := sha256Hex(key)
 
-	results := []loadResult{
-		measure("POST /api/v1/transactions", conns, dur, httpCall("POST", "/api/v1/transactions", func(n int64) string {
+	createHTTP := func() loadResult {
+		return measure("POST /api/v1/transactions", conns, dur, httpCall("POST", "/api/v1/transactions", func(n int64) string {
 			return fmt.Sprintf(`{"transaction":{"account_id":%q,"date":"2024-01-15","amount":"12.50","name":"Coffee","nature":"expense","external_id":"load-%s-%d"}}`, account, run, n)
-		}, 201)),
+		}, 201))
+	}
+	chatsHTTP := func() loadResult {
+		return measure("GET /api/v1/chats (1,000 chats)", conns, dur, httpCall("GET", "/api/v1/chats", nil, 200))
+	}
+	// wrk, when given, drives the HTTP side: a C client leaves more of the
+	// two cores to the server than Go's client does.
+	if wrk := os.Getenv("COFFER_LOAD_WRK"); wrk != "" {
+		script := os.Getenv("COFFER_LOAD_WRK_SCRIPT")
+		createHTTP = func() loadResult {
+			return runWrk(t, wrk, "POST /api/v1/transactions (wrk)", base, dur, conns, "-s", script, "-H", "X-Api-Key: "+key)
+		}
+		chatsHTTP = func() loadResult {
+			return runWrk(t, wrk, "GET /api/v1/chats (wrk, 1,000)", base+"/api/v1/chats", dur, conns, "-H", "X-Api-Key: "+key)
+		}
+		os.Setenv("COFFER_LOAD_RUN", run)
+	}
+
+	results := []loadResult{
+		createHTTP(),
 		measure("  same SQL through pgx", conns, dur, func(n int64) error {
 			return replayCreate(ctx, pool, keyHash, account, fmt.Sprintf("raw-%s-%d", run, n))
 		}),
-		measure("GET /api/v1/chats (1,000 chats)", conns, dur, httpCall("GET", "/api/v1/chats", nil, 200)),
+		chatsHTTP(),
 		measure("  same SQL through pgx", conns, dur, func(n int64) error {
 			return replayChats(ctx, pool, keyHash)
 		}),
@@ -144,7 +165,7 @@ func envOr(name, def string) string {
 // The statements below are what the handlers send for one request, as
 // bun renders them, with the values inlined the same way.
 const (
-	sqlKey     = `SELECT "k"."id", "k"."family_id", "k"."user_id", "k"."name", "k"."scope", "k"."key_hash", "k"."display_prefix", "k"."expires_at", "k"."revoked_at", "k"."last_used_at", "k"."created_at", "user"."id" AS "user__id", "user"."family_id" AS "user__family_id", "user"."email" AS "user__email", "user"."password_hash" AS "user__password_hash", "user"."role" AS "user__role", "user"."status" AS "user__status", "user"."first_name" AS "user__first_name", "user"."last_name" AS "user__last_name", "user"."suspended_at" AS "user__suspended_at", "user"."last_login_at" AS "user__last_login_at", "user"."created_at" AS "user__created_at", "user"."updated_at" AS "user__updated_at", "family"."id" AS "family__id", "family"."name" AS "family__name", "family"."currency" AS "family__currency", "family"."created_at" AS "family__created_at", "family"."updated_at" AS "family__updated_at" FROM "api_keys" AS "k" LEFT JOIN "users" AS "user" ON ("user"."id" = "k"."user_id") AND ("user"."family_id" = "k"."family_id") LEFT JOIN "families" AS "family" ON ("family"."id" = "k"."family_id") WHERE (k.key_hash = '%s') AND (k.revoked_at IS NULL)`
+	sqlKey     = `SELECT "k"."id", "k"."family_id", "k"."user_id", "k"."name", "k"."scope", "k"."key_hash", "k"."display_prefix", "k"."expires_at", "k"."revoked_at", "k"."last_used_at", "k"."created_at", "user"."id" AS "user__id", "user"."family_id" AS "user__family_id", "user"."email" AS "user__email", "user"."password_hash" AS "user__password_hash", "user"."role" AS "user__role", "user"."status" AS "user__status", "user"."first_name" AS "user__first_name", "user"."last_name" AS "user__last_name", "user"."suspended_at" AS "user__suspended_at", "user"."last_login_at" AS "user__last_login_at", "user"."created_at" AS "user__created_at", "user"."updated_at" AS "user__updated_at", "family"."id" AS "family__id", "family"."name" AS "family__name", "family"."currency" AS "family__currency", "family"."created_at" AS "family__created_at", "family"."updated_at" AS "family__updated_at" FROM "api_keys" AS "k" LEFT JOIN "users" AS "user" ON ("user"."id" = "k"."user_id" AND "user"."family_id" = "k"."family_id") LEFT JOIN "families" AS "family" ON ("family"."id" = "k"."family_id") WHERE (k.key_hash = '%s') AND (k.revoked_at IS NULL)`
 	sqlAccount = `SELECT "a"."id", "a"."family_id", "a"."name", "a"."account_type", "a"."subtype", "a"."currency", "a"."status", "a"."opening_balance", "a"."balance", "a"."cash_balance", "a"."institution_name", "a"."institution_domain", "a"."balance_updated_at", "a"."created_at", "a"."updated_at" FROM "accounts" AS "a" WHERE (a.family_id = '%s') AND (a.id = '%s')`
 	sqlInsert  = `
 INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
@@ -172,7 +193,7 @@ func replayKey(ctx context.Context, pool *pgxpool.Pool, keyHash string) (familyI
 	return fmt.Sprint(uuid.UUID(vals[1].([16]byte))), fmt.Sprint(uuid.UUID(vals[2].([16]byte))), nil
 }
 
-func exec(ctx context.Context, q interface {
+func query(ctx context.Context, q interface {
 	Query(context.Context, string, ...any) (pgx.Rows, error)
 }, sql string) error {
 	rows, err := q.Query(ctx, sql, pgx.QueryExecModeSimpleProtocol)
@@ -193,12 +214,12 @@ func replayCreate(ctx context.Context, pool *pgxpool.Pool, keyHash, account, ext
 	if err != nil {
 		return err
 	}
-	if err := exec(ctx, pool, fmt.Sprintf(sqlAccount, fam, account)); err != nil {
+	if err := query(ctx, pool, fmt.Sprintf(sqlAccount, fam, account)); err != nil {
 		return err
 	}
 	now := time.Now().UTC().Format("2006-01-02 15:04:05.999999-07:00")
 	id, _ := uuid.NewV7()
-	return exec(ctx, pool, fmt.Sprintf(sqlInsert, id, fam, account, ext, now, now, account, fam))
+	return query(ctx, pool, fmt.Sprintf(sqlInsert, id, fam, account, ext, now, now, account, fam))
 }
 
 func replayChats(ctx context.Context, pool *pgxpool.Pool, keyHash string) error {
@@ -206,13 +227,40 @@ func replayChats(ctx context.Context, pool *pgxpool.Pool, keyHash string) error 
 	if err != nil {
 		return err
 	}
-	if err := exec(ctx, pool, fmt.Sprintf(sqlCount, fam, user)); err != nil {
+	if err := query(ctx, pool, fmt.Sprintf(sqlCount, fam, user)); err != nil {
 		return err
 	}
-	return exec(ctx, pool, fmt.Sprintf(sqlChats, fam, user))
+	return query(ctx, pool, fmt.Sprintf(sqlChats, fam, user))
 }
 
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// runWrk runs wrk with one thread and conns connections and reads its
+// summary: requests/s, the 50th and 99th latency percentiles, and the
+// responses that were not 2xx.
+func runWrk(t *testing.T, wrk, name, url string, d time.Duration, conns int, extra ...string) loadResult {
+	t.Helper()
+	args := append([]string{"-t1", fmt.Sprintf("-c%d", conns), "-d" + d.String(), "--latency"}, extra...)
+	out, err := exec.Command(wrk, append(args, url)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("wrk: %v\n%s", err, out)
+	}
+	r := loadResult{name: name}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "Requests/sec:":
+			r.rps, _ = strconv.ParseFloat(f[1], 64)
+		case len(f) == 2 && f[0] == "50%":
+			r.p50, _ = time.ParseDuration(f[1])
+		case len(f) == 2 && f[0] == "99%":
+			r.p99, _ = time.ParseDuration(f[1])
+		case len(f) == 5 && f[0] == "Non-2xx":
+			r.errors, _ = strconv.ParseInt(f[4], 10, 64)
+		}
+	}
+	return r
 }

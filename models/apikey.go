@@ -87,7 +87,11 @@ func (s *Store) CreateAPIKey(ctx context.Context, familyID uuid.UUID, k *APIKey)
 func (s *Store) APIKeyBySecret(ctx context.Context, key string) (*APIKey, error) {
 	h := hashKey(key)
 	k := new(APIKey)
-	err := s.db.NewSelect().Model(k).Relation("User").Relation("Family").
+	// Only what a request needs of the user and the family is read: this
+	// query runs on every API call.
+	err := s.db.NewSelect().Model(k).
+		Relation("User", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Column("id", "family_id", "role", "status") }).
+		Relation("Family", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Column("id", "currency") }).
 		Where("k.key_hash = ?", h).
 		Where("k.revoked_at IS NULL").
 		Scan(ctx)

@@ -38,11 +38,15 @@ account=$(api -X POST "$base/api/v1/accounts" -d '{"account":{"name":"Load","acc
 for i in $(seq 1 1000); do echo "{\"title\":\"chat $i\",\"message\":\"hello $i\"}"; done |
   xargs -d '\n' -P 8 -I{} curl -fsS -o /dev/null -H "X-Api-Key: $key" -H 'Content-Type: application/json' -X POST "$base/api/v1/chats" -d {}
 
+psql -q -h 127.0.0.1 -U postgres -c ANALYZE "$db"  # plans as a database in use would have them
 sleep 2 # let the worker drain the chat replies, so the processes are idle
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 w=$(rss $web); k=$(rss $worker)
 echo "idle RSS: web $((w / 1024)) MB + worker $((k / 1024)) MB = $(((w + k) / 1024)) MB"
 
+wrk=$(command -v wrk || true)
+[ -n "$wrk" ] || echo "(wrk not found: the HTTP side uses Go's client; apt-get install wrk for lighter load generation)"
+COFFER_LOAD_WRK=$wrk COFFER_LOAD_WRK_SCRIPT="$root/deploy/loadtest/create.lua" \
 COFFER_LOAD_URL=$base COFFER_LOAD_KEY=$key COFFER_LOAD_ACCOUNT=$account COFFER_LOAD_DSN="$DATABASE_URL" \
   COFFER_LOAD_DURATION=${DURATION:-10s} go test -count=1 -run '^TestLoad$' ./api/ -v 2>&1 |
   grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS' -e '^ok '
