@@ -276,7 +276,7 @@ func runDev(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	if cfg.Embedded() {
 		// The in-memory queue starts empty: the database is the source of
 		// truth, so recompute what queued work would have.
-		if _, err := s.queue.EnqueueContext(ctx, jobs.NewBalanceSweepTask()); err != nil {
+		if _, err := s.queue.EnqueueContext(ctx, jobs.NewRequeueTask()); err != nil {
 			return fmt.Errorf("re-queue unfinished work: %w", err)
 		}
 	}

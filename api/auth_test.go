@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"coffer/api"
 	"coffer/models"
 )
@@ -148,5 +150,18 @@ func TestOversizedRequests(t *testing.T) {
 	}
 	if r.status >= 500 {
 		t.Errorf("oversized header gave %d", r.status)
+	}
+}
+
+func TestRedisDownIs503(t *testing.T) {
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: time.Second})
+	defer down.Close()
+	e := newEnv(t, func(o *api.Options) { o.Redis = down })
+	for _, path := range []string{"/api/v1/chats", "/readyz"} {
+		r := e.do("GET", path, e.alpha.Key, nil)
+		wantError(t, r, 503, "service_unavailable")
+		if r.header.Get("Retry-After") == "" {
+			t.Errorf("%s: no Retry-After", path)
+		}
 	}
 }

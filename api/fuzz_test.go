@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/url"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"coffer/api"
 )
@@ -36,6 +39,32 @@ func FuzzCreateTransaction(f *testing.F) {
 			if err := json.Unmarshal(r.body, &m); err != nil || m["error"] == nil {
 				t.Fatalf("not an ErrorResponse: %s", r.body)
 			}
+		}
+	})
+}
+
+// FuzzListTransactionsQuery throws arbitrary query strings at the list:
+// a bad value is a 400, never a 500.
+func FuzzListTransactionsQuery(f *testing.F) {
+	e := newEnv(f, func(o *api.Options) { o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) })
+	for _, seed := range []string{
+		"page=2&per_page=10", "page=0", "per_page=abc", "account_ids[]=" + e.alpha.Account.ID.String(),
+		"start_date=2024-01-01&end_date=2023-01-01", "min_amount=-1.5&max_amount=1e3", "search=%25_%5C", "type=income",
+		"search=%FF%FE", "tag_ids[]=&tag_ids[]=x", "page=99999999999999999999",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		if strings.ContainsAny(query, " #") || !utf8.ValidString(query) {
+			return // not something an HTTP client can put in a request line
+		}
+		if _, err := url.ParseRequestURI("/api/v1/transactions?" + query); err != nil {
+			return
+		}
+		e.t = t
+		r := e.do("GET", "/api/v1/transactions?"+query, e.alpha.Key, nil)
+		if r.status != 200 && r.status != 400 {
+			t.Fatalf("status %d for %q: %s", r.status, query, r.body)
 		}
 	})
 }

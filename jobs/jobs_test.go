@@ -118,3 +118,43 @@ func TestEnqueueAccountBalanceDeduplicates(t *testing.T) {
 		t.Errorf("follow-up task: %v", err)
 	}
 }
+
+func TestRequeueRebuildsTheQueue(t *testing.T) {
+	h, store, opt := newHandlers(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, store, "requeue")
+	waiting := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "waiting"}
+	answered := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "answered"}
+	empty := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "empty"}
+	for c, first := range map[*models.Chat]string{waiting: "hi", answered: "hi", empty: ""} {
+		if _, err := store.CreateChat(ctx, c, first); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg := "failed"
+	if err := store.SetChatError(ctx, f.Family.ID, answered.ID, &msg); err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspector(opt)
+	defer insp.Close()
+	t.Cleanup(func() {
+		_ = insp.DeleteTask(jobs.QueueDefault, "chat:reply:"+waiting.ID.String())
+		tasks, _ := insp.ListPendingTasks(jobs.QueueLow)
+		for _, ti := range tasks {
+			if ti.Type == jobs.TypeBalanceSweep {
+				_ = insp.DeleteTask(jobs.QueueLow, ti.ID)
+			}
+		}
+	})
+	if err := h.Requeue(ctx, asynq.NewTask(jobs.TypeRequeue, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "chat:reply:"+waiting.ID.String()); err != nil {
+		t.Errorf("waiting chat not re-queued: %v", err)
+	}
+	for _, c := range []*models.Chat{answered, empty} {
+		if _, err := insp.GetTaskInfo(jobs.QueueDefault, "chat:reply:"+c.ID.String()); err == nil {
+			t.Errorf("chat %q re-queued", c.Title)
+		}
+	}
+}

@@ -101,3 +101,23 @@ func (s *Store) DeleteChat(ctx context.Context, familyID, userID, id uuid.UUID) 
 		Exec(ctx)
 	return affectedOne(res, err, "delete chat")
 }
+
+// ChatRef names a chat of a family, for jobs that visit many.
+type ChatRef struct {
+	FamilyID uuid.UUID `bun:"family_id"`
+	ID       uuid.UUID `bun:"id"`
+}
+
+// ChatsAwaitingReply lists every chat, of every family, whose newest
+// message is the user's and which shows no error: the work a lost queue
+// would have held. Ids only.
+func (s *Store) ChatsAwaitingReply(ctx context.Context) ([]ChatRef, error) {
+	var refs []ChatRef
+	err := s.db.NewSelect().Model((*Chat)(nil)).Column("ch.family_id", "ch.id").
+		Where("ch.error IS NULL").
+		Where(`EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = ch.id AND m.family_id = ch.family_id
+			AND m.created_at = ch.last_message_at AND m.type = ?)`, UserMessage).
+		OrderExpr("ch.family_id, ch.id").
+		Scan(ctx, &refs)
+	return refs, dbErr("list chats awaiting reply", err)
+}

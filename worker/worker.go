@@ -31,6 +31,7 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeAccountBalance, h.AccountBalance)
 	mux.HandleFunc(jobs.TypeBalanceSweep, h.BalanceSweep)
 	mux.HandleFunc(jobs.TypeChatReply, h.ChatReply)
+	mux.HandleFunc(jobs.TypeRequeue, h.Requeue)
 	return mux
 }
 

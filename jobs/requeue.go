@@ -1,0 +1,45 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// TypeRequeue rebuilds the queue from the database: the database, not the
+// queue, is the source of truth. `coffer dev` runs it at start, because its
+// in-process Redis loses queued tasks on restart.
+const TypeRequeue = "queue:requeue"
+
+// NewRequeueTask builds the rebuild of the queue.
+func NewRequeueTask() *asynq.Task {
+	return asynq.NewTask(TypeRequeue, nil, asynq.Queue(QueueCritical), asynq.MaxRetry(3), asynq.Timeout(10*time.Minute),
+		asynq.TaskID("queue:requeue"))
+}
+
+// Requeue handles TypeRequeue: every balance is recalculated and every
+// chat still waiting for the assistant is asked again. Task ids keep work
+// that is already queued from doubling.
+func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
+	if _, err := h.Queue.EnqueueContext(ctx, NewBalanceSweepTask()); err != nil {
+		return fmt.Errorf("jobs: requeue balances: %w", err)
+	}
+	chats, err := h.Store.ChatsAwaitingReply(ctx)
+	if err != nil {
+		return err
+	}
+	for _, c := range chats {
+		task, err := NewChatReplyTask(c.FamilyID, c.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("jobs: requeue chat reply: %w", err)
+		}
+	}
+	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats))
+	return nil
+}
