@@ -13,6 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"coffer/jobs"
 	"coffer/models"
 )
 
@@ -38,6 +39,7 @@ type Handler struct {
 	store     *models.Store
 	redis     redis.UniversalClient
 	queue     *asynq.Client
+	balances  *jobs.Balances
 	log       *slog.Logger
 	rateLimit int
 	now       func() time.Time
@@ -49,6 +51,7 @@ func New(o Options) (*fiber.App, error) {
 		store:     o.Store,
 		redis:     o.Redis,
 		queue:     o.Queue,
+		balances:  jobs.NewBalances(o.Queue),
 		log:       o.Logger,
 		rateLimit: o.APIRateLimitPerHour,
 		now:       o.Clock,

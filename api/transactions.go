@@ -7,7 +7,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"coffer/jobs"
 	"coffer/models"
 )
 
@@ -192,7 +191,7 @@ func (h *Handler) respondTransaction(c *fiber.Ctx, status int, id uuid.UUID) err
 // periodic sweep makes the balance right later.
 func (h *Handler) recalculate(c *fiber.Ctx, accountIDs ...uuid.UUID) {
 	for _, id := range accountIDs {
-		if err := jobs.EnqueueAccountBalance(c.UserContext(), h.queue, keyOf(c).FamilyID, id); err != nil {
+		if err := h.balances.Enqueue(c.UserContext(), keyOf(c).FamilyID, id); err != nil {
 			h.log.Error("enqueue balance recalculation", "request_id", requestIDOf(c), "account_id", id, "error", err)
 		}
 	}

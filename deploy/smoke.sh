@@ -28,7 +28,7 @@ acct=$(api -X POST "$base/api/v1/accounts" -d '{"account":{"name":"Checking","ac
   sed -n 's/^{"id":"\([^"]*\)".*/\1/p')
 [ -n "$acct" ] || fail "account not created"
 api -X POST "$base/api/v1/transactions" -d '{"transaction":{"account_id":"'"$acct"'","date":"2024-01-02","amount":"30.25","name":"Groceries","nature":"expense"}}' >/dev/null
-for _ in $(seq 1 100); do
+for _ in $(seq 1 200); do
   api "$base/api/v1/accounts/$acct" | grep -q '"balance":"\$69.75"' && { echo "smoke: ok (balance recalculated by the worker)"; exit 0; }
   sleep 0.1
 done

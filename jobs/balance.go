@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,19 +41,54 @@ func NewAccountBalanceTask(familyID, accountID uuid.UUID) (*asynq.Task, error) {
 		asynq.Queue(QueueDefault), asynq.MaxRetry(10), asynq.Timeout(time.Minute)), nil
 }
 
-// EnqueueAccountBalance asks for a recalculation after a committed write.
-// When one is already queued it covers this write too. When one is already
-// running it may have read the data before this write, so a second one is
-// queued a moment later under its own id.
-func EnqueueAccountBalance(ctx context.Context, q *asynq.Client, familyID, accountID uuid.UUID) error {
+// Balances queues balance recalculations after committed writes. A busy
+// account gets one delayed recalculation per second from each process
+// instead of one per write: the delayed task has not started yet, so it
+// will see every write committed before it runs.
+type Balances struct {
+	q      *asynq.Client
+	mu     sync.Mutex
+	queued map[uuid.UUID]time.Time // accounts this process queued a delayed task for, and when
+}
+
+const (
+	balanceDelay  = time.Second            // how long a queued recalculation waits
+	balanceWindow = 700 * time.Millisecond // writes within this covered by the waiting task
+)
+
+// NewBalances returns a Balances queueing through q.
+func NewBalances(q *asynq.Client) *Balances {
+	return &Balances{q: q, queued: map[uuid.UUID]time.Time{}}
+}
+
+// Enqueue asks for a recalculation of an account after a committed write.
+// When this process queued one that cannot have started yet, that one
+// covers the write. When another is already queued it covers it too; when
+// one may already be running, a second one is queued under its own id.
+func (b *Balances) Enqueue(ctx context.Context, familyID, accountID uuid.UUID) error {
+	now := time.Now()
+	b.mu.Lock()
+	at, ok := b.queued[accountID]
+	b.mu.Unlock()
+	if ok && now.Sub(at) < balanceWindow {
+		return nil
+	}
 	task, err := NewAccountBalanceTask(familyID, accountID)
 	if err != nil {
 		return err
 	}
-	_, err = q.EnqueueContext(ctx, task)
+	_, err = b.q.EnqueueContext(ctx, task, asynq.ProcessIn(balanceDelay))
+	if err == nil {
+		b.remember(accountID, now)
+		return nil
+	}
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		_, err = q.EnqueueContext(ctx, task,
-			asynq.TaskID("account:balance:"+accountID.String()+":again"), asynq.ProcessIn(2*time.Second))
+		_, err = b.q.EnqueueContext(ctx, task,
+			asynq.TaskID("account:balance:"+accountID.String()+":again"), asynq.ProcessIn(2*balanceDelay))
+		if err == nil {
+			b.remember(accountID, now)
+			return nil
+		}
 		if errors.Is(err, asynq.ErrTaskIDConflict) {
 			return nil
 		}
@@ -61,6 +97,19 @@ func EnqueueAccountBalance(ctx context.Context, q *asynq.Client, familyID, accou
 		return fmt.Errorf("jobs: enqueue account balance: %w", err)
 	}
 	return nil
+}
+
+func (b *Balances) remember(accountID uuid.UUID, at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.queued[accountID] = at
+	if len(b.queued) > 10_000 { // forget what no longer matters, so the map stays small
+		for id, t := range b.queued {
+			if at.Sub(t) >= balanceWindow {
+				delete(b.queued, id)
+			}
+		}
+	}
 }
 
 // AccountBalance handles TypeAccountBalance. The account may have been

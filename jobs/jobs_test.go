@@ -93,7 +93,7 @@ func TestChatReplySetsError(t *testing.T) {
 	}
 }
 
-func TestEnqueueAccountBalanceDeduplicates(t *testing.T) {
+func TestBalancesDeduplicates(t *testing.T) {
 	h, store, opt := newHandlers(t)
 	ctx := context.Background()
 	f := modelstest.NewFamily(t, store, "dedupe")
@@ -104,15 +104,27 @@ func TestEnqueueAccountBalanceDeduplicates(t *testing.T) {
 			_ = insp.DeleteTask(jobs.QueueDefault, id)
 		}
 	})
+	// Five writes in one process: one delayed task covers them all.
+	web1 := jobs.NewBalances(h.Queue)
 	for i := 0; i < 5; i++ {
-		if err := jobs.EnqueueAccountBalance(ctx, h.Queue, f.Family.ID, f.Account.ID); err != nil {
+		if err := web1.Enqueue(ctx, f.Family.ID, f.Account.ID); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// One waits now, and one follow-up covers a write made while the first
-	// may already be running.
-	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "account:balance:"+f.Account.ID.String()); err != nil {
-		t.Errorf("first task: %v", err)
+	info, err := insp.GetTaskInfo(jobs.QueueDefault, "account:balance:"+f.Account.ID.String())
+	if err != nil || info.State != asynq.TaskStateScheduled {
+		t.Fatalf("first task: %v %v", info, err)
+	}
+	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "account:balance:"+f.Account.ID.String()+":again"); err == nil {
+		t.Error("a follow-up was queued while the first task had not started")
+	}
+	// Another process cannot know whether that task has started: it queues
+	// one follow-up, and only one.
+	web2 := jobs.NewBalances(h.Queue)
+	for i := 0; i < 3; i++ {
+		if err := web2.Enqueue(ctx, f.Family.ID, f.Account.ID); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "account:balance:"+f.Account.ID.String()+":again"); err != nil {
 		t.Errorf("follow-up task: %v", err)

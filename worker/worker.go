@@ -61,8 +61,11 @@ func NewServer(o Options) *asynq.Server {
 		Concurrency:     o.Concurrency,
 		Queues:          jobs.Queues(),
 		ShutdownTimeout: 25 * time.Second,
-		Logger:          asynqLogger{o.Logger},
-		LogLevel:        asynq.WarnLevel,
+		// Balance recalculations wait a second after a write; check for due
+		// tasks often enough that balances follow within seconds.
+		DelayedTaskCheckInterval: time.Second,
+		Logger:                   asynqLogger{o.Logger},
+		LogLevel:                 asynq.WarnLevel,
 	})
 }
 
