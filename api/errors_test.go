@@ -1,0 +1,83 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+
+	"coffer/models"
+)
+
+// TestEveryEndpointRefusesBadInput sends each route the inputs every route
+// must refuse cleanly, and checks the status and the ErrorResponse shape
+// (do also checks every answer against the OpenAPI document).
+func TestEveryEndpointRefusesBadInput(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	// One record of each kind in beta's family: alpha's key must not see them.
+	cat := &models.Category{FamilyID: e.beta.Family.ID, Name: "c", Color: "#000000", Icon: "x", Classification: "expense"}
+	tag := &models.Tag{FamilyID: e.beta.Family.ID, Name: "t", Color: "#000000"}
+	mer := &models.Merchant{FamilyID: e.beta.Family.ID, Name: "m"}
+	chat := &models.Chat{FamilyID: e.beta.Family.ID, UserID: e.beta.User.ID, Title: "c"}
+	tx := &models.Transaction{FamilyID: e.beta.Family.ID, AccountID: e.beta.Account.ID, Date: "2024-01-01", Amount: 1, Currency: "USD", Name: "t"}
+	for _, err := range []error{e.store.CreateCategory(ctx, cat), e.store.CreateTag(ctx, tag), e.store.CreateMerchant(ctx, mer)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.store.CreateChat(ctx, chat, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
+		t.Fatal(err)
+	}
+	sav := &models.Account{FamilyID: e.beta.Family.ID, Name: "Savings", AccountType: "depository", Currency: "USD"}
+	if err := e.store.CreateAccount(ctx, sav); err != nil {
+		t.Fatal(err)
+	}
+	transfer, err := e.store.CreateTransfer(ctx, e.beta.Family.ID, models.NewTransfer{FromAccountID: e.beta.Account.ID,
+		ToAccountID: sav.ID, Amount: 10000, Date: "2024-01-01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	foreign := map[string]string{
+		"transactions": tx.ID.String(), "accounts": e.beta.Account.ID.String(), "categories": cat.ID.String(),
+		"merchants": mer.ID.String(), "tags": tag.ID.String(), "chats": chat.ID.String(),
+		"transfers": transfer.String(),
+	}
+	wrapper := map[string]string{"transactions": "transaction", "accounts": "account", "categories": "category",
+		"merchants": "merchant", "tags": "tag", "transfers": "transfer"}
+	paged := map[string]bool{"transactions": true, "accounts": true, "categories": true, "chats": true, "transfers": true}
+
+	for res, id := range foreign {
+		t.Run(res, func(t *testing.T) {
+			base := "/api/v1/" + res
+			if paged[res] {
+				for _, q := range []string{"page=0", "per_page=abc", "page=-3", "per_page=1.5"} {
+					wantError(t, e.do("GET", base+"?"+q, e.alpha.Key, nil), 400, "bad_request")
+				}
+			}
+			// Another family's record, and ids that cannot name one.
+			for _, path := range []string{base + "/" + id, base + "/not-a-uuid", base + "/" + strings.Repeat("9", 36)} {
+				wantError(t, e.do("GET", path, e.alpha.Key, nil), 404, "not_found")
+				wantError(t, e.do("DELETE", path, e.alpha.Key, nil), 404, "not_found")
+			}
+			writes := []struct{ method, path string }{{"POST", base}}
+			if res != "transfers" {
+				writes = append(writes, struct{ method, path string }{"PATCH", base + "/" + id})
+			}
+			for _, w := range writes {
+				wantError(t, e.do(w.method, w.path, e.alpha.ReadKey, `{}`), 403, "insufficient_scope")
+				wantError(t, e.do(w.method, w.path, "", `{}`), 401, "unauthorized")
+				for _, body := range []any{`[]`, `[{}]`, `"text"`, `12`, `null`, `{"a":`, []byte{'{', 0xff, '}'}, ``} {
+					wantError(t, e.do(w.method, w.path, e.alpha.Key, body), 400, "bad_request")
+				}
+				if wr, ok := wrapper[res]; ok {
+					for _, inner := range []string{`[]`, `"x"`, `5`, `null`} {
+						wantError(t, e.do(w.method, w.path, e.alpha.Key, `{"`+wr+`":`+inner+`}`), 400, "bad_request")
+					}
+				}
+			}
+		})
+	}
+}
