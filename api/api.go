@@ -72,7 +72,7 @@ func New(o Options) (*fiber.App, error) {
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
 	})
-	app.Use(h.requestID)
+	app.Use(h.requestID, jsonCharset)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: h.logPanic}))
 	h.routes(app)
 	return app, nil

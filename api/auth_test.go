@@ -109,7 +109,14 @@ func TestRequestIDAndErrors(t *testing.T) {
 	if got := resp.Header.Get("X-Request-Id"); got == "" || strings.Contains(got, " ") {
 		t.Errorf("request id %q", got)
 	}
-	wantError(t, e.do("GET", "/api/v1/nothing-here", e.alpha.Key, nil), 404, "not_found")
+	r := e.do("GET", "/api/v1/nothing-here", e.alpha.Key, nil)
+	wantError(t, r, 404, "not_found")
+	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("error Content-Type %q", ct)
+	}
+	if ct := e.do("GET", "/api/v1/tags", e.alpha.Key, nil).header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+		t.Errorf("Content-Type %q", ct)
+	}
 	wantError(t, e.do("PATCH", "/api/v1/transactions", e.alpha.Key, "{}"), 405, "method_not_allowed")
 	if r := e.do("GET", "/readyz", "", nil); r.status != 200 {
 		t.Errorf("readyz %d %s", r.status, r.body)

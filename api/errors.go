@@ -108,7 +108,7 @@ func (h *Handler) handleError(c *fiber.Ctx, err error) error {
 		attrs = append(attrs, slog.String("family_id", k.FamilyID.String()))
 	}
 	h.log.Log(c.UserContext(), level, "request failed", attrs...)
-	return c.Status(status).JSON(resp)
+	return c.Status(status).JSON(resp, fiber.MIMEApplicationJSONCharsetUTF8)
 }
 
 // unavailable reports whether err means a backing service did not answer.

@@ -35,6 +35,16 @@ func (h *Handler) requestID(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// jsonCharset labels JSON answers with their charset, as the API promises;
+// fiber's c.JSON says only application/json.
+func jsonCharset(c *fiber.Ctx) error {
+	err := c.Next()
+	if string(c.Response().Header.ContentType()) == fiber.MIMEApplicationJSON {
+		c.Response().Header.SetContentType(fiber.MIMEApplicationJSONCharsetUTF8)
+	}
+	return err
+}
+
 func saneRequestID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false

@@ -12,6 +12,18 @@ fail() { echo "smoke: $*" >&2; echo "--- coffer dev log:" >&2; cat "$work/dev.lo
 
 (cd "$root" && CGO_ENABLED=0 go build -o "$work/coffer" .)
 cd "$work"
+
+# A bad configuration stops the process before anything starts, naming
+# every bad variable at once.
+if out=$(PORT=abc AUTH_JIT_MODE=sometimes LOG_LEVEL=loud ./coffer migrate 2>&1); then
+  echo "smoke: a bad configuration was accepted" >&2; exit 1
+fi
+for v in PORT AUTH_JIT_MODE LOG_LEVEL; do
+  grep -q "$v" <<<"$out" || { echo "smoke: the config error does not name $v: $out" >&2; exit 1; }
+done
+if env -u DATABASE_URL -u REDIS_URL ./coffer web >/dev/null 2>&1; then
+  echo "smoke: coffer web started without a server-mode database" >&2; exit 1
+fi
 env -u DATABASE_URL -u REDIS_URL PORT=$port ./coffer dev >dev.log 2>&1 &
 pid=$!
 base=http://127.0.0.1:$port

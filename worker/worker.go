@@ -7,9 +7,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
 )
@@ -22,6 +24,9 @@ type Options struct {
 	Concurrency int
 	// BalanceSweepCron is when every balance is recalculated (UTC).
 	BalanceSweepCron string
+	// LeaseTTL is how long the scheduler's lease lasts unrenewed; a standby
+	// takes over within it. Zero means 30 seconds.
+	LeaseTTL time.Duration
 }
 
 // Mux routes every task type to its handler, with logging around each.
@@ -96,19 +101,88 @@ func NewScheduler(o Options) (*asynq.Scheduler, error) {
 	return s, nil
 }
 
-// RunScheduler enqueues periodic tasks until ctx ends.
+// leaderKey is held in Redis by the one scheduler that enqueues.
+const leaderKey = "coffer:scheduler:leader"
+
+// RunScheduler enqueues periodic tasks until ctx ends. A second scheduler
+// started by mistake (two clock processes, a deploy overlapping the old
+// one) waits: only the holder of a lease in Redis schedules, so periodic
+// work is never doubled, and a standby takes over within the lease TTL when the
+// holder dies.
 func RunScheduler(ctx context.Context, o Options) error {
-	s, err := NewScheduler(o)
+	ttl := o.LeaseTTL
+	if ttl <= 0 {
+		ttl = 30 * time.Second
+	}
+	rdb, ok := o.Redis.MakeRedisClient().(redis.UniversalClient)
+	if !ok {
+		return fmt.Errorf("worker: scheduler: unsupported Redis options %T", o.Redis)
+	}
+	defer rdb.Close()
+	me := fmt.Sprintf("%s:%d:%d", hostname(), os.Getpid(), time.Now().UnixNano())
+	tick := time.NewTicker(ttl / 3)
+	defer tick.Stop()
+	var s *asynq.Scheduler
+	stop := func() {
+		if s != nil {
+			s.Shutdown()
+			s = nil
+			o.Logger.Info("scheduler stopped")
+		}
+	}
+	defer stop()
+	for {
+		leader, err := holdLease(ctx, rdb, me, ttl)
+		switch {
+		case err != nil:
+			o.Logger.Warn("scheduler lease", "error", err)
+		case leader && s == nil:
+			if s, err = NewScheduler(o); err != nil {
+				return err
+			}
+			if err := s.Start(); err != nil {
+				return fmt.Errorf("worker: start scheduler: %w", err)
+			}
+			o.Logger.Info("scheduler started", "balance_sweep", o.BalanceSweepCron)
+		case !leader && s != nil:
+			stop() // another process holds the lease now
+		}
+		select {
+		case <-ctx.Done():
+			if s != nil {
+				rdb.Eval(context.WithoutCancel(ctx), releaseLease, []string{leaderKey}, me)
+			}
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// renewLease extends the lease if this process holds it, or takes it if
+// nobody does; it returns 1 when this process holds it afterwards.
+const renewLease = `
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] or not holder then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0`
+
+const releaseLease = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`
+
+func holdLease(ctx context.Context, rdb redis.UniversalClient, me string, ttl time.Duration) (bool, error) {
+	n, err := rdb.Eval(ctx, renewLease, []string{leaderKey}, me, ttl.Milliseconds()).Int()
+	return n == 1, err
+}
+
+func hostname() string {
+	h, err := os.Hostname()
 	if err != nil {
-		return err
+		return "unknown"
 	}
-	if err := s.Start(); err != nil {
-		return fmt.Errorf("worker: start scheduler: %w", err)
-	}
-	o.Logger.Info("scheduler started", "balance_sweep", o.BalanceSweepCron)
-	<-ctx.Done()
-	s.Shutdown()
-	return nil
+	return h
 }
 
 // asynqLogger sends asynq's own messages to slog.

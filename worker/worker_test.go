@@ -74,3 +74,52 @@ func TestSchedulerRegistersPeriodicWork(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOneSchedulerLeads starts two schedulers on one Redis: one holds the
+// lease, and the other takes it over once the first stops.
+func TestOneSchedulerLeads(t *testing.T) {
+	opt := modelstest.Redis(t, redisDB)
+	rdb := opt.MakeRedisClient().(redis.UniversalClient)
+	defer rdb.Close()
+	rdb.Del(context.Background(), "coffer:scheduler:leader")
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "@every 1h", LeaseTTL: 600 * time.Millisecond}
+
+	holder := func() string { return rdb.Get(context.Background(), "coffer:scheduler:leader").Val() }
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s (holder %q)", what, holder())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	done1 := make(chan error, 1)
+	go func() { done1 <- worker.RunScheduler(ctx1, o) }()
+	waitFor("a leader", func() bool { return holder() != "" })
+	first := holder()
+
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	done2 := make(chan error, 1)
+	go func() { done2 <- worker.RunScheduler(ctx2, o) }()
+	// The second one must not take the lease while the first holds it.
+	for i := 0; i < 10; i++ {
+		if h := holder(); h != first {
+			t.Fatalf("lease moved to %q while %q held it", h, first)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop1()
+	if err := <-done1; err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the standby to take over", func() bool { h := holder(); return h != "" && h != first })
+	stop2()
+	if err := <-done2; err != nil {
+		t.Fatal(err)
+	}
+}
