@@ -7,12 +7,15 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -26,7 +29,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
-	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/term"
 
@@ -201,10 +203,42 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	}
 }
 
+// webOptions derives the browser settings; the form-signing secret comes
+// from SECRET_KEY_BASE (in development, when unset, a random one per
+// process, which only a single process can use).
+func webOptions(cfg *Config, log *slog.Logger) (api.WebOptions, error) {
+	u, err := url.Parse(cfg.AppURL)
+	if err != nil {
+		return api.WebOptions{}, fmt.Errorf("APP_URL: %w", err)
+	}
+	secret := make([]byte, 32)
+	if cfg.SecretKeyBase == "" {
+		log.Warn("SECRET_KEY_BASE is not set: using a random secret for this process (set it to run several web processes)")
+		if _, err := rand.Read(secret); err != nil {
+			return api.WebOptions{}, err
+		}
+	} else {
+		sum := sha256.Sum256([]byte("coffer web forms\x00" + cfg.SecretKeyBase))
+		secret = sum[:]
+	}
+	return api.WebOptions{
+		Secret: secret, Origin: u.Scheme + "://" + u.Host, SecureCookies: u.Scheme == "https",
+		SessionIdle: cfg.SessionIdle, SessionMaxAge: cfg.SessionMaxAge,
+		LocalLogin: cfg.LocalLoginEnabled, AdminOverride: cfg.LocalAdminOverride,
+		Argon2:             models.DefaultArgon2,
+		MaxFailuresAccount: cfg.MaxFailuresAccount, MaxFailuresIP: cfg.MaxFailuresIP, LockoutWindow: cfg.LockoutWindow,
+		TrustedProxies: cfg.TrustedProxies,
+	}, nil
+}
+
 func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) error {
+	web, err := webOptions(cfg, log)
+	if err != nil {
+		return err
+	}
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log,
-		APIRateLimitPerHour: cfg.APIRateLimitPerHour,
+		APIRateLimitPerHour: cfg.APIRateLimitPerHour, Web: web,
 	})
 	if err != nil {
 		return err
@@ -372,12 +406,12 @@ func createUser(ctx context.Context, cfg *Config, args []string, stdin io.Reader
 			return err
 		}
 	}
-	if len(pw) < 8 || len(pw) > 72 {
-		return errors.New("the password must be 8 to 72 bytes long")
+	if len(pw) < models.MinPasswordLen || len(pw) > models.MaxPasswordLen {
+		return fmt.Errorf("the password must be %d to %d characters long", models.MinPasswordLen, models.MaxPasswordLen)
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(pw), 12)
+	hash, err := models.HashPassword(pw, models.DefaultArgon2)
 	if err != nil {
-		return fmt.Errorf("hash password: %w", err)
+		return err
 	}
 	return withStore(ctx, cfg, func(s *models.Store) error {
 		return s.RunInTx(ctx, func(tx *models.Store) error {
@@ -501,6 +535,13 @@ type Config struct {
 	JITMode             string   // AUTH_JIT_MODE: create_and_link or link_only
 	AllowedOIDCDomains  []string // ALLOWED_OIDC_DOMAINS
 	AuthProvidersSource string   // AUTH_PROVIDERS_SOURCE: db or yaml
+
+	SessionIdle        time.Duration // SESSION_IDLE_TIMEOUT
+	SessionMaxAge      time.Duration // SESSION_MAX_AGE
+	MaxFailuresAccount int           // LOGIN_MAX_FAILURES_ACCOUNT
+	MaxFailuresIP      int           // LOGIN_MAX_FAILURES_IP
+	LockoutWindow      time.Duration // LOGIN_LOCKOUT_WINDOW
+	TrustedProxies     []string      // TRUSTED_PROXIES
 }
 
 // Embedded reports whether the service runs on the SQLite file and the
@@ -569,6 +610,18 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		}
 		return b
 	}
+	duration := func(name string, def time.Duration) time.Duration {
+		v := getenv(name)
+		if v == "" {
+			return def
+		}
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			problems = append(problems, fmt.Sprintf("%s must be a positive duration such as 15m or 168h, got %q", name, v))
+			return def
+		}
+		return d
+	}
 	oneOf := func(name, def string, allowed ...string) string {
 		v := str(name, def)
 		for _, a := range allowed {
@@ -596,6 +649,11 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		LocalAdminOverride:  boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
 		JITMode:             oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
 		AuthProvidersSource: oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
+		SessionIdle:         duration("SESSION_IDLE_TIMEOUT", 168*time.Hour),
+		SessionMaxAge:       duration("SESSION_MAX_AGE", 720*time.Hour),
+		MaxFailuresAccount:  num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
+		MaxFailuresIP:       num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
+		LockoutWindow:       duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
 	}
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"
@@ -614,6 +672,16 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
 			c.AllowedOIDCDomains = append(c.AllowedOIDCDomains, d)
 		}
+	}
+	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		_, _, cidrErr := net.ParseCIDR(p)
+		if net.ParseIP(p) == nil && cidrErr != nil {
+			problems = append(problems, fmt.Sprintf("TRUSTED_PROXIES: %q is neither an IP nor a CIDR", p))
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p)
 	}
 	if (c.DatabaseURL == "") != (c.RedisURL == "") {
 		problems = append(problems, "DATABASE_URL and REDIS_URL go together: set both for server mode, or neither for the embedded mode")

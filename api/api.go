@@ -5,6 +5,9 @@
 package api
 
 import (
+	"errors"
+	"fmt"
+	"html/template"
 	"log/slog"
 	"time"
 
@@ -32,6 +35,26 @@ type Options struct {
 	APIRateLimitPerHour int
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+
+	Web WebOptions
+}
+
+// WebOptions configure the browser screens and sign-in.
+type WebOptions struct {
+	Secret             []byte // signs CSRF tokens; at least 32 bytes
+	Origin             string // scheme://host[:port] of APP_URL: forms must come from it
+	SecureCookies      bool   // APP_URL is https
+	SessionIdle        time.Duration
+	SessionMaxAge      time.Duration
+	LocalLogin         bool // AUTH_LOCAL_LOGIN_ENABLED
+	AdminOverride      bool // AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED
+	Argon2             models.Argon2Params
+	MaxFailuresAccount int
+	MaxFailuresIP      int
+	LockoutWindow      time.Duration
+	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For
+	// names the client; empty: the socket peer is the client.
+	TrustedProxies []string
 }
 
 // Handler holds what every handler needs; handlers are its methods.
@@ -43,6 +66,9 @@ type Handler struct {
 	log       *slog.Logger
 	rateLimit int
 	now       func() time.Time
+	web       WebOptions
+	pages     map[string]*template.Template
+	dummyHash string // checked for unknown emails, so they take as long as known ones
 }
 
 // New builds the fiber app with every route.
@@ -55,6 +81,17 @@ func New(o Options) (*fiber.App, error) {
 		log:       o.Logger,
 		rateLimit: o.APIRateLimitPerHour,
 		now:       o.Clock,
+		web:       o.Web,
+	}
+	if len(h.web.Secret) < 32 {
+		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
+	}
+	var err error
+	if h.pages, err = parseTemplates(); err != nil {
+		return nil, fmt.Errorf("api: templates: %w", err)
+	}
+	if h.dummyHash, err = models.HashPassword("not a real password, never matches", h.web.Argon2); err != nil {
+		return nil, err
 	}
 	if h.now == nil {
 		h.now = time.Now
@@ -71,6 +108,12 @@ func New(o Options) (*fiber.App, error) {
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
+		// Lockouts and rate limits count per client address; only a trusted
+		// proxy may say which address that is.
+		ProxyHeader:             fiber.HeaderXForwardedFor,
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          o.Web.TrustedProxies,
+		EnableIPValidation:      true,
 	})
 	app.Use(h.requestID, jsonCharset)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: h.logPanic}))

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -52,6 +53,13 @@ func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 		Store: store, Redis: rdb, Queue: queue,
 		Logger:              slog.New(slog.NewTextHandler(testLog{t}, nil)),
 		APIRateLimitPerHour: 10_000,
+		Web: api.WebOptions{
+			Secret: []byte("test secret that is long enough for hmac"), Origin: "http://example.com",
+			SessionIdle: time.Hour, SessionMaxAge: 24 * time.Hour, LocalLogin: true,
+			Argon2:             models.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: tests hash often
+			MaxFailuresAccount: 5, MaxFailuresIP: 20, LockoutWindow: 15 * time.Minute,
+			TrustedProxies: []string{"0.0.0.0"}, // app.Test's peer: each test browser names its own address
+		},
 	}
 	for _, fn := range opts {
 		fn(&o)

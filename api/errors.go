@@ -9,6 +9,7 @@ import (
 	"net"
 	"runtime/debug"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -108,6 +109,15 @@ func (h *Handler) handleError(c *fiber.Ctx, err error) error {
 		attrs = append(attrs, slog.String("family_id", k.FamilyID.String()))
 	}
 	h.log.Log(c.UserContext(), level, "request failed", attrs...)
+	if screenPath(c.Path()) {
+		title := resp.Message
+		if status == fiber.StatusNotFound {
+			title = "Page not found"
+		}
+		if rerr := h.render(c, status, "error", page{Title: title}); rerr == nil {
+			return nil
+		}
+	}
 	return c.Status(status).JSON(resp, fiber.MIMEApplicationJSONCharsetUTF8)
 }
 
@@ -122,4 +132,10 @@ func unavailable(err error) bool {
 func (h *Handler) logPanic(c *fiber.Ctx, e any) {
 	h.log.Error("panic", slog.String("request_id", requestIDOf(c)), slog.String("path", c.Path()),
 		slog.Any("panic", e), slog.String("stack", string(debug.Stack())))
+}
+
+// screenPath reports whether a path is a browser screen (HTML errors)
+// rather than part of the JSON API.
+func screenPath(p string) bool {
+	return !strings.HasPrefix(p, "/api/") && p != "/healthz" && p != "/readyz"
 }

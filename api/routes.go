@@ -12,6 +12,18 @@ func (h *Handler) routes(app *fiber.App) {
 	app.Get("/readyz", h.readyz)
 	app.Get("/api/docs", h.apiDocs)
 
+	// Browser screens: the session when there is one, CSRF on every form.
+	screen := func(hs ...fiber.Handler) []fiber.Handler {
+		return append([]fiber.Handler{h.loadSession, h.csrf}, hs...)
+	}
+	app.Get("/", screen(h.signedIn, h.home)...)
+	app.Get("/sessions/new", screen(h.newSession)...)
+	app.Post("/sessions", screen(h.createSession)...)
+	app.Post("/sessions/logout", screen(h.deleteSession)...)
+	app.Get("/settings/api_keys", screen(h.signedIn, h.listAPIKeys)...)
+	app.Post("/settings/api_keys", screen(h.signedIn, h.createAPIKey)...)
+	app.Post("/settings/api_keys/:id/revoke", screen(h.signedIn, h.revokeAPIKey)...)
+
 	v1 := app.Group("/api/v1")
 	v1.Get("/openapi.json", h.openAPIJSON)
 	v1.Get("/openapi.yaml", h.openAPIYAML)

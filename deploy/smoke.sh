@@ -30,10 +30,10 @@ base=http://127.0.0.1:$port
 for _ in $(seq 1 100); do curl -fs "$base/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fs "$base/readyz" >/dev/null || fail "not ready"
 
-./coffer users create --email smoke@example.com --password 'correct horse' --role super_admin >/dev/null
+./coffer users create --email smoke@example.com --password 'correct horse battery' --role super_admin >/dev/null
 key=$(./coffer apikeys create --email smoke@example.com --name smoke | tail -1)
 [[ $key == cof_* ]] || fail "apikeys create printed $key"
-./coffer users create --email smoke@example.com --password 'correct horse' >/dev/null 2>&1 && fail "duplicate user accepted"
+./coffer users create --email smoke@example.com --password 'correct horse battery' >/dev/null 2>&1 && fail "duplicate user accepted"
 
 api() { curl -fsS -H "X-Api-Key: $key" -H 'Content-Type: application/json' "$@"; }
 acct=$(api -X POST "$base/api/v1/accounts" -d '{"account":{"name":"Checking","account_type":"depository","balance":"100"}}' |

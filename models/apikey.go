@@ -132,3 +132,26 @@ func (s *Store) RevokeAPIKey(ctx context.Context, familyID, id uuid.UUID) error 
 		Exec(ctx)
 	return affectedOne(res, err, "revoke api key")
 }
+
+// APIKeys lists a user's keys, newest first.
+func (s *Store) APIKeys(ctx context.Context, familyID, userID uuid.UUID) ([]APIKey, error) {
+	var keys []APIKey
+	err := s.db.NewSelect().Model(&keys).
+		Where("k.family_id = ?", familyID).
+		Where("k.user_id = ?", userID).
+		OrderExpr("k.created_at DESC, k.id DESC").
+		Scan(ctx)
+	return keys, dbErr("list api keys", err)
+}
+
+// RevokeUserAPIKey ends one of a user's own keys.
+func (s *Store) RevokeUserAPIKey(ctx context.Context, familyID, userID, id uuid.UUID) error {
+	res, err := s.db.NewUpdate().Model((*APIKey)(nil)).
+		Set("revoked_at = ?", s.now()).
+		Where("family_id = ?", familyID).
+		Where("user_id = ?", userID).
+		Where("id = ?", id).
+		Where("revoked_at IS NULL").
+		Exec(ctx)
+	return affectedOne(res, err, "revoke api key")
+}

@@ -81,3 +81,16 @@ func (s *Store) User(ctx context.Context, familyID, id uuid.UUID) (*User, error)
 		Scan(ctx)
 	return u, dbErr("get user", err)
 }
+
+// RecordLogin stores the time of a successful sign-in and, when newHash is
+// not nil, a rehashed password.
+func (s *Store) RecordLogin(ctx context.Context, userID uuid.UUID, newHash *string) error {
+	q := s.db.NewUpdate().Model((*User)(nil)).
+		Set("last_login_at = ?", s.now()).
+		Where("id = ?", userID)
+	if newHash != nil {
+		q.Set("password_hash = ?", *newHash)
+	}
+	res, err := q.Exec(ctx)
+	return affectedOne(res, err, "record login")
+}

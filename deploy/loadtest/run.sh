@@ -19,7 +19,7 @@ redis-cli -n 14 flushdb >/dev/null   # database 14 belongs to this script
 
 CGO_ENABLED=0 go build -o bin/coffer .
 bin/coffer migrate >/dev/null
-bin/coffer users create --email load@example.com --password 'load-test-pw' >/dev/null
+bin/coffer users create --email load@example.com --password 'load-test-password' >/dev/null
 key=$(bin/coffer apikeys create --email load@example.com --name load | tail -1)
 
 pids=()

@@ -1,0 +1,244 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/models"
+)
+
+type loginData struct {
+	LocalLogin bool
+	Override   bool
+	ReturnTo   string
+	Email      string
+}
+
+func (h *Handler) home(c *fiber.Ctx) error {
+	return h.render(c, fiber.StatusOK, "home", page{Title: "Home"})
+}
+
+func (h *Handler) newSession(c *fiber.Ctx) error {
+	returnTo := safeReturnTo(c.Query("return_to"))
+	if sessionOf(c) != nil {
+		return c.Redirect(returnTo, fiber.StatusFound)
+	}
+	return h.loginPage(c, fiber.StatusOK, "", loginData{ReturnTo: returnTo})
+}
+
+func (h *Handler) loginPage(c *fiber.Ctx, status int, msg string, d loginData) error {
+	d.LocalLogin, d.Override = h.web.LocalLogin, !h.web.LocalLogin && h.web.AdminOverride
+	return h.render(c, status, "login", page{Title: "Sign in", Error: msg, Data: d})
+}
+
+// createSession is the password sign-in of spec/sso.md §6.5. Every refusal
+// is audited; the answers reveal neither who exists nor who is a super
+// admin.
+func (h *Handler) createSession(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	email := strings.TrimSpace(c.FormValue("email"))
+	password := c.FormValue("password")
+	d := loginData{ReturnTo: safeReturnTo(c.FormValue("return_to")), Email: strings.Clone(email)}
+	fail := func(status int, reason, msg string, userID *uuid.UUID) error {
+		if err := h.auditFailure(c, reason, userID); err != nil {
+			return err
+		}
+		return h.loginPage(c, status, msg, d)
+	}
+	if !h.web.LocalLogin && !h.web.AdminOverride {
+		return fail(fiber.StatusForbidden, "local_login_disabled", "Password sign-in is disabled. Use single sign-on.", nil)
+	}
+	if len(email) > 320 || len(password) > models.MaxPasswordLen {
+		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", nil)
+	}
+	wait, err := h.lockedOut(ctx, email, c.IP())
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return fail(fiber.StatusTooManyRequests, "locked",
+			fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(wait.Minutes()+0.999)), nil)
+	}
+
+	u, err := h.store.UserByEmail(ctx, email)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return err
+	}
+	hash := h.dummyHash // unknown users cost the same time as known ones
+	if err == nil && u.PasswordHash != nil {
+		hash = *u.PasswordHash
+	}
+	ok, rehash, herr := models.CheckPassword(hash, password, h.web.Argon2)
+	if herr != nil && !errors.Is(herr, models.ErrBadHash) {
+		return herr
+	}
+	if !ok || err != nil || u.PasswordHash == nil {
+		if err := h.countFailure(ctx, email, c.IP()); err != nil {
+			return err
+		}
+		var uid *uuid.UUID
+		if u != nil && u.ID != uuid.Nil {
+			uid = &u.ID
+		}
+		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", uid)
+	}
+	override := !h.web.LocalLogin
+	if override && u.Role != models.RoleSuperAdmin {
+		return fail(fiber.StatusForbidden, "override_not_allowed", "Password sign-in is limited to super administrators.", &u.ID)
+	}
+	if u.Status != models.UserActive {
+		return fail(fiber.StatusForbidden, "suspended", "Your account has been suspended.", &u.ID)
+	}
+	if err := h.redis.Del(ctx, failKeyAccount(email)).Err(); err != nil {
+		return signInUnavailable(err)
+	}
+
+	var newHash *string
+	if rehash {
+		s, err := models.HashPassword(password, h.web.Argon2)
+		if err != nil {
+			return err
+		}
+		newHash = &s
+	}
+	method := models.MethodPassword
+	if override {
+		method = models.MethodOverride
+	}
+	var token string
+	err = h.store.RunInTx(ctx, func(tx *models.Store) error {
+		var err error
+		sess := &models.Session{UserID: u.ID, Method: method, IP: nonEmpty(c.IP()), UserAgent: clip(c.Get(fiber.HeaderUserAgent), 512)}
+		if token, err = tx.CreateSession(ctx, sess, h.web.SessionMaxAge); err != nil {
+			return err
+		}
+		if err := tx.RecordLogin(ctx, u.ID, newHash); err != nil {
+			return err
+		}
+		return tx.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogin, &u.ID, map[string]any{
+			"method": "password", "override": override, "role": u.Role,
+		}))
+	})
+	if err != nil {
+		return err
+	}
+	h.setSessionCookie(c, token)
+	return c.Redirect(d.ReturnTo, fiber.StatusSeeOther)
+}
+
+func (h *Handler) deleteSession(c *fiber.Ctx) error {
+	s := sessionOf(c)
+	h.clearSessionCookie(c)
+	if s == nil {
+		return h.redirect(c, "/sessions/new", "You have signed out.")
+	}
+	ctx := c.UserContext()
+	err := h.store.RunInTx(ctx, func(tx *models.Store) error {
+		if err := tx.DeleteSession(ctx, s.ID); err != nil {
+			return err
+		}
+		return tx.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogout, &s.UserID, map[string]any{"session_method": s.Method}))
+	})
+	if err != nil {
+		return err
+	}
+	return h.redirect(c, "/sessions/new", "You have signed out.")
+}
+
+// auditRecord fills the request's client details into a new record.
+func (h *Handler) auditRecord(c *fiber.Ctx, event string, userID *uuid.UUID, meta map[string]any) *models.AuditLog {
+	return &models.AuditLog{EventType: event, UserID: userID, IP: nonEmpty(c.IP()),
+		UserAgent: clip(c.Get(fiber.HeaderUserAgent), 512), Metadata: meta}
+}
+
+// auditFailure writes login_failed. Records without a known user are
+// capped per IP, so a flood of guesses cannot flood the table.
+func (h *Handler) auditFailure(c *fiber.Ctx, reason string, userID *uuid.UUID) error {
+	ctx := c.UserContext()
+	if userID == nil {
+		key := fmt.Sprintf("rl:failrec:%s:%d", c.IP(), h.now().Unix()/60)
+		n, err := h.incrWindow(ctx, key, time.Minute)
+		if err != nil {
+			return signInUnavailable(err)
+		}
+		if n > 20 {
+			h.log.Warn("login_failed record not written: over 20 a minute from this IP", "ip", c.IP(), "reason", reason)
+			return nil
+		}
+	}
+	return h.store.CreateAuditLog(ctx, h.auditRecord(c, models.EventLoginFailed, userID, map[string]any{"reason": reason, "method": "password"}))
+}
+
+func failKeyAccount(email string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
+	return "login:fail:acct:" + hex.EncodeToString(sum[:])
+}
+
+func failKeyIP(ip string) string { return "login:fail:ip:" + ip }
+
+// lockedOut reports how long sign-in stays refused for this email or IP.
+func (h *Handler) lockedOut(ctx context.Context, email, ip string) (time.Duration, error) {
+	var wait time.Duration
+	for _, l := range []struct {
+		key string
+		max int
+	}{{failKeyAccount(email), h.web.MaxFailuresAccount}, {failKeyIP(ip), h.web.MaxFailuresIP}} {
+		n, err := h.redis.Get(ctx, l.key).Int()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return 0, signInUnavailable(err)
+		}
+		if n >= l.max {
+			ttl, err := h.redis.PTTL(ctx, l.key).Result()
+			if err != nil {
+				return 0, signInUnavailable(err)
+			}
+			wait = max(wait, ttl, time.Second)
+		}
+	}
+	return wait, nil
+}
+
+func (h *Handler) countFailure(ctx context.Context, email, ip string) error {
+	for _, key := range []string{failKeyAccount(email), failKeyIP(ip)} {
+		if _, err := h.incrWindow(ctx, key, h.web.LockoutWindow); err != nil {
+			return signInUnavailable(err)
+		}
+	}
+	return nil
+}
+
+// incrWindow counts a hit in a window that starts with the first hit.
+func (h *Handler) incrWindow(ctx context.Context, key string, window time.Duration) (int64, error) {
+	pipe := h.redis.Pipeline()
+	incr := pipe.Incr(ctx, key)
+	pipe.ExpireNX(ctx, key, window)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, err
+	}
+	return incr.Val(), nil
+}
+
+func signInUnavailable(err error) error {
+	return fmt.Errorf("%w: %w", &apiError{status: fiber.StatusServiceUnavailable, code: "service_unavailable",
+		message: "Sign-in temporarily unavailable."}, err)
+}
+
+func clip(s string, n int) *string {
+	if s == "" {
+		return nil
+	}
+	if len(s) > n {
+		s = s[:n]
+	}
+	s = strings.Clone(s)
+	return &s
+}

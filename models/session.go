@@ -1,0 +1,105 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Sign-in methods of a session.
+const (
+	MethodPassword = "password"
+	MethodOverride = "override"
+	MethodSSO      = "sso"
+)
+
+// Session is a signed-in browser. Only the SHA-256 of the cookie token is
+// stored, so a copy of the table signs nobody in.
+type Session struct {
+	bun.BaseModel `bun:"table:sessions,alias:s"`
+
+	ID         uuid.UUID  `bun:"id,pk"`
+	TokenHash  string     `bun:"token_hash"`
+	UserID     uuid.UUID  `bun:"user_id"`
+	Method     string     `bun:"method"`
+	ProviderID *uuid.UUID `bun:"provider_id"`
+	IP         *string    `bun:"ip"`
+	UserAgent  *string    `bun:"user_agent"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	LastSeenAt time.Time  `bun:"last_seen_at"`
+	ExpiresAt  time.Time  `bun:"expires_at"` // absolute end
+
+	User *User `bun:"rel:belongs-to,join:user_id=id"`
+}
+
+// CreateSession stores a new session of maxAge and returns its token, the
+// cookie value, which exists nowhere else.
+func (s *Store) CreateSession(ctx context.Context, sess *Session, maxAge time.Duration) (string, error) {
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return "", dbErr("create session", err)
+	}
+	token := base64.RawURLEncoding.EncodeToString(raw)
+	sess.ID = NewID()
+	sess.TokenHash = hashKey(token)
+	sess.CreatedAt = s.now()
+	sess.LastSeenAt = sess.CreatedAt
+	sess.ExpiresAt = sess.CreatedAt.Add(maxAge)
+	if _, err := s.db.NewInsert().Model(sess).Exec(ctx); err != nil {
+		return "", dbErr("create session", err)
+	}
+	return token, nil
+}
+
+// SessionByToken returns the live session a cookie token names, with its
+// user: not past its absolute end, not idle longer than idle. Anything
+// else is ErrNotFound.
+func (s *Store) SessionByToken(ctx context.Context, token string, idle time.Duration) (*Session, error) {
+	now := s.now()
+	sess := new(Session)
+	err := s.db.NewSelect().Model(sess).Relation("User").
+		Where("s.token_hash = ?", hashKey(token)).
+		Where("s.expires_at > ?", now).
+		Where("s.last_seen_at > ?", now.Add(-idle)).
+		Scan(ctx)
+	if err != nil {
+		return nil, dbErr("get session", err)
+	}
+	return sess, nil
+}
+
+// TouchSession records activity, at most once a minute.
+func (s *Store) TouchSession(ctx context.Context, id uuid.UUID) error {
+	now := s.now()
+	_, err := s.db.NewUpdate().Model((*Session)(nil)).
+		Set("last_seen_at = ?", now).
+		Where("id = ?", id).
+		Where("last_seen_at < ?", now.Add(-time.Minute)).
+		Exec(ctx)
+	return dbErr("touch session", err)
+}
+
+// DeleteSession ends one session.
+func (s *Store) DeleteSession(ctx context.Context, id uuid.UUID) error {
+	_, err := s.db.NewDelete().Model((*Session)(nil)).Where("id = ?", id).Exec(ctx)
+	return dbErr("delete session", err)
+}
+
+// DeleteUserSessions ends every session of a user but keep (uuid.Nil: all).
+func (s *Store) DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) error {
+	_, err := s.db.NewDelete().Model((*Session)(nil)).
+		Where("user_id = ?", userID).
+		Where("id <> ?", keep).
+		Exec(ctx)
+	return dbErr("delete user sessions", err)
+}
+
+// CountUserSessions counts a user's sessions, live or not yet swept.
+func (s *Store) CountUserSessions(ctx context.Context, userID uuid.UUID) (int, error) {
+	n, err := s.db.NewSelect().Model((*Session)(nil)).Where("user_id = ?", userID).Count(ctx)
+	return int(n), dbErr("count sessions", err)
+}
