@@ -227,7 +227,7 @@ func webOptions(cfg *Config, log *slog.Logger) (api.WebOptions, error) {
 		LocalLogin: cfg.LocalLoginEnabled, AdminOverride: cfg.LocalAdminOverride,
 		Argon2:             models.DefaultArgon2,
 		MaxFailuresAccount: cfg.MaxFailuresAccount, MaxFailuresIP: cfg.MaxFailuresIP, LockoutWindow: cfg.LockoutWindow,
-		TrustedProxies: cfg.TrustedProxies,
+		TrustedProxies: cfg.TrustedProxies, AdminRateLimit: cfg.AdminRateLimit,
 	}, nil
 }
 
@@ -542,6 +542,7 @@ type Config struct {
 	MaxFailuresIP      int           // LOGIN_MAX_FAILURES_IP
 	LockoutWindow      time.Duration // LOGIN_LOCKOUT_WINDOW
 	TrustedProxies     []string      // TRUSTED_PROXIES
+	AdminRateLimit     int           // RATE_LIMIT_ADMIN_PER_MINUTE
 }
 
 // Embedded reports whether the service runs on the SQLite file and the
@@ -654,6 +655,7 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		MaxFailuresAccount:  num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
 		MaxFailuresIP:       num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
 		LockoutWindow:       duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
+		AdminRateLimit:      num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
 	}
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"

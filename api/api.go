@@ -55,6 +55,9 @@ type WebOptions struct {
 	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For
 	// names the client; empty: the socket peer is the client.
 	TrustedProxies []string
+	// AdminRateLimit is the requests per minute one IP may make under
+	// /admin/; 0 turns the limit off.
+	AdminRateLimit int
 }
 
 // Handler holds what every handler needs; handlers are its methods.

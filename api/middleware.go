@@ -136,3 +136,27 @@ func (h *Handler) countRequest(ctx context.Context, c *fiber.Ctx, k *models.APIK
 	}
 	return nil
 }
+
+// adminRateLimit allows AdminRateLimit requests a minute per client IP
+// under /admin/, counted in Redis so every web process shares the count.
+// With Redis down it lets requests through: the screens behind it still
+// need a session and a role.
+func (h *Handler) adminRateLimit(c *fiber.Ctx) error {
+	if h.web.AdminRateLimit <= 0 {
+		return c.Next()
+	}
+	now := h.now()
+	key := fmt.Sprintf("rl:admin:%s:%d", c.IP(), now.Unix()/60)
+	n, err := h.incrWindow(c.UserContext(), key, time.Minute)
+	if err != nil {
+		h.log.Warn("admin rate limit unavailable", "error", err)
+		return c.Next()
+	}
+	if int(n) > h.web.AdminRateLimit {
+		wait := 60 - int(now.Unix()%60)
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait))
+		return &apiError{status: fiber.StatusTooManyRequests, code: "rate_limited",
+			message: fmt.Sprintf("Too many requests. Try again in %d seconds.", wait)}
+	}
+	return c.Next()
+}

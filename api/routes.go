@@ -24,6 +24,17 @@ func (h *Handler) routes(app *fiber.App) {
 	app.Post("/settings/api_keys", screen(h.signedIn, h.createAPIKey)...)
 	app.Post("/settings/api_keys/:id/revoke", screen(h.signedIn, h.revokeAPIKey)...)
 
+	// Administration: rate-limited per IP, then by role.
+	admin := func(hs ...fiber.Handler) []fiber.Handler {
+		return append([]fiber.Handler{h.adminRateLimit, h.loadSession, h.csrf, h.requireRole(models.RoleAdmin)}, hs...)
+	}
+	app.Get("/admin/users", admin(h.adminListUsers)...)
+	app.Get("/admin/users/:id", admin(h.adminShowUser)...)
+	app.Post("/admin/users/:id/role", admin(h.adminSetRole)...)
+	app.Post("/admin/users/:id/suspend", admin(h.adminSuspend)...)
+	app.Post("/admin/users/:id/reactivate", admin(h.adminReactivate)...)
+	app.Post("/admin/users/:id/delete", admin(h.adminDelete)...)
+
 	v1 := app.Group("/api/v1")
 	v1.Get("/openapi.json", h.openAPIJSON)
 	v1.Get("/openapi.yaml", h.openAPIYAML)

@@ -41,7 +41,7 @@ type page struct {
 
 func parseTemplates() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"login", "home", "api_keys", "error"} {
+	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user"} {
 		t, err := template.ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err

@@ -35,6 +35,7 @@ type User struct {
 	FirstName    *string    `bun:"first_name"`
 	LastName     *string    `bun:"last_name"`
 	SuspendedAt  *time.Time `bun:"suspended_at"`
+	SuspendedBy  *uuid.UUID `bun:"suspended_by"`
 	LastLoginAt  *time.Time `bun:"last_login_at"`
 	CreatedAt    time.Time  `bun:"created_at"`
 	UpdatedAt    time.Time  `bun:"updated_at"`

@@ -1,0 +1,191 @@
+package api
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/models"
+)
+
+var roleRank = map[string]int{models.RoleMember: 1, models.RoleAdmin: 2, models.RoleSuperAdmin: 3}
+
+// requireRole lets through signed-in users of at least this role.
+func (h *Handler) requireRole(role string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		s := sessionOf(c)
+		if s == nil {
+			return c.Redirect("/sessions/new?return_to="+url.QueryEscape(c.OriginalURL()), fiber.StatusFound)
+		}
+		if roleRank[s.User.Role] < roleRank[role] {
+			return &apiError{status: fiber.StatusForbidden, code: "forbidden", message: "You are not authorized to access this area."}
+		}
+		return c.Next()
+	}
+}
+
+type adminUsersData struct {
+	Users                []models.UserRow
+	Query, Role, Status  string
+	Roles, Statuses      []string
+	AllFamilies          bool
+	Page, Pages, Total   int
+	PrevQuery, NextQuery string
+}
+
+func (h *Handler) adminListUsers(c *fiber.Ctx) error {
+	actor := sessionOf(c).User
+	f := models.UserFilter{Query: strings.Clone(strings.TrimSpace(c.Query("q")))}
+	if len(f.Query) > 255 {
+		f.Query = f.Query[:255]
+	}
+	if r := c.Query("role"); models.ValidRole(r) {
+		f.Role = strings.Clone(r)
+	}
+	if st := c.Query("status"); st == models.UserActive || st == models.UserSuspended {
+		f.Status = strings.Clone(st)
+	}
+	if actor.Role != models.RoleSuperAdmin {
+		f.FamilyID = &actor.FamilyID
+	}
+	p := models.Page{Number: 1, Size: 25}
+	if n, err := strconv.Atoi(c.Query("page")); err == nil && n > 0 && n < 1_000_000 {
+		p.Number = n
+	}
+	users, total, err := h.store.Users(c.UserContext(), f, p)
+	if err != nil {
+		return err
+	}
+	pg := pagination(p, total)
+	q := url.Values{"q": {f.Query}, "role": {f.Role}, "status": {f.Status}}
+	link := func(n int) string { q.Set("page", strconv.Itoa(n)); return q.Encode() }
+	return h.render(c, fiber.StatusOK, "admin_users", page{Title: "Users", Data: adminUsersData{
+		Users: users, Query: f.Query, Role: f.Role, Status: f.Status,
+		Roles: []string{models.RoleMember, models.RoleAdmin, models.RoleSuperAdmin}, Statuses: []string{models.UserActive, models.UserSuspended},
+		AllFamilies: actor.Role == models.RoleSuperAdmin, Page: pg.Page, Pages: pg.TotalPages, Total: total,
+		PrevQuery: link(p.Number - 1), NextQuery: link(p.Number + 1),
+	}})
+}
+
+type adminUserData struct {
+	Target   *models.User
+	Sessions int
+	CanAct   bool
+	Roles    []string
+}
+
+// target loads the user an admin acts on: another family's user is a 404
+// for a family admin, and a super admin is out of a family admin's reach.
+func (h *Handler) target(c *fiber.Ctx) (*models.User, error) {
+	actor := sessionOf(c).User
+	id, err := pathID(c)
+	if err != nil {
+		return nil, err
+	}
+	u, err := h.store.UserByID(c.UserContext(), id)
+	if err != nil {
+		return nil, err
+	}
+	if actor.Role != models.RoleSuperAdmin && u.FamilyID != actor.FamilyID {
+		return nil, models.ErrNotFound
+	}
+	return u, nil
+}
+
+func (h *Handler) assignableRoles(actor *models.User) []string {
+	if actor.Role == models.RoleSuperAdmin {
+		return []string{models.RoleMember, models.RoleAdmin, models.RoleSuperAdmin}
+	}
+	return []string{models.RoleMember, models.RoleAdmin}
+}
+
+func (h *Handler) adminShowUser(c *fiber.Ctx) error {
+	return h.adminUserPage(c, fiber.StatusOK, "")
+}
+
+func (h *Handler) adminUserPage(c *fiber.Ctx, status int, msg string) error {
+	actor := sessionOf(c).User
+	u, err := h.target(c)
+	if err != nil {
+		return err
+	}
+	n, err := h.store.CountUserSessions(c.UserContext(), u.ID)
+	if err != nil {
+		return err
+	}
+	canAct := u.ID != actor.ID && (actor.Role == models.RoleSuperAdmin || u.Role != models.RoleSuperAdmin)
+	return h.render(c, status, "admin_user", page{Title: u.Email, Error: msg,
+		Data: adminUserData{Target: u, Sessions: n, CanAct: canAct, Roles: h.assignableRoles(actor)}})
+}
+
+// adminAct runs one administrative change after the checks every change
+// shares, and answers with the user page.
+func (h *Handler) adminAct(c *fiber.Ctx, done string, change func(models.AdminChange, *models.User) error) error {
+	actor := sessionOf(c).User
+	u, err := h.target(c)
+	if err != nil {
+		return err
+	}
+	if u.ID == actor.ID {
+		return h.adminUserPage(c, fiber.StatusUnprocessableEntity, "You cannot suspend or delete your own account.")
+	}
+	if u.Role == models.RoleSuperAdmin && actor.Role != models.RoleSuperAdmin {
+		return &apiError{status: fiber.StatusForbidden, code: "forbidden", message: "You are not authorized to access this area."}
+	}
+	ch := models.AdminChange{ActorID: actor.ID, TargetID: u.ID, IP: nonEmpty(c.IP()), UserAgent: clip(c.Get(fiber.HeaderUserAgent), 512)}
+	err = change(ch, u)
+	var inv *models.InvalidError
+	if errors.As(err, &inv) {
+		return h.adminUserPage(c, fiber.StatusUnprocessableEntity, strings.Join(inv.Problems, " "))
+	}
+	if err != nil {
+		return err
+	}
+	if done == "deleted" {
+		return h.redirect(c, "/admin/users", "The user was deleted.")
+	}
+	return h.redirect(c, "/admin/users/"+u.ID.String(), done)
+}
+
+func (h *Handler) adminSetRole(c *fiber.Ctx) error {
+	actor := sessionOf(c).User
+	role := c.FormValue("role")
+	allowed := false
+	for _, r := range h.assignableRoles(actor) {
+		allowed = allowed || r == role
+	}
+	if id, _ := pathID(c); id == actor.ID || !allowed {
+		// Nobody changes their own role; only a super admin grants super admin.
+		return &apiError{status: fiber.StatusForbidden, code: "forbidden", message: "You are not authorized to access this area."}
+	}
+	role = strings.Clone(role)
+	return h.adminAct(c, "Role changed.", func(ch models.AdminChange, _ *models.User) error {
+		return h.store.SetUserRole(c.UserContext(), ch, role)
+	})
+}
+
+func (h *Handler) adminSuspend(c *fiber.Ctx) error {
+	return h.adminAct(c, "The user was suspended.", func(ch models.AdminChange, _ *models.User) error {
+		return h.store.SuspendUser(c.UserContext(), ch)
+	})
+}
+
+func (h *Handler) adminReactivate(c *fiber.Ctx) error {
+	return h.adminAct(c, "The user was reactivated.", func(ch models.AdminChange, _ *models.User) error {
+		return h.store.ReactivateUser(c.UserContext(), ch)
+	})
+}
+
+func (h *Handler) adminDelete(c *fiber.Ctx) error {
+	typed := strings.ToLower(strings.TrimSpace(c.FormValue("confirm_email")))
+	return h.adminAct(c, "deleted", func(ch models.AdminChange, u *models.User) error {
+		if subtle.ConstantTimeCompare([]byte(typed), []byte(strings.ToLower(u.Email))) != 1 {
+			return models.Invalid("The email did not match; nothing was deleted.")
+		}
+		return h.store.DeleteUser(c.UserContext(), ch)
+	})
+}
