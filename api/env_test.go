@@ -58,7 +58,7 @@ func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 			SessionIdle: time.Hour, SessionMaxAge: 24 * time.Hour, LocalLogin: true,
 			Argon2:             models.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: tests hash often
 			MaxFailuresAccount: 5, MaxFailuresIP: 20, LockoutWindow: 15 * time.Minute,
-			AdminRateLimit: 0, // TestAdminRateLimit turns it on
+			AdminRateLimit: 0,                   // TestAdminRateLimit turns it on
 			TrustedProxies: []string{"0.0.0.0"}, // app.Test's peer: each test browser names its own address
 		},
 	}
