@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"embed"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"html/template"
 	"net/url"
@@ -41,8 +42,9 @@ type page struct {
 
 func parseTemplates() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user"} {
-		t, err := template.ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
+	funcs := template.FuncMap{"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) }}
+	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user", "admin_audit"} {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
 		}
