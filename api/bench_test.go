@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"coffer/api"
 	"coffer/models"
@@ -77,4 +78,31 @@ func BenchmarkListChats(b *testing.B) {
 		}
 	}
 	e.bench(b, "GET", "/api/v1/chats?page=2", e.alpha.Key, nil, 200)
+}
+
+// BenchmarkSignedInPage renders a screen for a signed-in user: session
+// lookup, role check and template.
+func BenchmarkSignedInPage(b *testing.B) {
+	e := benchEnv(b)
+	u := e.alpha.User
+	sess := &models.Session{UserID: u.ID, Method: models.MethodPassword}
+	token, err := e.store.CreateSession(b.Context(), sess, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		req := httptest.NewRequest("GET", "/admin/users", nil)
+		req.Header.Set("Cookie", "session="+token)
+		resp, err := e.app.Test(req, -1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
 }

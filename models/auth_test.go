@@ -106,3 +106,13 @@ func TestAuditLogs(t *testing.T) {
 		t.Error("unknown event type stored")
 	}
 }
+
+// BenchmarkHashPassword measures one argon2id hash at the production cost
+// (m = 64 MiB, t = 3, p = 2): slow on purpose.
+func BenchmarkHashPassword(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, err := models.HashPassword("correct horse battery", models.DefaultArgon2); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
