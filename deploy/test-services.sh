@@ -46,3 +46,9 @@ if ! redis_up; then
   redis_up || { echo "test-services: Redis did not start" >&2; exit 1; }
 fi
 echo "test-services: Redis ready on 127.0.0.1:$REDIS_PORT"
+
+# The browser tests drive Debian's Chromium.
+if ! have chromium; then
+  install chromium
+fi
+echo "test-services: $(chromium --version 2>/dev/null || echo 'chromium missing')"

@@ -1,0 +1,152 @@
+package api_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"coffer/api"
+	"coffer/models"
+)
+
+// TestBrowser drives headless Chromium (Debian's chromium, installed by
+// deploy/test-services.sh) through the screens: sign in, create an API key
+// and use it, suspend a user and see their key refused, filter the audit
+// log.
+func TestBrowser(t *testing.T) {
+	chrome, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is not installed: run deploy/test-services.sh (make test does), or apt-get install chromium")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	e := newEnv(t, func(o *api.Options) { o.Web.Origin = base; o.Web.TrustedProxies = nil })
+	go func() { _ = e.app.Listener(ln) }()
+	t.Cleanup(func() { _ = e.app.Shutdown() })
+
+	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelAlloc()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	defer cancelTimeout()
+
+	fail := func(what string, err error) {
+		t.Helper()
+		html, _ := chromedp.Run(ctx, chromedp.OuterHTML("body"))
+		t.Fatalf("%s: %v\npage: %s", what, err, html)
+	}
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			fail(what, err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			fail("read "+sel, err)
+		}
+		return s
+	}
+
+	// Sign in: the home page sends us to the login form and back.
+	run("sign in",
+		chromedp.Navigate(base+"/settings/api_keys"),
+		chromedp.WaitVisible(`#email`),
+		chromedp.SendKeys(`#email`, root.Email),
+		chromedp.SendKeys(`#password`, "correct horse battery"),
+		chromedp.Submit(`#password`),
+		chromedp.WaitVisible(`#name`),
+	)
+	if heading := text(`h1`); heading != "API keys" {
+		t.Fatalf("after sign-in: %q", heading)
+	}
+
+	// Create a key and use it on the API.
+	run("create a key",
+		chromedp.SendKeys(`#name`, "browser key"),
+		chromedp.SetValue(`#scope`, "read_write"),
+		chromedp.Submit(`#name`),
+		chromedp.WaitVisible(`#new-key-value`),
+	)
+	key := text(`#new-key-value`)
+	if status := apiStatus(t, base, strings.TrimSpace(key)); status != 200 {
+		t.Fatalf("the new key on the API: %d", status)
+	}
+
+	// Suspend the family admin on its page: its key stops working.
+	if status := apiStatus(t, base, e.alpha.Key); status != 200 {
+		t.Fatalf("admin key before: %d", status)
+	}
+	run("suspend a user",
+		chromedp.Navigate(base+"/admin/users/"+e.alpha.User.ID.String()),
+		chromedp.WaitVisible(`#suspend`),
+		chromedp.Click(`#suspend`),
+		chromedp.WaitVisible(`#reactivate`),
+	)
+	if state := text(`#status`); state != "suspended" {
+		t.Fatalf("status after suspend: %q", state)
+	}
+	if status := apiStatus(t, base, e.alpha.Key); status != 401 {
+		t.Fatalf("suspended user's key: %d", status)
+	}
+
+	// Filter the audit log to suspensions.
+	run("filter the audit log",
+		chromedp.Navigate(base+"/admin/sso_audit_logs"),
+		chromedp.WaitVisible(`#event_type`),
+		chromedp.SetValue(`#event_type`, "user_suspended"),
+		chromedp.SetValue(`#range`, "24h"),
+		chromedp.Submit(`#event_type`),
+	)
+	// Wait for the filtered page itself, not the one the form was on.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		search, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`))
+		if err == nil && strings.Contains(search, "event_type=user_suspended") {
+			break
+		}
+		if time.Now().After(deadline) {
+			fail("the filtered page never loaded", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	run("wait for the table", chromedp.WaitVisible(`#audit`))
+	events, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#audit td.event')].map(td => td.textContent)`))
+	if err != nil {
+		fail("read the audit table", err)
+	}
+	if len(events) != 1 || events[0] != "user_suspended" {
+		t.Fatalf("filtered audit log: %v", events)
+	}
+}
+
+func apiStatus(t *testing.T, base, key string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/api/v1/accounts", nil)
+	req.Header.Set("X-Api-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
