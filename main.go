@@ -51,6 +51,7 @@ Usage:
   coffer users create --email E [--password P] [--role member|admin|super_admin]
                       [--family NAME | --family-id ID] [--currency CUR]
   coffer apikeys create --email E [--name N] [--scope read|read_write] [--expires-in 720h]
+  coffer audit archive       applies the audit retention tier now (also a scheduled job)
 
 Configuration comes from environment variables; see README.md.
 `
@@ -91,6 +92,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = createUser(ctx, cfg, args[2:], stdin, stdout)
 	case cmd == "apikeys create":
 		err = createAPIKey(ctx, cfg, args[2:], stdout)
+	case cmd == "audit archive":
+		err = withStore(ctx, cfg, func(s *models.Store) error {
+			h := &jobs.Handlers{Store: s, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
+			n, err := h.ArchiveAudit(ctx)
+			if err == nil {
+				fmt.Fprintf(stdout, "audit retention (%s): %d records left the database\n", cfg.Retention.Name, n)
+			}
+			return err
+		})
 	default:
 		fmt.Fprintf(stderr, "coffer: unknown command %q\n\n%s", strings.Join(args, " "), usage)
 		return 2
@@ -192,14 +202,14 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 	return s, nil
 }
 
-func (s *services) handlers(log *slog.Logger) *jobs.Handlers {
-	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log}
+func (s *services) handlers(cfg *Config, log *slog.Logger) *jobs.Handlers {
+	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
 }
 
 func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	return worker.Options{
-		Redis: s.redis, Handlers: s.handlers(log), Logger: log,
-		Concurrency: cfg.WorkerConcurrency, BalanceSweepCron: cfg.BalanceSweepCron,
+		Redis: s.redis, Handlers: s.handlers(cfg, log), Logger: log,
+		Concurrency: cfg.WorkerConcurrency, BalanceSweepCron: cfg.BalanceSweepCron, AuditArchiveCron: cfg.AuditArchiveCron,
 	}
 }
 
@@ -543,6 +553,10 @@ type Config struct {
 	LockoutWindow      time.Duration // LOGIN_LOCKOUT_WINDOW
 	TrustedProxies     []string      // TRUSTED_PROXIES
 	AdminRateLimit     int           // RATE_LIMIT_ADMIN_PER_MINUTE
+
+	Retention        jobs.Retention // AUDIT_RETENTION_TIER: standard, extended or compliance
+	AuditArchiveDir  string         // AUDIT_ARCHIVE_DIR
+	AuditArchiveCron string         // AUDIT_ARCHIVE_CRON (UTC)
 }
 
 // Embedded reports whether the service runs on the SQLite file and the
@@ -656,6 +670,7 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		MaxFailuresIP:       num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
 		LockoutWindow:       duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
 		AdminRateLimit:      num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
+		AuditArchiveCron:    str("AUDIT_ARCHIVE_CRON", "30 3 * * *"),
 	}
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"
@@ -675,6 +690,9 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 			c.AllowedOIDCDomains = append(c.AllowedOIDCDomains, d)
 		}
 	}
+	tier := oneOf("AUDIT_RETENTION_TIER", "standard", "standard", "extended", "compliance")
+	c.Retention, _ = jobs.RetentionTier(tier)
+	c.AuditArchiveDir = str("AUDIT_ARCHIVE_DIR", filepath.Join(c.DataDir, "audit-archive"))
 	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
 		if p = strings.TrimSpace(p); p == "" {
 			continue

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/hibiken/asynq"
 
@@ -31,6 +32,17 @@ type Handlers struct {
 	Store *models.Store
 	Queue *asynq.Client // to fan out follow-up tasks
 	Log   *slog.Logger
+
+	Retention  Retention        // audit retention tier
+	ArchiveDir string           // where audit archive files go
+	Now        func() time.Time // nil: time.Now
+}
+
+func (h *Handlers) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
 }
 
 // decode reads a task payload; one that does not decode will never

@@ -24,6 +24,8 @@ type Options struct {
 	Concurrency int
 	// BalanceSweepCron is when every balance is recalculated (UTC).
 	BalanceSweepCron string
+	// AuditArchiveCron is when audit retention runs (UTC); empty: never.
+	AuditArchiveCron string
 	// LeaseTTL is how long the scheduler's lease lasts unrenewed; a standby
 	// takes over within it. Zero means 30 seconds.
 	LeaseTTL time.Duration
@@ -37,6 +39,7 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeBalanceSweep, h.BalanceSweep)
 	mux.HandleFunc(jobs.TypeChatReply, h.ChatReply)
 	mux.HandleFunc(jobs.TypeRequeue, h.Requeue)
+	mux.HandleFunc(jobs.TypeAuditArchive, h.AuditArchive)
 	return mux
 }
 
@@ -97,6 +100,11 @@ func NewScheduler(o Options) (*asynq.Scheduler, error) {
 	})
 	if _, err := s.Register(o.BalanceSweepCron, jobs.NewBalanceSweepTask()); err != nil {
 		return nil, fmt.Errorf("worker: schedule balance sweep: %w", err)
+	}
+	if o.AuditArchiveCron != "" {
+		if _, err := s.Register(o.AuditArchiveCron, jobs.NewAuditArchiveTask()); err != nil {
+			return nil, fmt.Errorf("worker: schedule audit archive: %w", err)
+		}
 	}
 	return s, nil
 }
