@@ -27,6 +27,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynqmon"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 	"golang.org/x/sync/errgroup"
@@ -249,6 +250,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, Web: web,
+		Dashboard: asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
 	})
 	if err != nil {
 		return err

@@ -6,7 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynqmon"
+
+	"coffer/api"
 	"coffer/models"
+	"coffer/models/modelstest"
 )
 
 func TestAuditView(t *testing.T) {
@@ -72,5 +76,33 @@ func TestAuditView(t *testing.T) {
 	}
 	if rows[1][4] != e.alpha.User.Email || rows[1][2] != "login_failed" {
 		t.Errorf("row: %v", rows[1])
+	}
+}
+
+func TestJobDashboard(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) {
+		o.Dashboard = asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: modelstest.Redis(t, redisDB)})
+	})
+	root := member(t, e, e.beta.Family, "root-"+e.beta.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	anon := e.browser(t)
+	if r := anon.get("/admin/jobs"); r.status != 302 {
+		t.Errorf("anonymous: %d", r.status)
+	}
+	admin := e.browser(t)
+	setPassword(t, e, e.alpha.User, "correct horse battery")
+	admin.login(e.alpha.User.Email, "correct horse battery")
+	if r := admin.get("/admin/jobs"); r.status != 403 {
+		t.Errorf("family admin: %d", r.status)
+	}
+	b := e.browser(t)
+	b.login(root.Email, "correct horse battery")
+	if r := b.get("/admin/jobs"); r.status != 200 || !strings.Contains(string(r.body), "<html") {
+		t.Errorf("super admin: %d", r.status)
+	}
+	if r := b.get("/admin/jobs/api/queues"); r.status != 200 || !strings.Contains(string(r.body), "queues") {
+		t.Errorf("dashboard API: %d %s", r.status, r.body)
+	}
+	if r := b.send("DELETE", "/admin/jobs/api/queues/default", nil, map[string]string{"Origin": "https://evil.example"}); r.status != 403 {
+		t.Errorf("cross-site write: %d", r.status)
 	}
 }

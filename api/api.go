@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -37,6 +38,9 @@ type Options struct {
 	Clock func() time.Time
 
 	Web WebOptions
+	// Dashboard is the job queue dashboard (asynqmon), served at /admin/jobs
+	// to super admins; nil: none.
+	Dashboard http.Handler
 }
 
 // WebOptions configure the browser screens and sign-in.
@@ -70,6 +74,7 @@ type Handler struct {
 	rateLimit int
 	now       func() time.Time
 	web       WebOptions
+	dashboard http.Handler
 	pages     map[string]*template.Template
 	dummyHash string // checked for unknown emails, so they take as long as known ones
 }
@@ -85,6 +90,7 @@ func New(o Options) (*fiber.App, error) {
 		rateLimit: o.APIRateLimitPerHour,
 		now:       o.Clock,
 		web:       o.Web,
+		dashboard: o.Dashboard,
 	}
 	if len(h.web.Secret) < 32 {
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")

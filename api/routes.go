@@ -2,6 +2,7 @@ package api
 
 import (
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
 
 	"coffer/models"
 )
@@ -36,6 +37,12 @@ func (h *Handler) routes(app *fiber.App) {
 	app.Post("/admin/users/:id/delete", admin(h.adminDelete)...)
 	app.Get("/admin/sso_audit_logs", admin(h.requireRole(models.RoleSuperAdmin), h.adminAuditLogs)...)
 	app.Get("/admin/sso_audit_logs/export.csv", admin(h.requireRole(models.RoleSuperAdmin), h.adminAuditExport)...)
+
+	// The job dashboard polls its own API every few seconds, so it is not
+	// under the per-IP admin limit; its writes must come from our origin.
+	if h.dashboard != nil {
+		app.Use("/admin/jobs", h.loadSession, h.requireRole(models.RoleSuperAdmin), h.sameOrigin, adaptor.HTTPHandler(h.dashboard))
+	}
 
 	v1 := app.Group("/api/v1")
 	v1.Get("/openapi.json", h.openAPIJSON)
