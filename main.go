@@ -251,6 +251,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, Web: web,
 		Dashboard: asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
+		Mail:      api.MailOptions{SMTPURL: cfg.SMTPURL, From: cfg.MailFrom, LogOnly: cfg.SMTPURL == "" && cfg.Env == "development"},
 	})
 	if err != nil {
 		return err
@@ -559,6 +560,9 @@ type Config struct {
 	Retention        jobs.Retention // AUDIT_RETENTION_TIER: standard, extended or compliance
 	AuditArchiveDir  string         // AUDIT_ARCHIVE_DIR
 	AuditArchiveCron string         // AUDIT_ARCHIVE_CRON (UTC)
+
+	SMTPURL  string // SMTP_URL: smtp://user:password@host:587; empty in development: mail goes to the log
+	MailFrom string // MAIL_FROM
 }
 
 // Embedded reports whether the service runs on the SQLite file and the
@@ -580,8 +584,8 @@ func (c *Config) String() string {
 		}
 		return "********"
 	}
-	return fmt.Sprintf("env=%s addr=%s:%d app_url=%s database=%s redis=%s embedded=%v secret_key_base=%s",
-		c.Env, c.Host, c.Port, c.AppURL, redactURL(c.DatabaseURL), redactURL(c.RedisURL), c.Embedded(), mask(c.SecretKeyBase))
+	return fmt.Sprintf("env=%s addr=%s:%d app_url=%s database=%s redis=%s smtp=%s embedded=%v secret_key_base=%s",
+		c.Env, c.Host, c.Port, c.AppURL, redactURL(c.DatabaseURL), redactURL(c.RedisURL), redactURL(c.SMTPURL), c.Embedded(), mask(c.SecretKeyBase))
 }
 
 func redactURL(s string) string {
@@ -673,6 +677,8 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		LockoutWindow:       duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
 		AdminRateLimit:      num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
 		AuditArchiveCron:    str("AUDIT_ARCHIVE_CRON", "30 3 * * *"),
+		SMTPURL:             str("SMTP_URL", ""),
+		MailFrom:            str("MAIL_FROM", "coffer <no-reply@localhost>"),
 	}
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"

@@ -41,6 +41,7 @@ type Options struct {
 	// Dashboard is the job queue dashboard (asynqmon), served at /admin/jobs
 	// to super admins; nil: none.
 	Dashboard http.Handler
+	Mail      MailOptions
 }
 
 // WebOptions configure the browser screens and sign-in.
@@ -75,6 +76,7 @@ type Handler struct {
 	now       func() time.Time
 	web       WebOptions
 	dashboard http.Handler
+	mail      *mailer
 	pages     map[string]*template.Template
 	dummyHash string // checked for unknown emails, so they take as long as known ones
 }
@@ -92,6 +94,13 @@ func New(o Options) (*fiber.App, error) {
 		web:       o.Web,
 		dashboard: o.Dashboard,
 	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	h.mail = &mailer{o: o.Mail, log: h.log}
 	if len(h.web.Secret) < 32 {
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
 	}
@@ -101,12 +110,6 @@ func New(o Options) (*fiber.App, error) {
 	}
 	if h.dummyHash, err = models.HashPassword("not a real password, never matches", h.web.Argon2); err != nil {
 		return nil, err
-	}
-	if h.now == nil {
-		h.now = time.Now
-	}
-	if h.log == nil {
-		h.log = slog.Default()
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "coffer",

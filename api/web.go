@@ -43,7 +43,8 @@ type page struct {
 func parseTemplates() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) }}
-	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user", "admin_audit"} {
+	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user", "admin_audit",
+		"register", "password_forgot", "password_reset", "security"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err

@@ -95,3 +95,13 @@ func (s *Store) RecordLogin(ctx context.Context, userID uuid.UUID, newHash *stri
 	res, err := q.Exec(ctx)
 	return affectedOne(res, err, "record login")
 }
+
+// SetPassword stores a new password hash.
+func (s *Store) SetPassword(ctx context.Context, userID uuid.UUID, hash string) error {
+	res, err := s.db.NewUpdate().Model((*User)(nil)).
+		Set("password_hash = ?", hash).
+		Set("updated_at = ?", s.now()).
+		Where("id = ?", userID).
+		Exec(ctx)
+	return affectedOne(res, err, "set password")
+}
