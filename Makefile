@@ -28,6 +28,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDate -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/
 
 lint:
 	gofmt -l . | (! grep .)

@@ -9,6 +9,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +37,7 @@ import (
 
 	"coffer/api"
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/migrations"
 	"coffer/models"
 	"coffer/worker"
@@ -75,6 +78,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := newLogger(cfg, stderr)
+	if cfg.Env == "development" {
+		if err := developmentSecrets(cfg, log); err != nil {
+			fmt.Fprintf(stderr, "coffer: %v\n", err)
+			return 1
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -185,6 +194,10 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 		return nil, err
 	}
 	s.db, s.store = db, models.NewStore(db)
+	if s.store.Secrets, err = models.NewSealer(cfg.EncryptionKey, cfg.OldEncryptionKeys...); err != nil {
+		db.Close()
+		return nil, err
+	}
 	s.closers = append(s.closers, func() { db.Close() })
 	opt, stopRedis, err := openRedis(ctx, cfg, log)
 	if err != nil {
@@ -204,7 +217,9 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 }
 
 func (s *services) handlers(cfg *Config, log *slog.Logger) *jobs.Handlers {
-	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
+	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
+		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: cfg.SimpleFINAllowHTTP,
+			AllowPrivateHosts: cfg.SimpleFINAllowPrivate, ClaimTimeout: cfg.SimpleFINClaimTimeout})}
 }
 
 func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
@@ -215,23 +230,14 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 }
 
 // webOptions derives the browser settings; the form-signing secret comes
-// from SECRET_KEY_BASE (in development, when unset, a random one per
-// process, which only a single process can use).
+// from SECRET_KEY_BASE.
 func webOptions(cfg *Config, log *slog.Logger) (api.WebOptions, error) {
 	u, err := url.Parse(cfg.AppURL)
 	if err != nil {
 		return api.WebOptions{}, fmt.Errorf("APP_URL: %w", err)
 	}
-	secret := make([]byte, 32)
-	if cfg.SecretKeyBase == "" {
-		log.Warn("SECRET_KEY_BASE is not set: using a random secret for this process (set it to run several web processes)")
-		if _, err := rand.Read(secret); err != nil {
-			return api.WebOptions{}, err
-		}
-	} else {
-		sum := sha256.Sum256([]byte("coffer web forms\x00" + cfg.SecretKeyBase))
-		secret = sum[:]
-	}
+	sum := sha256.Sum256([]byte("coffer web forms\x00" + cfg.SecretKeyBase))
+	secret := sum[:]
 	return api.WebOptions{
 		Secret: secret, Origin: u.Scheme + "://" + u.Host, SecureCookies: u.Scheme == "https",
 		SessionIdle: cfg.SessionIdle, SessionMaxAge: cfg.SessionMaxAge,
@@ -381,7 +387,11 @@ func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) e
 			return err
 		}
 	}
-	return fn(models.NewStore(db))
+	s := models.NewStore(db)
+	if s.Secrets, err = models.NewSealer(cfg.EncryptionKey, cfg.OldEncryptionKeys...); err != nil {
+		return err
+	}
+	return fn(s)
 }
 
 func createUser(ctx context.Context, cfg *Config, args []string, stdin io.Reader, stdout io.Writer) error {
@@ -563,6 +573,13 @@ type Config struct {
 
 	SMTPURL  string // SMTP_URL: smtp://user:password@host:587; empty in development: mail goes to the log
 	MailFrom string // MAIL_FROM
+
+	EncryptionKey     []byte   // SECRETS_ENCRYPTION_KEY: Base64 of 32 bytes
+	OldEncryptionKeys [][]byte // SECRETS_ENCRYPTION_OLD_KEYS: former keys, decrypt only
+
+	SimpleFINAllowHTTP    bool          // SIMPLEFIN_ALLOW_HTTP (tests only)
+	SimpleFINAllowPrivate bool          // SIMPLEFIN_ALLOW_PRIVATE_HOSTS (tests only)
+	SimpleFINClaimTimeout time.Duration // SIMPLEFIN_CLAIM_TIMEOUT
 }
 
 // Embedded reports whether the service runs on the SQLite file and the
@@ -655,30 +672,33 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	}
 
 	c := &Config{
-		Env:                 oneOf("COFFER_ENV", "development", "development", "production"),
-		Port:                num("PORT", 3000, 1, 65535),
-		DatabaseURL:         str("DATABASE_URL", ""),
-		RedisURL:            str("REDIS_URL", ""),
-		DataDir:             str("DATA_DIR", "data"),
-		DBMaxConns:          num("DB_MAX_CONNS", 20, 1, 1000),
-		SecretKeyBase:       str("SECRET_KEY_BASE", ""),
-		APIRateLimitPerHour: num("API_RATE_LIMIT_PER_HOUR", 10_000, 0, 100_000_000),
-		WorkerConcurrency:   num("WORKER_CONCURRENCY", 10, 1, 1000),
-		BalanceSweepCron:    str("BALANCE_SWEEP_CRON", "5 0 * * *"),
-		LogFormat:           oneOf("LOG_FORMAT", "text", "text", "json"),
-		LocalLoginEnabled:   boolean("AUTH_LOCAL_LOGIN_ENABLED", true),
-		LocalAdminOverride:  boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
-		JITMode:             oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
-		AuthProvidersSource: oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
-		SessionIdle:         duration("SESSION_IDLE_TIMEOUT", 168*time.Hour),
-		SessionMaxAge:       duration("SESSION_MAX_AGE", 720*time.Hour),
-		MaxFailuresAccount:  num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
-		MaxFailuresIP:       num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
-		LockoutWindow:       duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
-		AdminRateLimit:      num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
-		AuditArchiveCron:    str("AUDIT_ARCHIVE_CRON", "30 3 * * *"),
-		SMTPURL:             str("SMTP_URL", ""),
-		MailFrom:            str("MAIL_FROM", "coffer <no-reply@localhost>"),
+		Env:                   oneOf("COFFER_ENV", "development", "development", "production"),
+		Port:                  num("PORT", 3000, 1, 65535),
+		DatabaseURL:           str("DATABASE_URL", ""),
+		RedisURL:              str("REDIS_URL", ""),
+		DataDir:               str("DATA_DIR", "data"),
+		DBMaxConns:            num("DB_MAX_CONNS", 20, 1, 1000),
+		SecretKeyBase:         str("SECRET_KEY_BASE", ""),
+		APIRateLimitPerHour:   num("API_RATE_LIMIT_PER_HOUR", 10_000, 0, 100_000_000),
+		WorkerConcurrency:     num("WORKER_CONCURRENCY", 10, 1, 1000),
+		BalanceSweepCron:      str("BALANCE_SWEEP_CRON", "5 0 * * *"),
+		LogFormat:             oneOf("LOG_FORMAT", "text", "text", "json"),
+		LocalLoginEnabled:     boolean("AUTH_LOCAL_LOGIN_ENABLED", true),
+		LocalAdminOverride:    boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
+		JITMode:               oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
+		AuthProvidersSource:   oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
+		SessionIdle:           duration("SESSION_IDLE_TIMEOUT", 168*time.Hour),
+		SessionMaxAge:         duration("SESSION_MAX_AGE", 720*time.Hour),
+		MaxFailuresAccount:    num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
+		MaxFailuresIP:         num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
+		LockoutWindow:         duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
+		AdminRateLimit:        num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
+		AuditArchiveCron:      str("AUDIT_ARCHIVE_CRON", "30 3 * * *"),
+		SMTPURL:               str("SMTP_URL", ""),
+		SimpleFINAllowHTTP:    boolean("SIMPLEFIN_ALLOW_HTTP", false),
+		SimpleFINAllowPrivate: boolean("SIMPLEFIN_ALLOW_PRIVATE_HOSTS", false),
+		SimpleFINClaimTimeout: duration("SIMPLEFIN_CLAIM_TIMEOUT", 30*time.Second),
+		MailFrom:              str("MAIL_FROM", "coffer <no-reply@localhost>"),
 	}
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"
@@ -696,6 +716,24 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	for _, d := range strings.Split(getenv("ALLOWED_OIDC_DOMAINS"), ",") {
 		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
 			c.AllowedOIDCDomains = append(c.AllowedOIDCDomains, d)
+		}
+	}
+	key := func(name, v string) []byte {
+		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+		if err != nil || len(b) != 32 {
+			problems = append(problems, name+" must be the Base64 of exactly 32 bytes (openssl rand -base64 32)")
+			return nil
+		}
+		return b
+	}
+	if v := getenv("SECRETS_ENCRYPTION_KEY"); v != "" {
+		c.EncryptionKey = key("SECRETS_ENCRYPTION_KEY", v)
+	} else if production {
+		problems = append(problems, "SECRETS_ENCRYPTION_KEY is required in production (openssl rand -base64 32)")
+	}
+	for _, v := range strings.Split(getenv("SECRETS_ENCRYPTION_OLD_KEYS"), ",") {
+		if strings.TrimSpace(v) != "" {
+			c.OldEncryptionKeys = append(c.OldEncryptionKeys, key("SECRETS_ENCRYPTION_OLD_KEYS", v))
 		}
 	}
 	tier := oneOf("AUDIT_RETENTION_TIER", "standard", "standard", "extended", "compliance")
@@ -737,6 +775,40 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		return nil, errors.New("  " + strings.Join(problems, "\n  "))
 	}
 	return c, nil
+}
+
+// developmentSecrets fills in what development may leave unset: a
+// SECRET_KEY_BASE kept in DATA_DIR (so sessions and sealed secrets survive
+// a restart and every local process agrees), and an encryption key
+// derived from it.
+func developmentSecrets(cfg *Config, log *slog.Logger) error {
+	if cfg.SecretKeyBase == "" {
+		path := filepath.Join(cfg.DataDir, "secret_key_base")
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			raw := make([]byte, 32)
+			if _, err := rand.Read(raw); err != nil {
+				return err
+			}
+			b = []byte(hex.EncodeToString(raw))
+			if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+				return err
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+			log.Warn("SECRET_KEY_BASE is not set: generated one for development", "file", path)
+		} else if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		cfg.SecretKeyBase = strings.TrimSpace(string(b))
+	}
+	if cfg.EncryptionKey == nil {
+		log.Warn("SECRETS_ENCRYPTION_KEY is not set: deriving it from SECRET_KEY_BASE (development only)")
+		sum := sha256.Sum256([]byte("coffer secrets\x00" + cfg.SecretKeyBase))
+		cfg.EncryptionKey = sum[:]
+	}
+	return nil
 }
 
 func parseUUID(s string) (uuid.UUID, error) { return uuid.Parse(strings.TrimSpace(s)) }

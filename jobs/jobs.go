@@ -12,6 +12,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -32,6 +33,8 @@ type Handlers struct {
 	Store *models.Store
 	Queue *asynq.Client // to fan out follow-up tasks
 	Log   *slog.Logger
+
+	SimpleFIN *simplefin.Client // the aggregator client
 
 	Retention  Retention        // audit retention tier
 	ArchiveDir string           // where audit archive files go

@@ -23,6 +23,8 @@ type Store struct {
 	raw *bun.DB
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// Secrets seals the secrets stored at rest (access URLs, setup tokens).
+	Secrets *Sealer
 }
 
 // NewStore wraps an open database.
@@ -45,7 +47,7 @@ func (s *Store) Ping(ctx context.Context) error {
 // when fn returns nil and rolled back otherwise.
 func (s *Store) RunInTx(ctx context.Context, fn func(tx *Store) error) error {
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(&Store{db: tx, raw: s.raw, Now: s.Now})
+		return fn(&Store{db: tx, raw: s.raw, Now: s.Now, Secrets: s.Secrets})
 	})
 }
 

@@ -40,6 +40,7 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeChatReply, h.ChatReply)
 	mux.HandleFunc(jobs.TypeRequeue, h.Requeue)
 	mux.HandleFunc(jobs.TypeAuditArchive, h.AuditArchive)
+	mux.HandleFunc(jobs.TypeSimplefinClaim, h.SimplefinClaim)
 	return mux
 }
 

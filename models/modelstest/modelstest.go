@@ -42,7 +42,16 @@ func env(name, def string) string {
 func NewStore(t testing.TB) *models.Store {
 	t.Helper()
 	db := NewDB(t)
-	return models.NewStore(db)
+	s := models.NewStore(db)
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if s.Secrets, err = models.NewSealer(key); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // NewDB returns a new, migrated database that is dropped when the test ends.

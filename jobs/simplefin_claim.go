@@ -1,0 +1,98 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+
+	"coffer/jobs/simplefin"
+	"coffer/models"
+)
+
+// TypeSimplefinClaim exchanges a connection's setup token for its access
+// URL: one POST, never two.
+const TypeSimplefinClaim = "simplefin:claim"
+
+// Messages a user sees on a failed claim (spec/aggregator.md §4).
+const (
+	MsgClaimRefused = "This setup token was already used, has expired, or may have been compromised. " +
+		"If you did not use it, disable it at SimpleFIN Bridge and create a new one."
+	MsgClaimUnconfirmed = "We could not confirm the claim; the token may have been used. Create a new token."
+	MsgClaimUnreachable = "SimpleFIN Bridge could not be reached. Retry in a while; the token was not used."
+)
+
+// claimDeadline is how long a claim marked as sent may still be in flight
+// on another worker before it counts as lost.
+const claimDeadline = 2 * time.Minute
+
+// ClaimPayload names the connection and the claim attempt.
+type ClaimPayload struct {
+	FamilyID     uuid.UUID `json:"family_id"`
+	ConnectionID uuid.UUID `json:"connection_id"`
+	Seq          int       `json:"seq"`
+}
+
+// NewSimplefinClaimTask builds the claim of one attempt, unique per
+// connection and attempt.
+func NewSimplefinClaimTask(familyID, connectionID uuid.UUID, seq int) (*asynq.Task, error) {
+	payload, err := json.Marshal(ClaimPayload{FamilyID: familyID, ConnectionID: connectionID, Seq: seq})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: claim payload: %w", err)
+	}
+	return asynq.NewTask(TypeSimplefinClaim, payload, asynq.Queue(QueueCritical), asynq.MaxRetry(5),
+		asynq.Timeout(2*time.Minute), asynq.TaskID("simplefin:claim:"+connectionID.String()+":"+strconv.Itoa(seq))), nil
+}
+
+// SimplefinClaim handles TypeSimplefinClaim. It records that the POST is
+// about to go before sending it; a run that finds that mark (a worker died
+// mid-claim) never POSTs again.
+func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
+	var p ClaimPayload
+	if err := decode(t, &p); err != nil {
+		return err
+	}
+	step, c, err := h.Store.BeginClaim(ctx, p.FamilyID, p.ConnectionID, p.Seq)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch step {
+	case models.ClaimSkip:
+		return nil
+	case models.ClaimUnclear:
+		if h.now().Sub(*c.ClaimSentAt) < claimDeadline {
+			return fmt.Errorf("jobs: claim of %s may still be in flight", c.ID)
+		}
+		return h.Store.ClaimFailed(ctx, c, MsgClaimUnconfirmed, false)
+	}
+
+	token, err := h.Store.SetupToken(c)
+	if err != nil {
+		return h.Store.ClaimFailed(ctx, c, MsgClaimUnconfirmed, false)
+	}
+	claimURL, err := simplefin.ParseSetupToken(token, h.SimpleFIN.AllowHTTP)
+	if err != nil {
+		return h.Store.ClaimFailed(ctx, c, "The setup token is not valid. Create a new one.", false)
+	}
+	access, err := h.SimpleFIN.Claim(ctx, claimURL)
+	var ce *simplefin.ClaimError
+	switch {
+	case err == nil:
+		return h.Store.ClaimSucceeded(ctx, c, access)
+	case errors.As(err, &ce) && ce.Outcome == simplefin.Refused:
+		return h.Store.ClaimFailed(ctx, c, MsgClaimRefused, false)
+	case errors.As(err, &ce) && (ce.Outcome == simplefin.NeverSent || ce.Outcome == simplefin.Blocked):
+		return h.Store.ClaimFailed(ctx, c, MsgClaimUnreachable, true)
+	default:
+		h.logger(ctx, t).Warn("claim outcome unknown", "connection_id", c.ID, "error", err)
+		return h.Store.ClaimFailed(ctx, c, MsgClaimUnconfirmed, false)
+	}
+}
