@@ -24,11 +24,20 @@ func TestSealer(t *testing.T) {
 		t.Fatalf("open with the old key: %q %v", got, err)
 	}
 	for name, open := range map[string]func() (string, error){
-		"other row":    func() (string, error) { return rotated.Open(sealed, "provider_connections", "access_url_enc", "row-2") },
-		"other column": func() (string, error) { return rotated.Open(sealed, "provider_connections", "setup_token_enc", "row-1") },
-		"tampered":     func() (string, error) { return rotated.Open(sealed[:len(sealed)-2]+"AA", "provider_connections", "access_url_enc", "row-1") },
-		"unknown key":  func() (string, error) { n, _ := models.NewSealer(newKey); return n.Open(sealed, "provider_connections", "access_url_enc", "row-1") },
-		"plaintext":    func() (string, error) { return rotated.Open("https://x", "provider_connections", "access_url_enc", "row-1") },
+		"other row": func() (string, error) { return rotated.Open(sealed, "provider_connections", "access_url_enc", "row-2") },
+		"other column": func() (string, error) {
+			return rotated.Open(sealed, "provider_connections", "setup_token_enc", "row-1")
+		},
+		"tampered": func() (string, error) {
+			return rotated.Open(sealed[:len(sealed)-2]+"AA", "provider_connections", "access_url_enc", "row-1")
+		},
+		"unknown key": func() (string, error) {
+			n, _ := models.NewSealer(newKey)
+			return n.Open(sealed, "provider_connections", "access_url_enc", "row-1")
+		},
+		"plaintext": func() (string, error) {
+			return rotated.Open("https://x", "provider_connections", "access_url_enc", "row-1")
+		},
 	} {
 		if _, err := open(); !errors.Is(err, models.ErrSealed) {
 			t.Errorf("%s: %v", name, err)
