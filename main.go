@@ -256,8 +256,9 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, Web: web,
-		Dashboard: asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
-		Mail:      api.MailOptions{SMTPURL: cfg.SMTPURL, From: cfg.MailFrom, LogOnly: cfg.SMTPURL == "" && cfg.Env == "development"},
+		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
+		SimpleFINAllowHTTP: cfg.SimpleFINAllowHTTP,
+		Mail:               api.MailOptions{SMTPURL: cfg.SMTPURL, From: cfg.MailFrom, LogOnly: cfg.SMTPURL == "" && cfg.Env == "development"},
 	})
 	if err != nil {
 		return err

@@ -42,6 +42,8 @@ type Options struct {
 	// to super admins; nil: none.
 	Dashboard http.Handler
 	Mail      MailOptions
+	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
+	SimpleFINAllowHTTP bool
 }
 
 // WebOptions configure the browser screens and sign-in.
@@ -77,8 +79,10 @@ type Handler struct {
 	web       WebOptions
 	dashboard http.Handler
 	mail      *mailer
-	pages     map[string]*template.Template
-	dummyHash string // checked for unknown emails, so they take as long as known ones
+
+	simplefinHTTP bool
+	pages         map[string]*template.Template
+	dummyHash     string // checked for unknown emails, so they take as long as known ones
 }
 
 // New builds the fiber app with every route.
@@ -93,6 +97,8 @@ func New(o Options) (*fiber.App, error) {
 		now:       o.Clock,
 		web:       o.Web,
 		dashboard: o.Dashboard,
+
+		simplefinHTTP: o.SimpleFINAllowHTTP,
 	}
 	if h.now == nil {
 		h.now = time.Now

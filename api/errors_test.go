@@ -40,14 +40,20 @@ func TestEveryEndpointRefusesBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	conn := &models.Connection{FamilyID: e.beta.Family.ID, Name: "bridge"}
+	if err := e.store.CreateConnection(ctx, conn, "aHR0cHM6Ly9icmlkZ2UuZXhhbXBsZS9jbGFpbS94"); err != nil {
+		t.Fatal(err)
+	}
+
 	foreign := map[string]string{
-		"transactions": tx.ID.String(), "accounts": e.beta.Account.ID.String(), "categories": cat.ID.String(),
+		"provider_connections": conn.ID.String(),
+		"transactions":         tx.ID.String(), "accounts": e.beta.Account.ID.String(), "categories": cat.ID.String(),
 		"merchants": mer.ID.String(), "tags": tag.ID.String(), "chats": chat.ID.String(),
 		"transfers": transfer.String(),
 	}
 	wrapper := map[string]string{"transactions": "transaction", "accounts": "account", "categories": "category",
-		"merchants": "merchant", "tags": "tag", "transfers": "transfer"}
-	paged := map[string]bool{"transactions": true, "accounts": true, "categories": true, "chats": true, "transfers": true}
+		"merchants": "merchant", "tags": "tag", "transfers": "transfer", "provider_connections": "provider_connection"}
+	paged := map[string]bool{"transactions": true, "accounts": true, "categories": true, "chats": true, "transfers": true, "provider_connections": true}
 
 	for res, id := range foreign {
 		t.Run(res, func(t *testing.T) {
@@ -63,7 +69,7 @@ func TestEveryEndpointRefusesBadInput(t *testing.T) {
 				wantError(t, e.do("DELETE", path, e.alpha.Key, nil), 404, "not_found")
 			}
 			writes := []struct{ method, path string }{{"POST", base}}
-			if res != "transfers" {
+			if res != "transfers" && res != "provider_connections" { // neither can be edited
 				writes = append(writes, struct{ method, path string }{"PATCH", base + "/" + id})
 			}
 			for _, w := range writes {

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -282,4 +283,13 @@ func pathID(c *fiber.Ctx) (uuid.UUID, error) {
 		return uuid.Nil, notFound()
 	}
 	return id, nil
+}
+
+// objectMembers reads a JSON object's members.
+func objectMembers(raw json.RawMessage) (map[string]json.RawMessage, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return nil, errors.New("not an object")
+	}
+	return obj, nil
 }

@@ -106,4 +106,9 @@ func (h *Handler) routes(app *fiber.App) {
 	v1.Post("/transfers", write, h.createTransfer)
 	v1.Get("/transfers/:id", read, h.showTransfer)
 	v1.Delete("/transfers/:id", write, h.deleteTransfer)
+
+	v1.Get("/provider_connections", read, h.listConnections)
+	v1.Post("/provider_connections", write, h.createConnection)
+	v1.Get("/provider_connections/:id", read, h.showConnection)
+	v1.Delete("/provider_connections/:id", write, h.deleteConnection)
 }

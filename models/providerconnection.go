@@ -84,11 +84,24 @@ func (s *Store) Connection(ctx context.Context, familyID, id uuid.UUID) (*Connec
 	return c, dbErr("get connection", err)
 }
 
-// Connections lists the family's connections, oldest first.
-func (s *Store) Connections(ctx context.Context, familyID uuid.UUID) ([]Connection, error) {
+// Connections lists a page of the family's connections, oldest first.
+func (s *Store) Connections(ctx context.Context, familyID uuid.UUID, p Page) ([]Connection, int, error) {
 	cs := []Connection{}
-	err := s.db.NewSelect().Model(&cs).Where("pc.family_id = ?", familyID).OrderExpr("pc.created_at, pc.id").Scan(ctx)
-	return cs, dbErr("list connections", err)
+	n, err := p.scan(ctx, s.db.NewSelect().Model(&cs).Where("pc.family_id = ?", familyID).OrderExpr("pc.created_at, pc.id"))
+	return cs, n, dbErr("list connections", err)
+}
+
+// DisconnectConnection destroys a connection's stored credentials; what it
+// imported stays.
+func (s *Store) DisconnectConnection(ctx context.Context, familyID, id uuid.UUID) error {
+	now := s.now()
+	res, err := s.db.NewUpdate().Model((*Connection)(nil)).
+		Set("status = ?", ConnDisconnected).Set("status_message = NULL").
+		Set("access_url_enc = NULL").Set("setup_token_enc = NULL").Set("claim_sent_at = NULL").
+		Set("disconnected_at = ?", now).Set("updated_at = ?", now).
+		Where("family_id = ?", familyID).Where("id = ?", id).Where("status <> ?", ConnDisconnected).
+		Exec(ctx)
+	return affectedOne(res, err, "disconnect connection")
 }
 
 // SetupToken opens a connection's sealed setup token.

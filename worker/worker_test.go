@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/simplefintest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -121,5 +123,52 @@ func TestOneSchedulerLeads(t *testing.T) {
 	stop2()
 	if err := <-done2; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWorkerClaimsAConnection runs the claim through the real server on
+// Redis against the fake Bridge.
+func TestWorkerClaimsAConnection(t *testing.T) {
+	store := modelstest.NewStore(t)
+	opt := modelstest.Redis(t, redisDB)
+	rdb := opt.MakeRedisClient().(redis.UniversalClient)
+	defer rdb.Close()
+	queue := asynq.NewClientFromRedisClient(rdb)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bridge := simplefintest.New(t)
+	h := &jobs.Handlers{Store: store, Queue: queue, Log: log,
+		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: h, Logger: log, Concurrency: 2, BalanceSweepCron: "@every 1h"})
+	}()
+	defer func() { cancel(); <-done }()
+
+	f := modelstest.NewFamily(t, store, "bridge")
+	c := &models.Connection{FamilyID: f.Family.ID, Name: "SimpleFIN"}
+	if err := store.CreateConnection(ctx, c, bridge.Token("worker")); err != nil {
+		t.Fatal(err)
+	}
+	task, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	if _, err := queue.Enqueue(task); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := store.Connection(ctx, c.FamilyID, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == models.ConnActive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still %s after 20s", got.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := bridge.Posts("worker"); n != 1 {
+		t.Errorf("%d claim POSTs", n)
 	}
 }

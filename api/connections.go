@@ -1,0 +1,141 @@
+package api
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/jobs"
+	"coffer/jobs/simplefin"
+	"coffer/models"
+)
+
+type connectionJSON struct {
+	ID             string   `json:"id"`
+	Provider       string   `json:"provider"`
+	Name           string   `json:"name"`
+	Status         string   `json:"status"`
+	StatusMessage  *string  `json:"status_message"`
+	ClaimRetryable bool     `json:"claim_retryable"`
+	IncludePending bool     `json:"include_pending"`
+	Errors         []string `json:"errors"`
+	ServerVersions []string `json:"server_versions"`
+	RetryAfter     *string  `json:"retry_after"`
+	LastSyncedAt   *string  `json:"last_synced_at"`
+	CreatedAt      string   `json:"created_at"`
+	UpdatedAt      string   `json:"updated_at"`
+	DisconnectedAt *string  `json:"disconnected_at"`
+}
+
+// renderConnection shows a connection without its secrets: the setup
+// token and the access URL never leave the store in a response.
+func renderConnection(c *models.Connection) connectionJSON {
+	out := connectionJSON{
+		ID: c.ID.String(), Provider: c.Provider, Name: c.Name, Status: c.Status, StatusMessage: c.StatusMessage,
+		ClaimRetryable: c.ClaimRetryable, IncludePending: c.IncludePending,
+		Errors: c.ProviderErrors, ServerVersions: c.ServerVersions,
+		RetryAfter: optTimestamp(c.RetryAfter), LastSyncedAt: optTimestamp(c.LastSyncedAt),
+		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt), DisconnectedAt: optTimestamp(c.DisconnectedAt),
+	}
+	if out.Errors == nil {
+		out.Errors = []string{}
+	}
+	if out.ServerVersions == nil {
+		out.ServerVersions = []string{}
+	}
+	return out
+}
+
+type connectionsJSON struct {
+	Connections []connectionJSON `json:"provider_connections"`
+	Pagination  Pagination       `json:"pagination"`
+}
+
+func (h *Handler) listConnections(c *fiber.Ctx) error {
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	cs, total, err := h.store.Connections(c.UserContext(), keyOf(c).FamilyID, p)
+	if err != nil {
+		return err
+	}
+	out := connectionsJSON{Connections: make([]connectionJSON, len(cs)), Pagination: pagination(p, total)}
+	for i := range cs {
+		out.Connections[i] = renderConnection(&cs[i])
+	}
+	return c.JSON(out)
+}
+
+func (h *Handler) showConnection(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	conn, err := h.store.Connection(c.UserContext(), keyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(renderConnection(conn))
+}
+
+// createConnection stores a connection with its setup token sealed and
+// queues the claim; the answer is 202 because the claim happens in a
+// worker. A bad token is a 422 whose code says what is wrong with it.
+func (h *Handler) createConnection(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), keyOf(c)
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	if inner, ok := f.raw["provider_connection"]; ok && !f.has("setup_token") {
+		// The resource-wrapped form, like every other write body.
+		var wrapped fields
+		if wrapped.raw, err = objectMembers(inner); err != nil {
+			return badRequest("The request body's \"provider_connection\" must be an object")
+		}
+		f = &wrapped
+	}
+	token, _ := f.str("setup_token", 4096, false)
+	name, _ := f.str("name", maxName, true)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if _, err := simplefin.ParseSetupToken(token, h.simplefinHTTP); err != nil {
+		var te *simplefin.TokenError
+		if errors.As(err, &te) {
+			return &apiError{status: fiber.StatusUnprocessableEntity, code: te.Code, message: te.Message}
+		}
+		return err
+	}
+	if name == "" {
+		name = "SimpleFIN"
+	}
+	conn := &models.Connection{FamilyID: k.FamilyID, Name: name, CreatedBy: &k.UserID}
+	if err := h.store.CreateConnection(ctx, conn, strings.TrimSpace(token)); err != nil {
+		return err
+	}
+	task, err := jobs.NewSimplefinClaimTask(conn.FamilyID, conn.ID, conn.ClaimSeq)
+	if err == nil {
+		_, err = h.queue.EnqueueContext(ctx, task)
+	}
+	if err != nil {
+		// The connection is stored: the sweeper queues claims that have no task.
+		h.log.Error("enqueue claim", "request_id", requestIDOf(c), "connection_id", conn.ID, "error", err)
+	}
+	return c.Status(fiber.StatusAccepted).JSON(renderConnection(conn))
+}
+
+// deleteConnection disconnects: the stored credentials are destroyed and
+// the imported data is kept.
+func (h *Handler) deleteConnection(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DisconnectConnection(c.UserContext(), keyOf(c).FamilyID, id); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"message": "Connection disconnected; imported data was kept"})
+}
