@@ -165,3 +165,35 @@ func (a Amount) Format(c Currency) string {
 	}
 	return b.String()
 }
+
+// ParseAmountRounded reads an upstream decimal (an aggregator's amount) the
+// way ParseAmount does, but accepts more than four decimals and rounds
+// them half away from zero; the caller keeps the raw text alongside.
+func ParseAmountRounded(s string) (Amount, error) {
+	_, frac, hasPoint := strings.Cut(strings.TrimPrefix(s, "-"), ".")
+	if !hasPoint || len(frac) <= maxFractionDigits {
+		return ParseAmount(s)
+	}
+	if !digitsOnly(frac) || len(frac) > 30 {
+		return 0, ErrBadAmount
+	}
+	kept, rest := frac[:maxFractionDigits], frac[maxFractionDigits:]
+	a, err := ParseAmount(s[:len(s)-len(frac)] + kept)
+	if err != nil {
+		return 0, err
+	}
+	if rest[0] >= '5' { // half away from zero
+		if strings.HasPrefix(s, "-") {
+			if a == math.MinInt64+1 {
+				return 0, ErrBadAmount
+			}
+			a--
+		} else {
+			if a == math.MaxInt64 {
+				return 0, ErrBadAmount
+			}
+			a++
+		}
+	}
+	return a, nil
+}

@@ -167,3 +167,19 @@ func FuzzParseDate(f *testing.F) {
 		}
 	})
 }
+
+func TestParseAmountRounded(t *testing.T) {
+	for in, want := range map[string]models.Amount{
+		"-19.99": -199900, "1.23456": 12346, "1.23454": 12345, "-1.23455": -12346, "0.00005": 1, "-0.00004999": 0,
+		"12.50000000": 125000,
+	} {
+		if got, err := models.ParseAmountRounded(in); err != nil || got != want {
+			t.Errorf("ParseAmountRounded(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"1e3", "12.3a4567", "", "-", "1,00", "922337203685477.58079"} {
+		if _, err := models.ParseAmountRounded(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

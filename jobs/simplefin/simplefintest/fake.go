@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +28,20 @@ const (
 	ClaimBadURL                         // 200 with an access URL that has no password
 )
 
+// AccountsBehaviour scripts how the next /accounts requests are answered.
+type AccountsBehaviour int
+
+// Accounts behaviours.
+const (
+	AccountsNormally  AccountsBehaviour = iota // 200 with Body
+	Accounts402                                // payment required
+	AccountsHTML403                            // a front-end block page, not a revoked URL
+	Accounts429                                // rate limited, Retry-After: 120, HTML body
+	Accounts5xxOnce                            // one 503, then normal
+	AccountsTruncated                          // a 200 whose JSON is cut short
+	AccountsReset                              // drop the connection mid-body
+)
+
 // Server is a fake Bridge.
 type Server struct {
 	*httptest.Server
@@ -33,15 +49,22 @@ type Server struct {
 	mu        sync.Mutex
 	claimed   map[string]bool // one-time codes, true once claimed
 	posts     map[string]int  // POSTs seen per code
+	revoked   map[string]bool // access passwords revoked at the Bridge
 	Behaviour ClaimBehaviour
+
+	accounts  AccountsBehaviour
+	body      string     // the account set /accounts answers
+	requests  int        // /accounts requests seen
+	lastQuery url.Values // of the last /accounts request
 }
 
 // New starts a fake Bridge for the test's lifetime.
 func New(t testing.TB) *Server {
 	t.Helper()
-	s := &Server{claimed: map[string]bool{}, posts: map[string]int{}}
+	s := &Server{claimed: map[string]bool{}, posts: map[string]int{}, revoked: map[string]bool{}, body: `{"errors":[],"accounts":[]}`}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /simplefin/claim/{code}", s.claim)
+	mux.HandleFunc("GET /simplefin/accounts", s.accountsHandler)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -111,4 +134,83 @@ func (s *Server) claim(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	fmt.Fprint(w, strings.Replace(s.URL, "://", "://demo:s3cret-"+code+"@", 1)+"/simplefin\n")
+}
+
+// AccessURL is the access URL a claim of code returns.
+func (s *Server) AccessURL(code string) string {
+	return strings.Replace(s.URL, "://", "://demo:s3cret-"+code+"@", 1) + "/simplefin"
+}
+
+// SetAccounts sets the /accounts behaviour and the account set it answers.
+func (s *Server) SetAccounts(b AccountsBehaviour, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.accounts = b
+	if body != "" {
+		s.body = body
+	}
+}
+
+// Revoke revokes the access URL of a code, as a user can at the Bridge.
+func (s *Server) Revoke(code string) {
+	s.mu.Lock()
+	s.revoked["s3cret-"+code] = true
+	s.mu.Unlock()
+}
+
+// AccountsRequests reports the /accounts requests seen and the last query.
+func (s *Server) AccountsRequests() (int, url.Values) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests, s.lastQuery
+}
+
+func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.requests++
+	s.lastQuery = r.URL.Query()
+	behaviour, body := s.accounts, s.body
+	user, pass, ok := r.BasicAuth()
+	revoked := s.revoked[pass]
+	if behaviour == Accounts5xxOnce {
+		s.accounts = AccountsNormally
+	}
+	s.mu.Unlock()
+	if !ok || user != "demo" || !strings.HasPrefix(pass, "s3cret-") || revoked {
+		http.Error(w, "Forbidden", http.StatusForbidden)
+		return
+	}
+	switch behaviour {
+	case Accounts402:
+		http.Error(w, "Payment Required", http.StatusPaymentRequired)
+	case AccountsHTML403:
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, "<html><body>Access denied | Cloudflare</body></html>")
+	case Accounts429:
+		w.Header().Set("Content-Type", "text/html")
+		w.Header().Set("Retry-After", "120")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, "<html><body>Too many requests</body></html>")
+	case Accounts5xxOnce:
+		http.Error(w, "unavailable", http.StatusServiceUnavailable)
+	case AccountsTruncated:
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, body[:len(body)/2])
+	case AccountsReset:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		fmt.Fprint(w, body[:len(body)/2])
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+			}
+		}
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, body)
+	}
 }

@@ -1,0 +1,104 @@
+package simplefin_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/simplefintest"
+)
+
+const accountSet = `{"errors":["Example Bank: sign-in needs attention"],"x-api-message":["hint"],
+"accounts":[{"org":{"name":"Example Bank","sfin-url":"https://b.example/simplefin"},"id":"ACT-1","name":"Checking",
+"currency":"USD","balance":"812.50","balance-date":"1767312000","transactions":[
+{"id":"T-9","posted":1767225600,"amount":"-19.99","description":"BOOKSHOP ONLINE","payee":"Bookshop"},
+{"id":"T-10","posted":0,"amount":"-5.00","description":"COFFEE","pending":true,"transacted_at":1767300000}]}]}`
+
+func fetch(t *testing.T, bridge *simplefintest.Server, access string, pending bool) (*simplefin.AccountSet, error) {
+	t.Helper()
+	c := simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second})
+	end := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
+	return c.Accounts(context.Background(), access, simplefin.FetchOptions{Start: end.AddDate(0, 0, -90), End: end, Pending: pending})
+}
+
+func TestAccounts(t *testing.T) {
+	bridge := simplefintest.New(t)
+	bridge.SetAccounts(simplefintest.AccountsNormally, accountSet)
+	set, err := fetch(t, bridge, bridge.AccessURL("a"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Accounts) != 1 || set.Accounts[0].Org.Name != "Example Bank" || set.Accounts[0].BalanceDate != 1767312000 {
+		t.Fatalf("account: %+v", set.Accounts)
+	}
+	txs := set.Accounts[0].Transactions
+	if len(txs) != 2 || txs[0].Amount != "-19.99" || txs[0].Payee != "Bookshop" || !txs[1].Pending || txs[1].Posted != 0 {
+		t.Fatalf("transactions: %+v", txs)
+	}
+	if len(set.Errors) != 1 || len(set.APIMessages) != 1 {
+		t.Errorf("errors %v messages %v", set.Errors, set.APIMessages)
+	}
+	n, q := bridge.AccountsRequests()
+	if n != 1 || q.Get("start-date") != "1759622400" || q.Get("end-date") != "1767398400" || q.Get("pending") != "1" {
+		t.Errorf("query %v", q)
+	}
+	// pending is left out, never sent as 0.
+	if _, err := fetch(t, bridge, bridge.AccessURL("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, q := bridge.AccountsRequests(); q.Has("pending") {
+		t.Errorf("pending sent: %v", q)
+	}
+}
+
+func TestAccountsFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		behaviour simplefintest.AccountsBehaviour
+		revoke    bool
+		kind      simplefin.FetchKind
+		requests  int
+	}{
+		{"revoked access URL", simplefintest.AccountsNormally, true, simplefin.AuthFailed, 1},
+		{"payment required", simplefintest.Accounts402, false, simplefin.PaymentRequired, 1},
+		{"html 403 is a block, not a revocation", simplefintest.AccountsHTML403, false, simplefin.RateLimited, 1},
+		{"429", simplefintest.Accounts429, false, simplefin.RateLimited, 1},
+		{"truncated JSON", simplefintest.AccountsTruncated, false, simplefin.BadAnswer, 1},
+		{"reset mid-body is retried", simplefintest.AccountsReset, false, simplefin.Unavailable, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bridge := simplefintest.New(t)
+			bridge.SetAccounts(tc.behaviour, accountSet)
+			if tc.revoke {
+				bridge.Revoke("a")
+			}
+			_, err := fetch(t, bridge, bridge.AccessURL("a"), true)
+			var fe *simplefin.FetchError
+			if !errors.As(err, &fe) || fe.Kind != tc.kind {
+				t.Fatalf("err = %v, want kind %d", err, tc.kind)
+			}
+			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "127.0.0.1") {
+				t.Errorf("the error names the access URL: %v", err)
+			}
+			if tc.behaviour == simplefintest.Accounts429 && fe.RetryAfter != 120*time.Second {
+				t.Errorf("Retry-After %v", fe.RetryAfter)
+			}
+			if n, _ := bridge.AccountsRequests(); n != tc.requests {
+				t.Errorf("%d requests, want %d", n, tc.requests)
+			}
+		})
+	}
+	t.Run("a 5xx is retried", func(t *testing.T) {
+		bridge := simplefintest.New(t)
+		bridge.SetAccounts(simplefintest.Accounts5xxOnce, accountSet)
+		if _, err := fetch(t, bridge, bridge.AccessURL("a"), true); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := bridge.AccountsRequests(); n != 2 {
+			t.Errorf("%d requests", n)
+		}
+	})
+}
