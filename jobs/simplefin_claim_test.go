@@ -18,7 +18,7 @@ import (
 func claimSetup(t *testing.T) (*jobs.Handlers, *models.Store, *simplefintest.Server, *modelstest.FamilyFixture) {
 	t.Helper()
 	h, store, _ := newHandlers(t)
-	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second})
+	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
 	return h, store, simplefintest.New(t), modelstest.NewFamily(t, store, "bridge")
 }
 

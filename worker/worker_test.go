@@ -137,7 +137,7 @@ func TestWorkerClaimsAConnection(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	bridge := simplefintest.New(t)
 	h := &jobs.Handlers{Store: store, Queue: queue, Log: log,
-		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true})}
+		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: 5 * time.Millisecond})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

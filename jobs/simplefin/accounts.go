@@ -208,9 +208,7 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 			return backoff.Permanent(&FetchError{Kind: BadAnswer, Detail: fmt.Sprintf("unexpected answer (%d)", resp.StatusCode)})
 		}
 	}
-	policy := backoff.WithContext(backoff.WithMaxRetries(backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(200*time.Millisecond), backoff.WithMaxInterval(2*time.Second)), 2), ctx)
-	if err := backoff.Retry(op, policy); err != nil {
+	if err := backoff.Retry(op, c.policy(ctx)); err != nil {
 		var fe *FetchError
 		if errors.As(err, &fe) {
 			return nil, fe

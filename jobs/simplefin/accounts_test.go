@@ -19,7 +19,7 @@ const accountSet = `{"errors":["Example Bank: sign-in needs attention"],"x-api-m
 
 func fetch(t *testing.T, bridge *simplefintest.Server, access string, pending bool) (*simplefin.AccountSet, error) {
 	t.Helper()
-	c := simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second})
+	c := simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
 	end := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
 	return c.Accounts(context.Background(), access, simplefin.FetchOptions{Start: end.AddDate(0, 0, -90), End: end, Pending: pending})
 }
@@ -67,7 +67,7 @@ func TestAccountsFailures(t *testing.T) {
 		{"html 403 is a block, not a revocation", simplefintest.AccountsHTML403, false, simplefin.RateLimited, 1},
 		{"429", simplefintest.Accounts429, false, simplefin.RateLimited, 1},
 		{"truncated JSON", simplefintest.AccountsTruncated, false, simplefin.BadAnswer, 1},
-		{"reset mid-body is retried", simplefintest.AccountsReset, false, simplefin.Unavailable, 3},
+		{"reset mid-body is retried", simplefintest.AccountsReset, false, simplefin.Unavailable, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bridge := simplefintest.New(t)

@@ -20,6 +20,7 @@ import (
 type Client struct {
 	http      *http.Client
 	AllowHTTP bool
+	retry     time.Duration // first backoff interval
 }
 
 // Options configure a Client.
@@ -27,6 +28,9 @@ type Options struct {
 	AllowHTTP         bool          // accept http URLs (tests only)
 	AllowPrivateHosts bool          // dial loopback and private addresses (tests only)
 	ClaimTimeout      time.Duration // deadline of one claim request
+	// RetryInitial is the first backoff interval (then ×2 with 25 %
+	// jitter, at most 30 s, 3 retries). Zero means 2 s; tests shorten it.
+	RetryInitial time.Duration
 }
 
 // ErrPrivateHost is returned when the dialer refuses an address: a URL
@@ -54,8 +58,13 @@ func NewClient(o Options) *Client {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
+	retry := o.RetryInitial
+	if retry <= 0 {
+		retry = 2 * time.Second
+	}
 	return &Client{
 		AllowHTTP: o.AllowHTTP,
+		retry:     retry,
 		http: &http.Client{
 			Timeout:       timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -98,7 +107,7 @@ func (e *ClaimError) Error() string { return "simplefin: claim: " + e.Detail }
 
 // Claim sends the one POST that exchanges a claim URL for an access URL.
 // Only failures that prove the request was never written are retried
-// (exponential backoff, at most 3 attempts, bound to ctx): a claim is not
+// (exponential backoff, 3 retries, bound to ctx): a claim is not
 // idempotent, and a second POST after a lost answer would report a good
 // token as compromised.
 func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
@@ -145,9 +154,7 @@ func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
 			return backoff.Permanent(&ClaimError{Outcome: Unknown, Detail: fmt.Sprintf("unexpected answer %d", resp.StatusCode)})
 		}
 	}
-	policy := backoff.WithContext(backoff.WithMaxRetries(backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(200*time.Millisecond), backoff.WithMaxInterval(2*time.Second)), 2), ctx)
-	if err := backoff.Retry(op, policy); err != nil {
+	if err := backoff.Retry(op, c.policy(ctx)); err != nil {
 		var ce *ClaimError
 		if errors.As(err, &ce) {
 			return "", ce
@@ -155,6 +162,15 @@ func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
 		return "", &ClaimError{Outcome: NeverSent, Detail: "interrupted before the claim was sent"}
 	}
 	return access, nil
+}
+
+// policy is the network retry policy: exponential from the first interval,
+// ×2 with 25 % jitter, at most 30 s apart, 3 retries (4 attempts), bound
+// to ctx.
+func (c *Client) policy(ctx context.Context) backoff.BackOff {
+	return backoff.WithContext(backoff.WithMaxRetries(backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(c.retry), backoff.WithMultiplier(2), backoff.WithRandomizationFactor(0.25),
+		backoff.WithMaxInterval(30*time.Second), backoff.WithMaxElapsedTime(0)), 3), ctx)
 }
 
 // checkAccessURL accepts only an absolute https (or allowed http) URL
