@@ -7,7 +7,7 @@ run:
 	$(GO) run . dev
 
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/coffer .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o bin/coffer .
 
 # Runs every suite on PostgreSQL + Redis, then on the embedded SQLite +
 # in-process Redis. deploy/test-services.sh starts (or installs) the local

@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -82,7 +83,8 @@ type Handler struct {
 
 	simplefinHTTP bool
 	pages         map[string]*template.Template
-	dummyHash     string // checked for unknown emails, so they take as long as known ones
+	dummyOnce     sync.Once
+	dummyHash     string // checked for unknown emails, so they take as long as known ones; made on first use
 }
 
 // New builds the fiber app with every route.
@@ -113,9 +115,6 @@ func New(o Options) (*fiber.App, error) {
 	var err error
 	if h.pages, err = parseTemplates(); err != nil {
 		return nil, fmt.Errorf("api: templates: %w", err)
-	}
-	if h.dummyHash, err = models.HashPassword("not a real password, never matches", h.web.Argon2); err != nil {
-		return nil, err
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "coffer",

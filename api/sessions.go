@@ -73,7 +73,7 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 	if err != nil && !errors.Is(err, models.ErrNotFound) {
 		return err
 	}
-	hash := h.dummyHash // unknown users cost the same time as known ones
+	hash := h.dummy() // unknown users cost the same time as known ones
 	if err == nil && u.PasswordHash != nil {
 		hash = *u.PasswordHash
 	}
@@ -241,4 +241,17 @@ func clip(s string, n int) *string {
 	}
 	s = strings.Clone(s)
 	return &s
+}
+
+// dummy returns a hash no password matches, made with the live parameters
+// on first use rather than at start: an argon2id hash borrows 64 MiB, which
+// an idle process should not hold.
+func (h *Handler) dummy() string {
+	h.dummyOnce.Do(func() {
+		var err error
+		if h.dummyHash, err = models.HashPassword("not a real password, never matches", h.web.Argon2); err != nil {
+			h.dummyHash = "$argon2id$v=19$m=65536,t=3,p=2$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+		}
+	})
+	return h.dummyHash
 }

@@ -17,7 +17,7 @@ export PORT=$port API_RATE_LIMIT_PER_HOUR=100000000 LOG_LEVEL=warn
 psql -q -h 127.0.0.1 -U postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" postgres
 redis-cli -n 14 flushdb >/dev/null   # database 14 belongs to this script
 
-CGO_ENABLED=0 go build -o bin/coffer .
+CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o bin/coffer .  # as make build and the Dockerfile
 bin/coffer migrate >/dev/null
 bin/coffer users create --email load@example.com --password 'load-test-password' >/dev/null
 key=$(bin/coffer apikeys create --email load@example.com --name load | tail -1)
@@ -31,6 +31,16 @@ bin/coffer worker & pids+=($!)
 worker=$!
 base=http://127.0.0.1:$port
 for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
+sleep 1
+rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup"; }
+memory() {
+  local w k
+  w=$(rss $web); k=$(rss $worker)
+  echo "RSS web $((w / 1024)) MB + worker $((k / 1024)) MB = $(((w + k) / 1024)) MB" \
+    "(PSS, the binary's shared pages counted once: $((($(pss $web) + $(pss $worker)) / 1024)) MB)"
+}
+echo "idle at start: $(memory)"
 
 api() { curl -fsS -H "X-Api-Key: $key" -H 'Content-Type: application/json' "$@"; }
 account=$(api -X POST "$base/api/v1/accounts" -d '{"account":{"name":"Load","account_type":"depository"}}' |
@@ -40,9 +50,7 @@ for i in $(seq 1 1000); do echo "{\"title\":\"chat $i\",\"message\":\"hello $i\"
 
 psql -q -h 127.0.0.1 -U postgres -c ANALYZE "$db"  # plans as a database in use would have them
 sleep 2 # let the worker drain the chat replies, so the processes are idle
-rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
-w=$(rss $web); k=$(rss $worker)
-echo "idle RSS: web $((w / 1024)) MB + worker $((k / 1024)) MB = $(((w + k) / 1024)) MB"
+echo "after seeding 1,000 chats: $(memory)"
 
 wrk=$(command -v wrk || true)
 [ -n "$wrk" ] || echo "(wrk not found: the HTTP side uses Go's client; apt-get install wrk for lighter load generation)"
@@ -50,4 +58,4 @@ COFFER_LOAD_WRK=$wrk COFFER_LOAD_WRK_SCRIPT="$root/deploy/loadtest/create.lua" \
 COFFER_LOAD_URL=$base COFFER_LOAD_KEY=$key COFFER_LOAD_ACCOUNT=$account COFFER_LOAD_DSN="$DATABASE_URL" \
   COFFER_LOAD_DURATION=${DURATION:-10s} go test -count=1 -run '^TestLoad$' ./api/ -v 2>&1 |
   grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS' -e '^ok '
-echo "RSS after load: web $(($(rss $web) / 1024)) MB, worker $(($(rss $worker) / 1024)) MB"
+echo "after the load: $(memory)"
