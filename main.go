@@ -219,7 +219,8 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 func (s *services) handlers(cfg *Config, log *slog.Logger) *jobs.Handlers {
 	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
 		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: cfg.SimpleFINAllowHTTP,
-			AllowPrivateHosts: cfg.SimpleFINAllowPrivate, ClaimTimeout: cfg.SimpleFINClaimTimeout})}
+			AllowPrivateHosts: cfg.SimpleFINAllowPrivate, ClaimTimeout: cfg.SimpleFINClaimTimeout,
+			AccountsTimeout: cfg.SimpleFINAccountsTimeout})}
 }
 
 func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
@@ -578,9 +579,10 @@ type Config struct {
 	EncryptionKey     []byte   // SECRETS_ENCRYPTION_KEY: Base64 of 32 bytes
 	OldEncryptionKeys [][]byte // SECRETS_ENCRYPTION_OLD_KEYS: former keys, decrypt only
 
-	SimpleFINAllowHTTP    bool          // SIMPLEFIN_ALLOW_HTTP (tests only)
-	SimpleFINAllowPrivate bool          // SIMPLEFIN_ALLOW_PRIVATE_HOSTS (tests only)
-	SimpleFINClaimTimeout time.Duration // SIMPLEFIN_CLAIM_TIMEOUT
+	SimpleFINAllowHTTP       bool          // SIMPLEFIN_ALLOW_HTTP (tests only)
+	SimpleFINAllowPrivate    bool          // SIMPLEFIN_ALLOW_PRIVATE_HOSTS (tests only)
+	SimpleFINClaimTimeout    time.Duration // SIMPLEFIN_CLAIM_TIMEOUT
+	SimpleFINAccountsTimeout time.Duration // SIMPLEFIN_ACCOUNTS_TIMEOUT
 }
 
 // Embedded reports whether the service runs on the SQLite file and the
@@ -673,33 +675,34 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	}
 
 	c := &Config{
-		Env:                   oneOf("COFFER_ENV", "development", "development", "production"),
-		Port:                  num("PORT", 3000, 1, 65535),
-		DatabaseURL:           str("DATABASE_URL", ""),
-		RedisURL:              str("REDIS_URL", ""),
-		DataDir:               str("DATA_DIR", "data"),
-		DBMaxConns:            num("DB_MAX_CONNS", 20, 1, 1000),
-		SecretKeyBase:         str("SECRET_KEY_BASE", ""),
-		APIRateLimitPerHour:   num("API_RATE_LIMIT_PER_HOUR", 10_000, 0, 100_000_000),
-		WorkerConcurrency:     num("WORKER_CONCURRENCY", 10, 1, 1000),
-		BalanceSweepCron:      str("BALANCE_SWEEP_CRON", "5 0 * * *"),
-		LogFormat:             oneOf("LOG_FORMAT", "text", "text", "json"),
-		LocalLoginEnabled:     boolean("AUTH_LOCAL_LOGIN_ENABLED", true),
-		LocalAdminOverride:    boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
-		JITMode:               oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
-		AuthProvidersSource:   oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
-		SessionIdle:           duration("SESSION_IDLE_TIMEOUT", 168*time.Hour),
-		SessionMaxAge:         duration("SESSION_MAX_AGE", 720*time.Hour),
-		MaxFailuresAccount:    num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
-		MaxFailuresIP:         num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
-		LockoutWindow:         duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
-		AdminRateLimit:        num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
-		AuditArchiveCron:      str("AUDIT_ARCHIVE_CRON", "30 3 * * *"),
-		SMTPURL:               str("SMTP_URL", ""),
-		SimpleFINAllowHTTP:    boolean("SIMPLEFIN_ALLOW_HTTP", false),
-		SimpleFINAllowPrivate: boolean("SIMPLEFIN_ALLOW_PRIVATE_HOSTS", false),
-		SimpleFINClaimTimeout: duration("SIMPLEFIN_CLAIM_TIMEOUT", 30*time.Second),
-		MailFrom:              str("MAIL_FROM", "coffer <no-reply@localhost>"),
+		Env:                      oneOf("COFFER_ENV", "development", "development", "production"),
+		Port:                     num("PORT", 3000, 1, 65535),
+		DatabaseURL:              str("DATABASE_URL", ""),
+		RedisURL:                 str("REDIS_URL", ""),
+		DataDir:                  str("DATA_DIR", "data"),
+		DBMaxConns:               num("DB_MAX_CONNS", 20, 1, 1000),
+		SecretKeyBase:            str("SECRET_KEY_BASE", ""),
+		APIRateLimitPerHour:      num("API_RATE_LIMIT_PER_HOUR", 10_000, 0, 100_000_000),
+		WorkerConcurrency:        num("WORKER_CONCURRENCY", 10, 1, 1000),
+		BalanceSweepCron:         str("BALANCE_SWEEP_CRON", "5 0 * * *"),
+		LogFormat:                oneOf("LOG_FORMAT", "text", "text", "json"),
+		LocalLoginEnabled:        boolean("AUTH_LOCAL_LOGIN_ENABLED", true),
+		LocalAdminOverride:       boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
+		JITMode:                  oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
+		AuthProvidersSource:      oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
+		SessionIdle:              duration("SESSION_IDLE_TIMEOUT", 168*time.Hour),
+		SessionMaxAge:            duration("SESSION_MAX_AGE", 720*time.Hour),
+		MaxFailuresAccount:       num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
+		MaxFailuresIP:            num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
+		LockoutWindow:            duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
+		AdminRateLimit:           num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
+		AuditArchiveCron:         str("AUDIT_ARCHIVE_CRON", "30 3 * * *"),
+		SMTPURL:                  str("SMTP_URL", ""),
+		SimpleFINAllowHTTP:       boolean("SIMPLEFIN_ALLOW_HTTP", false),
+		SimpleFINAllowPrivate:    boolean("SIMPLEFIN_ALLOW_PRIVATE_HOSTS", false),
+		SimpleFINClaimTimeout:    duration("SIMPLEFIN_CLAIM_TIMEOUT", 30*time.Second),
+		SimpleFINAccountsTimeout: duration("SIMPLEFIN_ACCOUNTS_TIMEOUT", 120*time.Second),
+		MailFrom:                 str("MAIL_FROM", "coffer <no-reply@localhost>"),
 	}
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"

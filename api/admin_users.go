@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -40,8 +41,8 @@ type adminUsersData struct {
 func (h *Handler) adminListUsers(c *fiber.Ctx) error {
 	actor := sessionOf(c).User
 	f := models.UserFilter{Query: strings.Clone(strings.TrimSpace(c.Query("q")))}
-	if len(f.Query) > 255 {
-		f.Query = f.Query[:255]
+	if len(f.Query) > 255 || hasControl(f.Query) || !utf8.ValidString(f.Query) {
+		f.Query = ""
 	}
 	if r := c.Query("role"); models.ValidRole(r) {
 		f.Role = strings.Clone(r)
@@ -136,7 +137,8 @@ func (h *Handler) adminAct(c *fiber.Ctx, done string, change func(models.AdminCh
 	if u.Role == models.RoleSuperAdmin && actor.Role != models.RoleSuperAdmin {
 		return &apiError{status: fiber.StatusForbidden, code: "forbidden", message: "You are not authorized to access this area."}
 	}
-	ch := models.AdminChange{ActorID: actor.ID, TargetID: u.ID, IP: nonEmpty(c.IP()), UserAgent: clip(c.Get(fiber.HeaderUserAgent), 512)}
+	ch := models.AdminChange{ActorID: actor.ID, ActorRole: actor.Role, ActorFamilyID: actor.FamilyID, TargetID: u.ID,
+		IP: nonEmpty(c.IP()), UserAgent: clip(c.Get(fiber.HeaderUserAgent), 512)}
 	err = change(ch, u)
 	var inv *models.InvalidError
 	if errors.As(err, &inv) {

@@ -140,7 +140,7 @@ func TestAdminGuards(t *testing.T) {
 	if r := admin.post("/admin/users/"+other.ID.String()+"/suspend", nil); r.status != 404 {
 		t.Errorf("family admin on another family's super admin: %d", r.status)
 	}
-	if err := e.store.SuspendUser(t.Context(), models.AdminChange{ActorID: root.ID, TargetID: other.ID}); err == nil ||
+	if err := e.store.SuspendUser(t.Context(), models.AdminChange{ActorID: root.ID, ActorRole: models.RoleSuperAdmin, TargetID: other.ID}); err == nil ||
 		!strings.Contains(err.Error(), models.MsgLastSuperAdmin) {
 		t.Errorf("suspending the last super admin: %v", err)
 	}

@@ -80,6 +80,8 @@ func (h *Handler) handleError(c *fiber.Ctx, err error) error {
 		status, resp.Error, resp.Message, resp.Errors = fiber.StatusUnprocessableEntity, "validation_failed", "Validation failed", inv.Problems
 	case errors.Is(err, models.ErrNotFound):
 		status, resp.Error, resp.Message = fiber.StatusNotFound, "not_found", "Resource not found"
+	case errors.Is(err, models.ErrForbidden):
+		status, resp.Error, resp.Message = fiber.StatusForbidden, "forbidden", "You are not authorized to access this area."
 	case errors.Is(err, models.ErrConflict):
 		status, resp.Error, resp.Message = fiber.StatusConflict, "conflict", "A record with these values already exists"
 	case errors.As(err, &fe):

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -124,6 +125,9 @@ func (h *Handler) sendPasswordReset(c *fiber.Ctx) error {
 		return &apiError{status: fiber.StatusTooManyRequests, code: "rate_limited", message: "Too many reset requests. Try again later."}
 	}
 	email := strings.Clone(strings.TrimSpace(c.FormValue("email")))
+	if email == "" || len(email) > 320 || hasControl(email) {
+		return h.redirect(c, "/sessions/new", done)
+	}
 	u, err := h.store.UserByEmail(ctx, email)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && u.Status != models.UserActive) {
 		return h.redirect(c, "/sessions/new", done)
@@ -142,9 +146,16 @@ func (h *Handler) sendPasswordReset(c *fiber.Ctx) error {
 	body := "Someone asked to reset the password of your coffer account.\r\n\r\n" +
 		"Choose a new password here (the link works once, for an hour):\r\n" + h.web.Origin + "/password/reset?token=" + token +
 		"\r\n\r\nIf it was not you, ignore this email: your password stays as it is.\r\n"
-	if err := h.mail.send(ctx, u.Email, "Reset your coffer password", body); err != nil {
-		h.log.Error("password reset mail not sent", "user_id", u.ID, "error", err)
-	}
+	// Sent in the background: waiting for SMTP would tell, by the time the
+	// answer takes, that the email has an account.
+	to, userID := u.Email, u.ID
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.mail.send(ctx, to, "Reset your coffer password", body); err != nil {
+			h.log.Error("password reset mail not sent", "user_id", userID, "error", err)
+		}
+	}()
 	return h.redirect(c, "/sessions/new", done)
 }
 

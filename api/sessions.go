@@ -57,7 +57,7 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 	if !h.web.LocalLogin && !h.web.AdminOverride {
 		return fail(fiber.StatusForbidden, "local_login_disabled", "Password sign-in is disabled. Use single sign-on.", nil)
 	}
-	if len(email) > 320 || len(password) > models.MaxPasswordLen {
+	if len(email) > 320 || len(password) > models.MaxPasswordLen || hasControl(email) {
 		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", nil)
 	}
 	wait, err := h.lockedOut(ctx, email, c.IP())
@@ -178,6 +178,17 @@ func (h *Handler) auditFailure(c *fiber.Ctx, reason string, userID *uuid.UUID) e
 	return h.store.CreateAuditLog(ctx, h.auditRecord(c, models.EventLoginFailed, userID, map[string]any{"reason": reason, "method": "password"}))
 }
 
+// hasControl reports control characters (NUL included), which no email
+// holds and the database would refuse.
+func hasControl(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
 func failKeyAccount(email string) string {
 	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
 	return "login:fail:acct:" + hex.EncodeToString(sum[:])
@@ -207,10 +218,22 @@ func (h *Handler) lockedOut(ctx context.Context, email, ip string) (time.Duratio
 	return wait, nil
 }
 
+// countFailure counts a failed password per email and per IP. The count
+// that reaches the limit restarts the window, so a lockout lasts the whole
+// window whenever the failures came.
 func (h *Handler) countFailure(ctx context.Context, email, ip string) error {
-	for _, key := range []string{failKeyAccount(email), failKeyIP(ip)} {
-		if _, err := h.incrWindow(ctx, key, h.web.LockoutWindow); err != nil {
+	for _, l := range []struct {
+		key string
+		max int
+	}{{failKeyAccount(email), h.web.MaxFailuresAccount}, {failKeyIP(ip), h.web.MaxFailuresIP}} {
+		n, err := h.incrWindow(ctx, l.key, h.web.LockoutWindow)
+		if err != nil {
 			return signInUnavailable(err)
+		}
+		if int(n) == l.max {
+			if err := h.redis.Expire(ctx, l.key, h.web.LockoutWindow).Err(); err != nil {
+				return signInUnavailable(err)
+			}
 		}
 	}
 	return nil

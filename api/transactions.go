@@ -84,6 +84,11 @@ func parseTransaction(f *fields, create bool) transactionInput {
 	if in.externalID != "" && in.source == "" {
 		in.source = "api"
 	}
+	if in.source == "simplefin" {
+		// Rows keyed by this source belong to the bank import; a replay of
+		// one is still answered (the replay lookup comes first).
+		f.add("source simplefin is reserved for imported transactions")
+	}
 	in.hasTags = f.has("tag_ids")
 	in.tagIDs = f.ids("tag_ids")
 	return in

@@ -194,6 +194,7 @@ func TestCreateTransactionValidation(t *testing.T) {
 		{"source without external id", valid(map[string]any{"source": "bank"}), 422, "validation_failed", []string{"source requires external_id"}},
 		{"external id object", valid(map[string]any{"external_id": map[string]any{}}), 422, "validation_failed", nil},
 		{"blank external id", valid(map[string]any{"external_id": "  "}), 201, "", nil},
+		{"reserved source", valid(map[string]any{"external_id": "T-1", "source": "simplefin"}), 422, "validation_failed", []string{"source simplefin is reserved"}},
 		{"body is array", `[{"transaction":{}}]`, 400, "bad_request", nil},
 		{"body is not json", `{"transaction":`, 400, "bad_request", nil},
 		{"no wrapper", `{"account_id":"x"}`, 400, "bad_request", nil},

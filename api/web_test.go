@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"coffer/api"
 	"coffer/models"
@@ -147,6 +148,9 @@ func TestSignInCreateKeyAndUseIt(t *testing.T) {
 	if n := auditCount(t, e, models.EventLoginFailed, "bad_credentials"); n != 1 {
 		t.Errorf("%d bad_credentials records", n)
 	}
+	if r := b.login("a\x00b@example.com", "whatever it is"); r.status != 422 {
+		t.Errorf("NUL in the email: %d", r.status)
+	}
 
 	r = b.login(strings.ToUpper(e.alpha.User.Email), "correct horse battery")
 	if r.status != 303 || r.header.Get("Location") != "/settings/api_keys" {
@@ -251,6 +255,17 @@ func TestLockout(t *testing.T) {
 	}
 	if auditCount(t, e, models.EventLoginFailed, "locked") != 1 {
 		t.Error("no locked record")
+	}
+	// The failure that reached the limit restarted the window: the lockout
+	// lasts all of it.
+	var keyTTL time.Duration
+	for _, k := range e.rdb.Keys(context.Background(), "login:fail:acct:*").Val() {
+		if ttl := e.rdb.PTTL(context.Background(), k).Val(); ttl > keyTTL {
+			keyTTL = ttl
+		}
+	}
+	if keyTTL < 14*time.Minute {
+		t.Errorf("lockout lasts %v", keyTTL)
 	}
 	// Another account from the same address is not locked yet.
 	setPassword(t, e, e.beta.User, "correct horse battery")

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -232,6 +233,42 @@ func (h *Handlers) pruneArchives(ctx context.Context, now time.Time) error {
 		}
 		if err := h.Store.DeleteAuditArchive(ctx, a.ID); err != nil {
 			return err
+		}
+	}
+	return h.pruneOrphans(ctx, now)
+}
+
+// pruneOrphans removes archive files that no row records (a run died
+// between writing a file and recording it, and the rerun's batch got
+// another name) once even their first record is past the limit: their
+// records are in a recorded file too, or still in the database.
+func (h *Handlers) pruneOrphans(ctx context.Context, now time.Time) error {
+	entries, err := os.ReadDir(h.ArchiveDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("jobs: prune archive: %w", err)
+	}
+	recorded, err := h.Store.AuditArchives(ctx)
+	if err != nil {
+		return err
+	}
+	known := make(map[string]bool, len(recorded))
+	for _, a := range recorded {
+		known[a.FileName] = true
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if known[name] || !strings.HasPrefix(name, "audit-") || len(name) < len("audit-20060102T150405.000Z") {
+			continue
+		}
+		first, err := time.Parse("20060102T150405.000Z", name[len("audit-"):len("audit-20060102T150405.000Z")])
+		if err != nil || now.Sub(first) < h.Retention.KeepFile {
+			continue
+		}
+		if err := os.Remove(filepath.Join(h.ArchiveDir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("jobs: prune archive: %w", err)
 		}
 	}
 	return nil

@@ -106,6 +106,11 @@ func TestAuditArchiveExtended(t *testing.T) {
 		t.Fatalf("after the rerun: %d archives, %d files, %d records", len(archives), len(entries), countAudit(t, store))
 	}
 
+	// An orphan file (written, never recorded) from long ago goes too.
+	orphan := filepath.Join(h.ArchiveDir, "audit-20230101T000000.000Z-a-b.jsonl.gz")
+	if err := os.WriteFile(orphan, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// Two years on, the file's newest record is past the extended limit.
 	now = now.Add(2*365*day + 60*day)
 	if _, err := h.ArchiveAudit(ctx); err != nil {
@@ -119,6 +124,9 @@ func TestAuditArchiveExtended(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("the expired archive file is still there: %v", err)
+	}
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		t.Fatalf("the orphan archive file is still there: %v", err)
 	}
 }
 

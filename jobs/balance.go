@@ -133,18 +133,22 @@ func NewBalanceSweepTask() *asynq.Task {
 }
 
 // BalanceSweep handles TypeBalanceSweep by queueing one recalculation per
-// account; the per-account task ids keep this from piling up.
+// account; per-account, per-day task ids keep a rerun from piling up.
 func (h *Handlers) BalanceSweep(ctx context.Context, t *asynq.Task) error {
 	refs, err := h.Store.AllAccountRefs(ctx)
 	if err != nil {
 		return err
 	}
+	// Its own task ids, one set per day: a recalculation stuck under the
+	// usual id (archived after its retries) cannot keep the sweep out.
+	day := h.now().UTC().Format("20060102")
 	for _, r := range refs {
 		task, err := NewAccountBalanceTask(r.FamilyID, r.ID)
 		if err != nil {
 			return err
 		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		_, err = h.Queue.EnqueueContext(ctx, task, asynq.TaskID("account:balance:"+r.ID.String()+":sweep:"+day))
+		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("jobs: sweep: %w", err)
 		}
 	}

@@ -25,6 +25,7 @@ const (
 		"If you did not use it, disable it at SimpleFIN Bridge and create a new one."
 	MsgClaimUnconfirmed = "We could not confirm the claim; the token may have been used. Create a new token."
 	MsgClaimUnreachable = "SimpleFIN Bridge could not be reached. Retry in a while; the token was not used."
+	MsgClaimNotAllowed  = "The setup token points at an address this server does not connect to."
 )
 
 // claimDeadline is how long a claim marked as sent may still be in flight
@@ -91,6 +92,8 @@ func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
 		return h.Store.ClaimFailed(ctx, c, MsgClaimRefused, false)
 	case errors.As(err, &ce) && (ce.Outcome == simplefin.NeverSent || ce.Outcome == simplefin.Blocked):
 		return h.Store.ClaimFailed(ctx, c, MsgClaimUnreachable, true)
+	case errors.As(err, &ce) && ce.Outcome == simplefin.NotAllowed:
+		return h.Store.ClaimFailed(ctx, c, MsgClaimNotAllowed, false)
 	default:
 		h.logger(ctx, t).Warn("claim outcome unknown", "connection_id", c.ID, "error", err)
 		return h.Store.ClaimFailed(ctx, c, MsgClaimUnconfirmed, false)

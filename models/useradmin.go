@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/google/uuid"
@@ -113,11 +114,17 @@ func (s *Store) checkGuards(ctx context.Context, target *User, keepsSuper, keeps
 // AdminChange is one administrative change to a user, made by Actor, with
 // the request details its audit record keeps.
 type AdminChange struct {
-	ActorID   uuid.UUID
-	TargetID  uuid.UUID
-	IP        *string
-	UserAgent *string
+	ActorID       uuid.UUID
+	ActorRole     string
+	ActorFamilyID uuid.UUID
+	TargetID      uuid.UUID
+	IP            *string
+	UserAgent     *string
 }
+
+// ErrForbidden is returned when the actor may not act on the target as it
+// is now (a family admin on a super admin).
+var ErrForbidden = errors.New("forbidden")
 
 func (s *Store) adminChange(ctx context.Context, c AdminChange, fn func(tx *Store, target *User) (event string, meta map[string]any, err error)) error {
 	return s.RunInTx(ctx, func(tx *Store) error {
@@ -127,6 +134,16 @@ func (s *Store) adminChange(ctx context.Context, c AdminChange, fn func(tx *Stor
 		target, err := tx.UserByID(ctx, c.TargetID)
 		if err != nil {
 			return err
+		}
+		// The caller checked these on an earlier read; checked again on the
+		// locked row, a concurrent promotion cannot slip through.
+		if c.ActorRole != RoleSuperAdmin {
+			if target.FamilyID != c.ActorFamilyID {
+				return ErrNotFound
+			}
+			if target.Role == RoleSuperAdmin {
+				return ErrForbidden
+			}
 		}
 		event, meta, err := fn(tx, target)
 		if err != nil || event == "" {

@@ -55,8 +55,8 @@ type Account struct {
 	ID               string        `json:"id"`
 	Name             string        `json:"name"`
 	Currency         string        `json:"currency"`
-	Balance          string        `json:"balance"`
-	AvailableBalance string        `json:"available-balance"`
+	Balance          Decimal       `json:"balance"`
+	AvailableBalance Decimal       `json:"available-balance"`
 	BalanceDate      Epoch         `json:"balance-date"`
 	Org              *Org          `json:"org"`
 	ConnID           string        `json:"conn_id"`
@@ -72,20 +72,26 @@ type Org struct {
 // Transaction is a remote transaction as sent; Amount is kept as text for
 // the importer's exact parser. Positive amounts are money in.
 type Transaction struct {
-	ID           string `json:"id"`
-	Posted       Epoch  `json:"posted"` // zero while pending
-	Amount       string `json:"amount"`
-	Description  string `json:"description"`
-	TransactedAt Epoch  `json:"transacted_at"`
-	Pending      bool   `json:"pending"`
-	Payee        string `json:"payee"`
-	Memo         string `json:"memo"`
+	ID           string  `json:"id"`
+	Posted       Epoch   `json:"posted"` // zero while pending
+	Amount       Decimal `json:"amount"`
+	Description  string  `json:"description"`
+	TransactedAt Epoch   `json:"transacted_at"`
+	Pending      bool    `json:"pending"`
+	Payee        string  `json:"payee"`
+	Memo         string  `json:"memo"`
 }
 
-// Epoch is a Unix time sent as a number or a numeric string; zero is unset.
+// Epoch is a Unix time sent as a number or a numeric string; zero is
+// unset and BadEpoch marks a value that is neither, so the importer can
+// reject that one row instead of the whole answer failing to decode.
 type Epoch int64
 
-// UnmarshalJSON accepts 1767225600 and "1767225600".
+// BadEpoch is an unreadable timestamp.
+const BadEpoch Epoch = -1
+
+// UnmarshalJSON accepts 1767225600 and "1767225600"; anything else is
+// BadEpoch, never an error.
 func (e *Epoch) UnmarshalJSON(b []byte) error {
 	s := strings.Trim(strings.TrimSpace(string(b)), `"`)
 	if s == "" || s == "null" {
@@ -93,14 +99,36 @@ func (e *Epoch) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		f, ferr := strconv.ParseFloat(s, 64)
-		if ferr != nil || f < 0 || f > 1e11 {
-			return fmt.Errorf("simplefin: bad timestamp %q", s)
-		}
-		n = int64(f)
+	if err != nil || n < 0 || n > 1e11 {
+		*e = BadEpoch
+		return nil
 	}
 	*e = Epoch(n)
+	return nil
+}
+
+// Decimal is an amount as the Bridge sent it, a JSON string or number,
+// kept as its literal text for the importer's exact parser: a number is
+// never read through a float.
+type Decimal string
+
+// UnmarshalJSON keeps the literal text of a number or a string; anything
+// else becomes an empty value that the importer rejects.
+func (d *Decimal) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			*d = ""
+			return nil
+		}
+		*d = Decimal(strings.TrimSpace(s))
+	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
+		*d = Decimal(b)
+	default:
+		*d = ""
+	}
 	return nil
 }
 
@@ -161,6 +189,8 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 	}
 	var set *AccountSet
 	op := func() error {
+		ctx, cancel := context.WithTimeout(ctx, c.accountsTimeout)
+		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 		if err != nil {
 			return backoff.Permanent(&FetchError{Kind: BadAnswer, Detail: "bad request"})

@@ -102,3 +102,25 @@ func TestAccountsFailures(t *testing.T) {
 		}
 	})
 }
+
+// TestAccountsTolerantDecoding: one odd field spoils only its own row.
+func TestAccountsTolerantDecoding(t *testing.T) {
+	bridge := simplefintest.New(t)
+	bridge.SetAccounts(simplefintest.AccountsNormally, `{"errors":[],"accounts":[{"id":"A","name":"x","currency":"USD",
+"balance":812.5,"balance-date":"NaN","transactions":[
+{"id":"1","posted":"unavailable","amount":12.5,"description":"a"},
+{"id":"2","posted":1767225600,"amount":"1e3","description":"b"},
+{"id":"3","posted":1767225600,"amount":true,"description":"c"}]}]}`)
+	set, err := fetch(t, bridge, bridge.AccessURL("a"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := set.Accounts[0]
+	if a.Balance != "812.5" || a.BalanceDate != simplefin.BadEpoch {
+		t.Errorf("account: balance %q date %d", a.Balance, a.BalanceDate)
+	}
+	txs := a.Transactions
+	if txs[0].Amount != "12.5" || txs[0].Posted != simplefin.BadEpoch || txs[1].Amount != "1e3" || txs[2].Amount != "" {
+		t.Errorf("transactions: %+v", txs)
+	}
+}

@@ -2,6 +2,8 @@ package simplefin
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -18,16 +20,19 @@ import (
 
 // Client talks to SimpleFIN Bridge servers.
 type Client struct {
-	http      *http.Client
-	AllowHTTP bool
-	retry     time.Duration // first backoff interval
+	http            *http.Client
+	AllowHTTP       bool
+	retry           time.Duration // first backoff interval
+	claimTimeout    time.Duration
+	accountsTimeout time.Duration
 }
 
 // Options configure a Client.
 type Options struct {
 	AllowHTTP         bool          // accept http URLs (tests only)
 	AllowPrivateHosts bool          // dial loopback and private addresses (tests only)
-	ClaimTimeout      time.Duration // deadline of one claim request
+	ClaimTimeout      time.Duration // deadline of one claim request; zero: 30 s
+	AccountsTimeout   time.Duration // deadline of one /accounts request; zero: 120 s
 	// RetryInitial is the first backoff interval (then ×2 with 25 %
 	// jitter, at most 30 s, 3 retries). Zero means 2 s; tests shorten it.
 	RetryInitial time.Duration
@@ -54,24 +59,29 @@ func NewClient(o Options) *Client {
 			return nil
 		}
 	}
-	timeout := o.ClaimTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
+	claimTimeout, accountsTimeout := o.ClaimTimeout, o.AccountsTimeout
+	if claimTimeout <= 0 {
+		claimTimeout = 30 * time.Second
+	}
+	if accountsTimeout <= 0 {
+		accountsTimeout = 120 * time.Second
 	}
 	retry := o.RetryInitial
 	if retry <= 0 {
 		retry = 2 * time.Second
 	}
 	return &Client{
-		AllowHTTP: o.AllowHTTP,
-		retry:     retry,
+		AllowHTTP:       o.AllowHTTP,
+		retry:           retry,
+		claimTimeout:    claimTimeout,
+		accountsTimeout: accountsTimeout,
 		http: &http.Client{
-			Timeout:       timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 			Transport: &http.Transport{
-				DialContext:         dialer.DialContext,
-				TLSHandshakeTimeout: 10 * time.Second,
-				MaxIdleConnsPerHost: 2,
+				DialContext:           dialer.DialContext,
+				TLSHandshakeTimeout:   10 * time.Second,
+				ResponseHeaderTimeout: 90 * time.Second,
+				MaxIdleConnsPerHost:   2,
 			},
 		},
 	}
@@ -94,6 +104,9 @@ const (
 	// Unknown: the request may have reached the Bridge but no valid answer
 	// came back: the token may be used; it cannot be claimed again safely.
 	Unknown
+	// NotAllowed: the claim URL points at a private or loopback address,
+	// which the service refuses to call; nothing was sent.
+	NotAllowed
 )
 
 // ClaimError is a failed claim with its outcome; its text never holds the
@@ -113,6 +126,8 @@ func (e *ClaimError) Error() string { return "simplefin: claim: " + e.Detail }
 func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
 	var access string
 	op := func() error {
+		ctx, cancel := context.WithTimeout(ctx, c.claimTimeout)
+		defer cancel()
 		var wrote bool
 		trace := &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { wrote = true }}
 		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, claimURL.String(), http.NoBody)
@@ -124,7 +139,10 @@ func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
 		resp, err := c.http.Do(req)
 		if err != nil {
 			if errors.Is(err, ErrPrivateHost) {
-				return backoff.Permanent(&ClaimError{Outcome: Unknown, Detail: "the claim URL points at a private address"})
+				return backoff.Permanent(&ClaimError{Outcome: NotAllowed, Detail: "the claim URL points at a private address"})
+			}
+			if !wrote && tlsHandshake(err) {
+				return &ClaimError{Outcome: NeverSent, Detail: "TLS handshake failed"}
 			}
 			if !wrote && neverSent(err) {
 				return &ClaimError{Outcome: NeverSent, Detail: "could not reach the Bridge: " + opName(err)}
@@ -204,6 +222,20 @@ func neverSent(err error) bool {
 		return true
 	}
 	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// tlsHandshake reports a TLS failure before the request was written,
+// other than a certificate that does not verify (which is final).
+func tlsHandshake(err error) bool {
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	if errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostErr) {
+		return false
+	}
+	var recErr tls.RecordHeaderError
+	var alert tls.AlertError
+	return errors.As(err, &recErr) || errors.As(err, &alert) || strings.Contains(err.Error(), "tls: ")
 }
 
 // opName describes a network failure without the URL it was for.
