@@ -33,6 +33,7 @@ fuzz:
 lint:
 	gofmt -l . | (! grep .)
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 bench: services
 	$(GO) test -run '^$$' -bench . -benchmem ./api/ ./models/

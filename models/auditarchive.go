@@ -59,7 +59,7 @@ func (s *Store) DeleteAuditLogs(ctx context.Context, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := s.db.NewDelete().Model((*AuditLog)(nil)).Where("id IN (?)", bun.In(ids)).Exec(ctx)
+	_, err := s.db.NewDelete().Model((*AuditLog)(nil)).Where("id IN (?)", bun.List(ids)).Exec(ctx)
 	return dbErr("delete audit logs", err)
 }
 

@@ -64,30 +64,3 @@ func (s *Store) UpdateTag(ctx context.Context, t *Tag) error {
 func (s *Store) DeleteTag(ctx context.Context, familyID, id uuid.UUID) error {
 	return s.deleteOne(ctx, (*Tag)(nil), familyID, id, "delete tag")
 }
-
-// missingIDs returns the ids among want that are not rows of the family in
-// table, in the order given.
-func (s *Store) missingIDs(ctx context.Context, table string, familyID uuid.UUID, want []uuid.UUID) ([]uuid.UUID, error) {
-	if len(want) == 0 {
-		return nil, nil
-	}
-	var found []uuid.UUID
-	err := s.db.NewSelect().TableExpr(table).Column("id").
-		Where("family_id = ?", familyID).
-		Where("id IN (?)", bun.In(want)).
-		Scan(ctx, &found)
-	if err != nil {
-		return nil, dbErr("check "+table, err)
-	}
-	have := make(map[uuid.UUID]bool, len(found))
-	for _, id := range found {
-		have[id] = true
-	}
-	var missing []uuid.UUID
-	for _, id := range want {
-		if !have[id] {
-			missing = append(missing, id)
-		}
-	}
-	return missing, nil
-}

@@ -118,7 +118,7 @@ func (s *Store) resolveRefs(ctx context.Context, familyID uuid.UUID, r Transacti
 	if len(r.TagIDs) > 0 {
 		err := s.db.NewSelect().Model(&out.tags).
 			Where("tg.family_id = ?", familyID).
-			Where("tg.id IN (?)", bun.In(r.TagIDs)).
+			Where("tg.id IN (?)", bun.List(r.TagIDs)).
 			OrderExpr("lower(tg.name), tg.id").
 			Scan(ctx)
 		if err != nil {
@@ -136,13 +136,6 @@ func (s *Store) resolveRefs(ctx context.Context, familyID uuid.UUID, r Transacti
 		}
 	}
 	return out, problems, nil
-}
-
-func optionalIDs(id *uuid.UUID) []uuid.UUID {
-	if id == nil {
-		return nil
-	}
-	return []uuid.UUID{*id}
 }
 
 // Transaction returns one transaction of the family with everything the

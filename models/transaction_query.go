@@ -40,17 +40,17 @@ func (s *Store) Transactions(ctx context.Context, familyID uuid.UUID, f Transact
 
 func (f TransactionFilter) apply(q *bun.SelectQuery, familyID uuid.UUID) {
 	if len(f.AccountIDs) > 0 {
-		q.Where("t.account_id IN (?)", bun.In(f.AccountIDs))
+		q.Where("t.account_id IN (?)", bun.List(f.AccountIDs))
 	}
 	if len(f.CategoryIDs) > 0 {
-		q.Where("t.category_id IN (?)", bun.In(f.CategoryIDs))
+		q.Where("t.category_id IN (?)", bun.List(f.CategoryIDs))
 	}
 	if len(f.MerchantIDs) > 0 {
-		q.Where("t.merchant_id IN (?)", bun.In(f.MerchantIDs))
+		q.Where("t.merchant_id IN (?)", bun.List(f.MerchantIDs))
 	}
 	if len(f.TagIDs) > 0 {
 		q.Where("t.id IN (SELECT tt.transaction_id FROM transaction_tags tt WHERE tt.family_id = ? AND tt.tag_id IN (?))",
-			familyID, bun.In(f.TagIDs))
+			familyID, bun.List(f.TagIDs))
 	}
 	if f.StartDate != "" {
 		q.Where("t.date >= ?", f.StartDate)
@@ -108,7 +108,7 @@ func (s *Store) loadTransactionLinks(ctx context.Context, familyID uuid.UUID, tx
 		TableExpr("transaction_tags AS tt").
 		Join("JOIN tags AS tg ON tg.id = tt.tag_id AND tg.family_id = tt.family_id").
 		Where("tt.family_id = ?", familyID).
-		Where("tt.transaction_id IN (?)", bun.In(ids)).
+		Where("tt.transaction_id IN (?)", bun.List(ids)).
 		OrderExpr("lower(tg.name), tg.id").
 		Scan(ctx, &tagRows)
 	if err != nil {
@@ -122,8 +122,8 @@ func (s *Store) loadTransactionLinks(ctx context.Context, familyID uuid.UUID, tx
 	var transfers []Transfer
 	err = s.transferSelect(&transfers, familyID).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("tr.inflow_transaction_id IN (?)", bun.In(ids)).
-				WhereOr("tr.outflow_transaction_id IN (?)", bun.In(ids))
+			return q.Where("tr.inflow_transaction_id IN (?)", bun.List(ids)).
+				WhereOr("tr.outflow_transaction_id IN (?)", bun.List(ids))
 		}).
 		Scan(ctx)
 	if err != nil {

@@ -135,7 +135,7 @@ func (s *Store) DeleteTransfer(ctx context.Context, familyID, id uuid.UUID) (acc
 		accounts = []uuid.UUID{tr.Outflow.AccountID, tr.Inflow.AccountID}
 		_, err = tx.db.NewDelete().Model((*Transaction)(nil)).
 			Where("family_id = ?", familyID).
-			Where("id IN (?)", bun.In([]uuid.UUID{tr.InflowTransactionID, tr.OutflowTransactionID})).
+			Where("id IN (?)", bun.List([]uuid.UUID{tr.InflowTransactionID, tr.OutflowTransactionID})).
 			Exec(ctx)
 		return dbErr("delete transfer", err)
 	})
