@@ -82,3 +82,13 @@ func (s *Sealer) Open(stored, table, column, rowID string) (string, error) {
 	}
 	return string(pt), nil
 }
+
+// IsSealed reports whether a stored value is in the sealed form; anything
+// else is plaintext left from before encryption.
+func IsSealed(stored string) bool { return strings.HasPrefix(stored, "enc:v1:") }
+
+// Current reports whether a sealed value uses the current key, so that a
+// rotation knows what is left to re-encrypt.
+func (s *Sealer) Current(stored string) bool {
+	return strings.HasPrefix(stored, "enc:v1:"+s.current+":")
+}

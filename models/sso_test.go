@@ -1,0 +1,132 @@
+package models_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"coffer/models"
+	"coffer/models/modelstest"
+)
+
+func ptr(s string) *string { return &s }
+
+func TestSSOProviderLifecycle(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "sso")
+	change := models.ProviderChange{ActorID: f.User.ID}
+
+	p := &models.SSOProvider{Name: "corp", Strategy: models.StrategyOIDC, Label: "Corp", Enabled: true,
+		Issuer: ptr("https://idp.example"), ClientID: ptr("coffer"), DefaultRole: models.RoleMember,
+		GroupMappings: []models.GroupMapping{{Group: "Admins", Role: models.RoleAdmin}}}
+	models.NewProviderID(p)
+	if err := s.SetProviderSecret(p, models.ColClientSecret, "s3cret"); err != nil {
+		t.Fatal(err)
+	}
+	if !models.IsSealed(*p.ClientSecretEnc) {
+		t.Fatalf("secret stored as %q", *p.ClientSecretEnc)
+	}
+	if err := s.CreateSSOProvider(ctx, p, change); err != nil {
+		t.Fatal(err)
+	}
+	dup := &models.SSOProvider{Name: "corp", Strategy: models.StrategyOAuth, Label: "Again", DefaultRole: models.RoleMember}
+	if err := s.CreateSSOProvider(ctx, dup, change); !errors.Is(err, models.ErrConflict) {
+		t.Fatalf("duplicate name: %v", err)
+	}
+
+	got, err := s.SSOProvider(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret, err := s.ProviderSecret(got, models.ColClientSecret); err != nil || secret != "s3cret" {
+		t.Fatalf("secret = %q, %v", secret, err)
+	}
+	if !got.HasMappings() || len(got.GroupMappings) != 1 || got.GroupMappings[0].Group != "Admins" {
+		t.Fatalf("mappings = %+v", got.GroupMappings)
+	}
+	// A sealed value copied to another row does not open there.
+	other := *got
+	models.NewProviderID(&other)
+	if _, err := s.ProviderSecret(&other, models.ColClientSecret); !errors.Is(err, models.ErrSealed) {
+		t.Fatalf("moved secret: %v", err)
+	}
+
+	ident := &models.SSOIdentity{UserID: f.User.ID, ProviderID: p.ID, Subject: "sub-1",
+		Claims: map[string]any{"groups": []any{"Admins"}}}
+	if err := s.CreateIdentity(ctx, ident); err != nil {
+		t.Fatal(err)
+	}
+	again := &models.SSOIdentity{UserID: f.User.ID, ProviderID: p.ID, Subject: "sub-2"}
+	if err := s.CreateIdentity(ctx, again); !errors.Is(err, models.ErrConflict) {
+		t.Fatalf("second identity at one provider: %v", err)
+	}
+	found, err := s.IdentityBySubject(ctx, p.ID, "sub-1")
+	if err != nil || found.UserID != f.User.ID || found.Provider.Name != "corp" {
+		t.Fatalf("by subject: %+v, %v", found, err)
+	}
+	latest, err := s.LatestMappedIdentity(ctx, f.User.ID, (*models.SSOProvider).HasMappings)
+	if err != nil || latest.ID != ident.ID {
+		t.Fatalf("latest mapped: %+v, %v", latest, err)
+	}
+
+	// The user has no password: the only identity cannot be unlinked.
+	err = s.UnlinkIdentity(ctx, f.User.ID, ident.ID, func(*models.User) bool { return true }, &models.AuditLog{EventType: models.EventUnlink})
+	var inv *models.InvalidError
+	if !errors.As(err, &inv) {
+		t.Fatalf("unlink of the last method: %v", err)
+	}
+
+	if err := s.DeleteSSOProvider(ctx, p.ID, change); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.IdentityBySubject(ctx, p.ID, "sub-1"); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("identity after provider delete: %v", err)
+	}
+	logs, _, err := s.AuditLogs(ctx, models.AuditFilter{}, models.Page{Number: 1, Size: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for _, l := range logs {
+		events = append(events, l.EventType)
+	}
+	if len(events) != 2 || events[0] != models.EventProviderDeleted || events[1] != models.EventProviderCreated {
+		t.Fatalf("audit = %v", events)
+	}
+	if logs[0].Metadata["identities_deleted"] != float64(1) {
+		t.Errorf("identities_deleted = %v", logs[0].Metadata["identities_deleted"])
+	}
+}
+
+func TestApplyMappedRoleGuards(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "guard")
+	// The family's only admin keeps admin even when mappings say member.
+	role, guard, err := s.ApplyMappedRole(ctx, models.MappedRole{UserID: f.User.ID, Target: models.RoleMember, Source: models.RoleSourceLogin, Provider: "corp"})
+	if err != nil || role != models.RoleAdmin || guard != models.GuardLastFamilyAdmin {
+		t.Fatalf("only admin: role=%s guard=%s err=%v", role, guard, err)
+	}
+	// The only super admin keeps super_admin.
+	if err := s.SetUserRole(ctx, models.AdminChange{ActorRole: models.RoleSuperAdmin, TargetID: f.User.ID}, models.RoleSuperAdmin); err != nil {
+		t.Fatal(err)
+	}
+	role, guard, err = s.ApplyMappedRole(ctx, models.MappedRole{UserID: f.User.ID, Target: models.RoleAdmin, Source: models.RoleSourceLogin, Provider: "corp"})
+	if err != nil || role != models.RoleSuperAdmin || guard != models.GuardLastSuperAdmin {
+		t.Fatalf("only super admin: role=%s guard=%s err=%v", role, guard, err)
+	}
+	// A member is promoted, and the change is recorded.
+	m := &models.User{FamilyID: f.Family.ID, Email: "member-guard@example.com", Role: models.RoleMember}
+	if err := s.CreateUser(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	role, guard, err = s.ApplyMappedRole(ctx, models.MappedRole{UserID: m.ID, Target: models.RoleAdmin, Source: models.RoleSourceLogin, Provider: "corp"})
+	if err != nil || role != models.RoleAdmin || guard != "" {
+		t.Fatalf("promotion: role=%s guard=%s err=%v", role, guard, err)
+	}
+	logs, _, _ := s.AuditLogs(ctx, models.AuditFilter{EventType: models.EventRoleChanged}, models.Page{Number: 1, Size: 10})
+	if len(logs) == 0 || logs[0].Metadata["source"] != models.RoleSourceLogin || *logs[0].UserID != m.ID {
+		t.Fatalf("role_changed = %+v", logs)
+	}
+}

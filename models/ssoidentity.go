@@ -1,0 +1,138 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// SSOIdentity links a user to one account at one provider, keyed by the
+// provider's subject. Claims keeps what role mapping reads (groups and
+// the attributes rules name) as of the last login, for later syncs.
+type SSOIdentity struct {
+	bun.BaseModel `bun:"table:sso_identities,alias:si"`
+
+	ID            uuid.UUID      `bun:"id,pk"`
+	UserID        uuid.UUID      `bun:"user_id"`
+	ProviderID    uuid.UUID      `bun:"provider_id"`
+	Subject       string         `bun:"subject"`
+	Issuer        *string        `bun:"issuer"`
+	Email         *string        `bun:"email"`
+	EmailVerified bool           `bun:"email_verified"`
+	FirstName     *string        `bun:"first_name"`
+	LastName      *string        `bun:"last_name"`
+	Claims        map[string]any `bun:"claims,notnull"`
+	LinkedAt      time.Time      `bun:"linked_at"`
+	LastUsedAt    *time.Time     `bun:"last_used_at"`
+
+	Provider *SSOProvider `bun:"rel:belongs-to,join:provider_id=id"`
+}
+
+// IdentityBySubject returns the identity a provider's subject names, with
+// its provider; the email plays no part.
+func (s *Store) IdentityBySubject(ctx context.Context, providerID uuid.UUID, subject string) (*SSOIdentity, error) {
+	i := new(SSOIdentity)
+	err := s.db.NewSelect().Model(i).Relation("Provider").
+		Where("si.provider_id = ?", providerID).Where("si.subject = ?", subject).Scan(ctx)
+	return i, dbErr("get identity", err)
+}
+
+// UserIdentities lists a user's identities with their providers, by
+// provider name.
+func (s *Store) UserIdentities(ctx context.Context, userID uuid.UUID) ([]SSOIdentity, error) {
+	is := []SSOIdentity{}
+	err := s.db.NewSelect().Model(&is).Relation("Provider").
+		Where("si.user_id = ?", userID).OrderExpr("provider.name").Scan(ctx)
+	return is, dbErr("list identities", err)
+}
+
+// CreateIdentity stores a new link; a subject or provider already linked
+// is ErrConflict.
+func (s *Store) CreateIdentity(ctx context.Context, i *SSOIdentity) error {
+	i.ID = NewID()
+	i.LinkedAt = s.now()
+	i.LastUsedAt = &i.LinkedAt
+	if i.Claims == nil {
+		i.Claims = map[string]any{}
+	}
+	_, err := s.db.NewInsert().Model(i).Exec(ctx)
+	return dbErr("create identity", err)
+}
+
+// UpdateIdentityLogin records what the provider said at a login.
+func (s *Store) UpdateIdentityLogin(ctx context.Context, i *SSOIdentity) error {
+	now := s.now()
+	i.LastUsedAt = &now
+	if i.Claims == nil {
+		i.Claims = map[string]any{}
+	}
+	res, err := s.db.NewUpdate().Model(i).
+		Column("issuer", "email", "email_verified", "first_name", "last_name", "claims", "last_used_at").
+		WherePK().Exec(ctx)
+	return affectedOne(res, err, "update identity")
+}
+
+// LatestMappedIdentity returns the user's identity used last at an enabled
+// provider, among those for which mapped reports true (providers that
+// recompute roles). None is ErrNotFound.
+func (s *Store) LatestMappedIdentity(ctx context.Context, userID uuid.UUID, mapped func(*SSOProvider) bool) (*SSOIdentity, error) {
+	is := []SSOIdentity{}
+	err := s.db.NewSelect().Model(&is).Relation("Provider").
+		Where("si.user_id = ?", userID).Where("provider.enabled").
+		OrderExpr("si.last_used_at DESC NULLS LAST, si.id DESC").Scan(ctx)
+	if err != nil {
+		return nil, dbErr("list identities", err)
+	}
+	for i := range is {
+		if mapped(is[i].Provider) {
+			return &is[i], nil
+		}
+	}
+	return nil, ErrNotFound
+}
+
+// Messages of unlinking.
+const MsgLastSignInMethod = "Add another sign-in method before disconnecting this one."
+
+// UnlinkIdentity removes one of the user's identities if the user can
+// still sign in afterwards: canUsePassword says whether their password
+// counts (local login on, or override for a super admin); another identity
+// at an enabled provider also counts. It runs under a row lock on the
+// user, so two unlinks cannot each leave the other as the last way in.
+func (s *Store) UnlinkIdentity(ctx context.Context, userID, identityID uuid.UUID, canUsePassword func(*User) bool, audit *AuditLog) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		u := new(User)
+		q := tx.db.NewSelect().Model(u).Where("u.id = ?", userID)
+		if tx.Postgres() {
+			q.For("UPDATE")
+		}
+		if err := q.Scan(ctx); err != nil {
+			return dbErr("lock user", err)
+		}
+		ident := new(SSOIdentity)
+		if err := tx.db.NewSelect().Model(ident).Relation("Provider").
+			Where("si.id = ?", identityID).Where("si.user_id = ?", userID).Scan(ctx); err != nil {
+			return dbErr("get identity", err)
+		}
+		others, err := tx.db.NewSelect().Model((*SSOIdentity)(nil)).
+			Join("JOIN sso_providers AS p ON p.id = si.provider_id").
+			Where("si.user_id = ?", userID).Where("si.id <> ?", identityID).Where("p.enabled").Count(ctx)
+		if err != nil {
+			return dbErr("count identities", err)
+		}
+		if others == 0 && (u.PasswordHash == nil || !canUsePassword(u)) {
+			return Invalid(MsgLastSignInMethod)
+		}
+		res, err := tx.db.NewDelete().Model((*SSOIdentity)(nil)).Where("id = ?", identityID).Exec(ctx)
+		if err := affectedOne(res, err, "unlink identity"); err != nil {
+			return err
+		}
+		name := ident.Provider.Name
+		audit.Provider = &name
+		audit.UserID = &userID
+		audit.Metadata = map[string]any{"identity_id": identityID.String()}
+		return tx.CreateAuditLog(ctx, audit)
+	})
+}
