@@ -9,6 +9,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -17,6 +19,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -32,6 +35,7 @@ import (
 	"github.com/hibiken/asynqmon"
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
+	"golang.org/x/crypto/hkdf"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/term"
 
@@ -40,6 +44,7 @@ import (
 	"coffer/jobs/simplefin"
 	"coffer/migrations"
 	"coffer/models"
+	"coffer/sso"
 	"coffer/worker"
 )
 
@@ -249,13 +254,54 @@ func webOptions(cfg *Config, log *slog.Logger) (api.WebOptions, error) {
 	}, nil
 }
 
+// ssoOptions builds the provider registry, which follows changes made on
+// any instance, and derives the state-cookie key from the secrets key.
+func ssoOptions(ctx context.Context, cfg *Config, s *services, log *slog.Logger) (api.SSOOptions, error) {
+	client, err := ssoHTTPClient(cfg)
+	if err != nil {
+		return api.SSOOptions{}, err
+	}
+	reg := sso.NewRegistry(s.store, s.rdb, sso.Options{BaseURL: cfg.AppURL, HTTPClient: client, SAMLSkew: cfg.SAMLClockSkew}, log)
+	go reg.Watch(ctx)
+	stateKey := make([]byte, 32)
+	if _, err := io.ReadFull(hkdf.New(sha256.New, cfg.EncryptionKey, nil, []byte("sso-state")), stateKey); err != nil {
+		return api.SSOOptions{}, err
+	}
+	return api.SSOOptions{Registry: reg, StateKey: stateKey, JITMode: cfg.JITMode, AllowedDomains: cfg.AllowedOIDCDomains}, nil
+}
+
+// ssoHTTPClient talks to identity providers: bounded by SSO_HTTP_TIMEOUT,
+// TLS always verified, with SSO_CA_FILE's CAs added to the system's.
+func ssoHTTPClient(cfg *Config) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if cfg.SSOCAFile != "" {
+		pem, err := os.ReadFile(cfg.SSOCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("SSO_CA_FILE: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("SSO_CA_FILE: no PEM certificate in %s", cfg.SSOCAFile)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &http.Client{Timeout: cfg.SSOHTTPTimeout, Transport: tr}, nil
+}
+
 func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) error {
 	web, err := webOptions(cfg, log)
 	if err != nil {
 		return err
 	}
+	ssoOpts, err := ssoOptions(ctx, cfg, s, log)
+	if err != nil {
+		return err
+	}
 	app, err := api.New(api.Options{
-		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log,
+		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, Web: web,
 		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
 		SimpleFINAllowHTTP: cfg.SimpleFINAllowHTTP,
@@ -560,6 +606,11 @@ type Config struct {
 	JITMode             string   // AUTH_JIT_MODE: create_and_link or link_only
 	AllowedOIDCDomains  []string // ALLOWED_OIDC_DOMAINS
 	AuthProvidersSource string   // AUTH_PROVIDERS_SOURCE: db or yaml
+	AuthProvidersFile   string   // AUTH_PROVIDERS_FILE: the provider file of yaml mode
+
+	SSOHTTPTimeout time.Duration // SSO_HTTP_TIMEOUT: discovery, JWKS, token, userinfo, metadata
+	SSOCAFile      string        // SSO_CA_FILE: extra PEM CAs for identity providers' TLS
+	SAMLClockSkew  time.Duration // SAML_CLOCK_SKEW
 
 	SessionIdle        time.Duration // SESSION_IDLE_TIMEOUT
 	SessionMaxAge      time.Duration // SESSION_MAX_AGE
@@ -690,6 +741,10 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		LocalAdminOverride:       boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
 		JITMode:                  oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
 		AuthProvidersSource:      oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
+		AuthProvidersFile:        str("AUTH_PROVIDERS_FILE", "config/auth_providers.yml"),
+		SSOHTTPTimeout:           duration("SSO_HTTP_TIMEOUT", 10*time.Second),
+		SSOCAFile:                str("SSO_CA_FILE", ""),
+		SAMLClockSkew:            duration("SAML_CLOCK_SKEW", 90*time.Second),
 		SessionIdle:              duration("SESSION_IDLE_TIMEOUT", 168*time.Hour),
 		SessionMaxAge:            duration("SESSION_MAX_AGE", 720*time.Hour),
 		MaxFailuresAccount:       num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
@@ -718,7 +773,7 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		problems = append(problems, fmt.Sprintf("LOG_LEVEL must be debug, info, warn or error, got %q", getenv("LOG_LEVEL")))
 	}
 	for _, d := range strings.Split(getenv("ALLOWED_OIDC_DOMAINS"), ",") {
-		if d = strings.ToLower(strings.TrimSpace(d)); d != "" {
+		if d = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(d)), "@"); d != "" {
 			c.AllowedOIDCDomains = append(c.AllowedOIDCDomains, d)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/sso"
 )
 
 // bodyLimit is the largest request body accepted (413 beyond).
@@ -45,6 +46,15 @@ type Options struct {
 	Mail      MailOptions
 	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
 	SimpleFINAllowHTTP bool
+	SSO                SSOOptions
+}
+
+// SSOOptions configure single sign-on.
+type SSOOptions struct {
+	Registry       *sso.Registry
+	StateKey       []byte   // 32 bytes: seals the sso_state cookie
+	JITMode        string   // JITCreateAndLink or JITLinkOnly
+	AllowedDomains []string // ALLOWED_OIDC_DOMAINS, lowercased, without @
 }
 
 // WebOptions configure the browser screens and sign-in.
@@ -80,6 +90,7 @@ type Handler struct {
 	web       WebOptions
 	dashboard http.Handler
 	mail      *mailer
+	sso       SSOOptions
 
 	simplefinHTTP bool
 	pages         map[string]*template.Template
@@ -99,6 +110,7 @@ func New(o Options) (*fiber.App, error) {
 		now:       o.Clock,
 		web:       o.Web,
 		dashboard: o.Dashboard,
+		sso:       o.SSO,
 
 		simplefinHTTP: o.SimpleFINAllowHTTP,
 	}
@@ -109,6 +121,9 @@ func New(o Options) (*fiber.App, error) {
 		h.log = slog.Default()
 	}
 	h.mail = &mailer{o: o.Mail, log: h.log}
+	if h.sso.Registry == nil || len(h.sso.StateKey) != 32 {
+		return nil, errors.New("api: SSO.Registry and a 32-byte SSO.StateKey are required")
+	}
 	if len(h.web.Secret) < 32 {
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
 	}

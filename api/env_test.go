@@ -24,6 +24,7 @@ import (
 	"coffer/api"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/sso"
 )
 
 // redisDB is this package's own Redis database number in server mode.
@@ -61,6 +62,10 @@ func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 			AdminRateLimit: 0,                   // TestAdminRateLimit turns it on
 			TrustedProxies: []string{"0.0.0.0"}, // app.Test's peer: each test browser names its own address
 		},
+	}
+	o.SSO = api.SSOOptions{
+		Registry: sso.NewRegistry(store, rdb, sso.Options{BaseURL: "http://example.com", HTTPClient: &http.Client{Timeout: 10 * time.Second}}, o.Logger),
+		StateKey: []byte("0123456789abcdef0123456789abcdef"), JITMode: api.JITCreateAndLink,
 	}
 	for _, fn := range opts {
 		fn(&o)

@@ -216,6 +216,9 @@ type securityData struct {
 	LocalLogin  bool
 	HasPassword bool
 	Sessions    int
+	Identities  []models.SSOIdentity
+	CanUnlink   bool // the user keeps a way in after any one unlink
+	Connectable []*models.SSOProvider
 }
 
 func (h *Handler) security(c *fiber.Ctx) error {
@@ -223,17 +226,39 @@ func (h *Handler) security(c *fiber.Ctx) error {
 }
 
 func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
+	ctx := c.UserContext()
 	s := sessionOf(c)
-	n, err := h.store.CountUserSessions(c.UserContext(), s.UserID)
+	n, err := h.store.CountUserSessions(ctx, s.UserID)
 	if err != nil {
 		return err
 	}
-	u, err := h.store.UserByID(c.UserContext(), s.UserID)
+	u, err := h.store.UserByID(ctx, s.UserID)
 	if err != nil {
 		return err
 	}
-	return h.render(c, status, "security", page{Title: "Security", Error: msg,
-		Data: securityData{LocalLogin: h.web.LocalLogin, HasPassword: u.PasswordHash != nil, Sessions: n}})
+	idents, err := h.store.UserIdentities(ctx, u.ID)
+	if err != nil {
+		return err
+	}
+	enabled, err := h.sso.Registry.Enabled(ctx)
+	if err != nil {
+		return err
+	}
+	d := securityData{LocalLogin: h.web.LocalLogin, HasPassword: u.PasswordHash != nil, Sessions: n, Identities: idents}
+	linked, usable := map[string]bool{}, 0
+	for _, i := range idents {
+		linked[i.Provider.Name] = true
+		if i.Provider.Enabled {
+			usable++
+		}
+	}
+	d.CanUnlink = usable > 1 || h.mayUsePassword(u)
+	for _, e := range enabled {
+		if !linked[e.Provider.Name] {
+			d.Connectable = append(d.Connectable, e.Provider)
+		}
+	}
+	return h.render(c, status, "security", page{Title: "Security", Error: msg, Data: d})
 }
 
 // changePassword needs the current password; a user without one (signed

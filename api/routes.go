@@ -32,6 +32,16 @@ func (h *Handler) routes(app *fiber.App) {
 	app.Get("/settings/api_keys", screen(h.signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(h.signedIn, h.createAPIKey)...)
 	app.Post("/settings/api_keys/:id/revoke", screen(h.signedIn, h.revokeAPIKey)...)
+	app.Post("/settings/security/connect/:name", screen(h.signedIn, h.connectProvider)...)
+	app.Post("/settings/security/identities/:id/unlink", screen(h.signedIn, h.unlinkIdentity)...)
+
+	// Single sign-on. The ACS is a cross-site POST from the identity
+	// provider: it carries no CSRF token and is protected by the signature,
+	// InResponseTo and the saml_bind cookie instead.
+	app.Get("/auth/link", screen(h.linkPage)...)
+	app.Post("/auth/link", screen(h.confirmLink)...)
+	app.Get("/auth/:name", screen(h.startSSO)...)
+	app.Get("/auth/:name/callback", screen(h.ssoCallback)...)
 
 	// Administration: rate-limited per IP, then by role.
 	admin := func(hs ...fiber.Handler) []fiber.Handler {

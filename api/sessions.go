@@ -21,6 +21,7 @@ type loginData struct {
 	Override   bool
 	ReturnTo   string
 	Email      string
+	Providers  []*models.SSOProvider
 }
 
 func (h *Handler) home(c *fiber.Ctx) error {
@@ -37,6 +38,13 @@ func (h *Handler) newSession(c *fiber.Ctx) error {
 
 func (h *Handler) loginPage(c *fiber.Ctx, status int, msg string, d loginData) error {
 	d.LocalLogin, d.Override = h.web.LocalLogin, !h.web.LocalLogin && h.web.AdminOverride
+	enabled, err := h.sso.Registry.Enabled(c.UserContext())
+	if err != nil {
+		return err
+	}
+	for _, e := range enabled {
+		d.Providers = append(d.Providers, e.Provider)
+	}
 	return h.render(c, status, "login", page{Title: "Sign in", Error: msg, Data: d})
 }
 
@@ -160,22 +168,27 @@ func (h *Handler) auditRecord(c *fiber.Ctx, event string, userID *uuid.UUID, met
 		UserAgent: clip(c.Get(fiber.HeaderUserAgent), 512), Metadata: meta}
 }
 
-// auditFailure writes login_failed. Records without a known user are
-// capped per IP, so a flood of guesses cannot flood the table.
+// auditFailure writes login_failed for a password sign-in.
 func (h *Handler) auditFailure(c *fiber.Ctx, reason string, userID *uuid.UUID) error {
+	return h.writeFailure(c, h.auditRecord(c, models.EventLoginFailed, userID, map[string]any{"reason": reason, "method": "password"}))
+}
+
+// writeFailure writes a login_failed record. Records without a known user
+// are capped per IP, so a flood of guesses cannot flood the table.
+func (h *Handler) writeFailure(c *fiber.Ctx, rec *models.AuditLog) error {
 	ctx := c.UserContext()
-	if userID == nil {
+	if rec.UserID == nil {
 		key := fmt.Sprintf("rl:failrec:%s:%d", c.IP(), h.now().Unix()/60)
 		n, err := h.incrWindow(ctx, key, time.Minute)
 		if err != nil {
 			return signInUnavailable(err)
 		}
 		if n > 20 {
-			h.log.Warn("login_failed record not written: over 20 a minute from this IP", "ip", c.IP(), "reason", reason)
+			h.log.Warn("login_failed record not written: over 20 a minute from this IP", "ip", c.IP(), "reason", rec.Metadata["reason"])
 			return nil
 		}
 	}
-	return h.store.CreateAuditLog(ctx, h.auditRecord(c, models.EventLoginFailed, userID, map[string]any{"reason": reason, "method": "password"}))
+	return h.store.CreateAuditLog(ctx, rec)
 }
 
 // hasControl reports control characters (NUL included), which no email

@@ -44,7 +44,7 @@ func parseTemplates() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) }}
 	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user", "admin_audit",
-		"register", "password_forgot", "password_reset", "security"} {
+		"register", "password_forgot", "password_reset", "security", "link"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err

@@ -33,6 +33,10 @@ type Session struct {
 	LastSeenAt time.Time  `bun:"last_seen_at"`
 	ExpiresAt  time.Time  `bun:"expires_at"` // absolute end
 
+	IDTokenEnc       *string `bun:"id_token_enc"` // OIDC, sealed: the hint of RP-initiated logout
+	SAMLNameID       *string `bun:"saml_name_id"`
+	SAMLSessionIndex *string `bun:"saml_session_index"`
+
 	User *User `bun:"rel:belongs-to,join:user_id=id"`
 }
 
@@ -44,7 +48,9 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session, maxAge time.Du
 		return "", dbErr("create session", err)
 	}
 	token := base64.RawURLEncoding.EncodeToString(raw)
-	sess.ID = NewID()
+	if sess.ID == uuid.Nil {
+		sess.ID = NewID()
+	}
 	sess.TokenHash = hashKey(token)
 	sess.CreatedAt = s.now()
 	sess.LastSeenAt = sess.CreatedAt
@@ -102,4 +108,30 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) 
 func (s *Store) CountUserSessions(ctx context.Context, userID uuid.UUID) (int, error) {
 	n, err := s.db.NewSelect().Model((*Session)(nil)).Where("user_id = ?", userID).Count(ctx)
 	return int(n), dbErr("count sessions", err)
+}
+
+// CreateSSOSession is CreateSession for a single sign-on, keeping the
+// OIDC ID token (sealed) for a later RP-initiated logout.
+func (s *Store) CreateSSOSession(ctx context.Context, sess *Session, idToken string, maxAge time.Duration) (string, error) {
+	sess.ID = NewID()
+	if idToken != "" {
+		sealed, err := s.Secrets.Seal(idToken, "sessions", "id_token_enc", sess.ID.String())
+		if err != nil {
+			return "", err
+		}
+		sess.IDTokenEnc = &sealed
+	}
+	return s.CreateSession(ctx, sess, maxAge)
+}
+
+// SessionIDToken opens the session's ID token; "" when none or unreadable.
+func (s *Store) SessionIDToken(sess *Session) string {
+	if sess.IDTokenEnc == nil || s.Secrets == nil {
+		return ""
+	}
+	t, err := s.Secrets.Open(*sess.IDTokenEnc, "sessions", "id_token_enc", sess.ID.String())
+	if err != nil {
+		return ""
+	}
+	return t
 }

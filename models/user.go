@@ -105,3 +105,19 @@ func (s *Store) SetPassword(ctx context.Context, userID uuid.UUID, hash string) 
 		Exec(ctx)
 	return affectedOne(res, err, "set password")
 }
+
+// FillUserNames sets the user's first and last name where they are blank;
+// an identity provider never overwrites what the user has.
+func (s *Store) FillUserNames(ctx context.Context, userID uuid.UUID, first, last string) error {
+	for col, v := range map[string]string{"first_name": first, "last_name": last} {
+		if v == "" {
+			continue
+		}
+		_, err := s.db.NewUpdate().Model((*User)(nil)).Set("? = ?", bun.Ident(col), v).
+			Where("id = ?", userID).Where("(? IS NULL OR ? = '')", bun.Ident(col), bun.Ident(col)).Exec(ctx)
+		if err != nil {
+			return dbErr("fill user names", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"errors"
+
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/models"
+)
+
+// connectProvider starts a link of the signed-in user to a provider
+// (POST /settings/security/connect/:name).
+func (h *Handler) connectProvider(c *fiber.Ctx) error {
+	e, err := h.sso.Registry.ByName(c.UserContext(), c.Params("name"))
+	if errors.Is(err, models.ErrNotFound) || (err == nil && !e.Provider.Enabled) {
+		return &apiError{status: fiber.StatusNotFound, code: "not_found", message: msgUnknownMethod}
+	}
+	if err != nil {
+		return err
+	}
+	uid := sessionOf(c).UserID
+	return h.beginSSO(c, e, "/settings/security", intentLink, &uid)
+}
+
+// unlinkIdentity removes one of the user's identities, unless it is their
+// last way to sign in.
+func (h *Handler) unlinkIdentity(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	s := sessionOf(c)
+	err = h.store.UnlinkIdentity(c.UserContext(), s.UserID, id, h.mayUsePassword, h.auditRecord(c, models.EventUnlink, &s.UserID, nil))
+	var inv *models.InvalidError
+	if errors.As(err, &inv) {
+		return h.securityPage(c, fiber.StatusUnprocessableEntity, inv.Problems[0])
+	}
+	if err != nil {
+		return err
+	}
+	return h.redirect(c, "/settings/security", "Disconnected.")
+}
