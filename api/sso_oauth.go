@@ -20,7 +20,7 @@ import (
 const (
 	msgUnknownMethod  = "Unknown sign-in method."
 	msgMethodDisabled = "This sign-in method is disabled."
-	msgSSOUnavailable    = "This sign-in method is unavailable. Contact an administrator."
+	msgSSOUnavailable = "This sign-in method is unavailable. Contact an administrator."
 	msgStateInvalid   = "Sign-in expired or invalid. Please start again."
 )
 

@@ -1,6 +1,5 @@
 package models
 
-
 // Temporary until the rules branch lands: group mappings only.
 
 // Rules is the parsed rules JSON of a provider.
