@@ -9,7 +9,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/hibiken/asynq"
 
+	"coffer/jobs"
 	"coffer/models"
 )
 
@@ -73,10 +75,13 @@ func (h *Handler) adminListUsers(c *fiber.Ctx) error {
 }
 
 type adminUserData struct {
-	Target   *models.User
-	Sessions int
-	CanAct   bool
-	Roles    []string
+	Target     *models.User
+	Sessions   int
+	CanAct     bool
+	Roles      []string
+	Identities []models.SSOIdentity
+	CanSync    bool   // an identity at an enabled provider with mappings
+	MappedBy   string // label of that provider
 }
 
 // target loads the user an admin acts on: another family's user is a 404
@@ -118,9 +123,43 @@ func (h *Handler) adminUserPage(c *fiber.Ctx, status int, msg string) error {
 	if err != nil {
 		return err
 	}
-	canAct := u.ID != actor.ID && (actor.Role == models.RoleSuperAdmin || u.Role != models.RoleSuperAdmin)
-	return h.render(c, status, "admin_user", page{Title: u.Email, Error: msg,
-		Data: adminUserData{Target: u, Sessions: n, CanAct: canAct, Roles: h.assignableRoles(actor)}})
+	idents, err := h.store.UserIdentities(c.UserContext(), u.ID)
+	if err != nil {
+		return err
+	}
+	d := adminUserData{Target: u, Sessions: n, Roles: h.assignableRoles(actor), Identities: idents,
+		CanAct: u.ID != actor.ID && (actor.Role == models.RoleSuperAdmin || u.Role != models.RoleSuperAdmin)}
+	for _, i := range idents {
+		if i.Provider.Enabled && i.Provider.HasMappings() && !d.CanSync {
+			d.CanSync, d.MappedBy = true, i.Provider.Label
+		}
+	}
+	return h.render(c, status, "admin_user", page{Title: u.Email, Error: msg, Data: d})
+}
+
+// adminSyncRoles queues the re-application of the user's provider's
+// current mappings (spec/sso.md §7.4).
+func (h *Handler) adminSyncRoles(c *fiber.Ctx) error {
+	actor := sessionOf(c).User
+	u, err := h.target(c)
+	if err != nil {
+		return err
+	}
+	if u.Role == models.RoleSuperAdmin && actor.Role != models.RoleSuperAdmin {
+		return &apiError{status: fiber.StatusForbidden, code: "forbidden", message: "You are not authorized to access this area."}
+	}
+	task, err := jobs.NewRolesSyncTask(u.ID, actor.ID)
+	if err != nil {
+		return err
+	}
+	_, err = h.queue.EnqueueContext(c.UserContext(), task)
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return h.redirect(c, "/admin/users/"+u.ID.String(), "A sync is already queued.")
+	}
+	if err != nil {
+		return err
+	}
+	return h.redirect(c, "/admin/users/"+u.ID.String(), "Role sync queued.")
 }
 
 // adminAct runs one administrative change after the checks every change

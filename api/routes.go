@@ -53,6 +53,7 @@ func (h *Handler) routes(app *fiber.App) {
 	app.Post("/admin/users/:id/suspend", admin(h.adminSuspend)...)
 	app.Post("/admin/users/:id/reactivate", admin(h.adminReactivate)...)
 	app.Post("/admin/users/:id/delete", admin(h.adminDelete)...)
+	app.Post("/admin/users/:id/sync_roles", admin(h.adminSyncRoles)...)
 	app.Get("/admin/sso_audit_logs", admin(h.requireRole(models.RoleSuperAdmin), h.adminAuditLogs)...)
 	app.Get("/admin/sso_audit_logs/export.csv", admin(h.requireRole(models.RoleSuperAdmin), h.adminAuditExport)...)
 

@@ -143,6 +143,9 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 	return c.Redirect(d.ReturnTo, fiber.StatusSeeOther)
 }
 
+// deleteSession signs out (spec/sso.md §6.7): the session ends here first,
+// whatever happens next; a federated session then goes on to the
+// identity provider's logout when it offers one.
 func (h *Handler) deleteSession(c *fiber.Ctx) error {
 	s := sessionOf(c)
 	h.clearSessionCookie(c)
@@ -150,16 +153,48 @@ func (h *Handler) deleteSession(c *fiber.Ctx) error {
 		return h.redirect(c, "/sessions/new", "You have signed out.")
 	}
 	ctx := c.UserContext()
-	err := h.store.RunInTx(ctx, func(tx *models.Store) error {
-		if err := tx.DeleteSession(ctx, s.ID); err != nil {
+	if err := h.store.DeleteSession(ctx, s.ID); err != nil {
+		return err
+	}
+	if target, protocol := h.federatedLogout(c, s); target != "" {
+		if err := h.store.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogoutIdP, &s.UserID, map[string]any{"protocol": protocol})); err != nil {
 			return err
 		}
-		return tx.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogout, &s.UserID, map[string]any{"session_method": s.Method}))
-	})
-	if err != nil {
+		return c.Redirect(target, fiber.StatusFound)
+	}
+	if err := h.store.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogout, &s.UserID, map[string]any{"session_method": s.Method})); err != nil {
 		return err
 	}
 	return h.redirect(c, "/sessions/new", "You have signed out.")
+}
+
+// federatedLogout returns where an SSO session's logout continues: the
+// OIDC end-session endpoint or the SAML IdP's single logout; "" when the
+// provider offers none (or is gone, disabled or unusable).
+func (h *Handler) federatedLogout(c *fiber.Ctx, s *models.Session) (target, protocol string) {
+	if s.Method != models.MethodSSO || s.ProviderID == nil {
+		return "", ""
+	}
+	ctx := c.UserContext()
+	e, err := h.sso.Registry.ByID(ctx, *s.ProviderID)
+	if err != nil || !e.Provider.Enabled {
+		return "", ""
+	}
+	if e.Provider.Strategy == models.StrategySAML {
+		return h.samlLogoutTarget(c, e, s), "saml"
+	}
+	if e.Provider.Strategy != models.StrategyOIDC {
+		return "", ""
+	}
+	rp, err := h.sso.Registry.OAuth(ctx, e)
+	if err != nil {
+		return "", ""
+	}
+	state, err := randomToken()
+	if err != nil {
+		return "", ""
+	}
+	return rp.EndSessionURL(h.store.SessionIDToken(s), state, h.sso.Registry.Options().BaseURL+"/sessions/new"), "oidc"
 }
 
 // auditRecord fills the request's client details into a new record.

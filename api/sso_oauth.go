@@ -172,3 +172,6 @@ func (h *Handler) ssoRefusedMeta(c *fiber.Ctx, e *sso.Entry, status int, reason,
 func (h *Handler) beginSAML(c *fiber.Ctx, e *sso.Entry, returnTo, intent string, linkUser *uuid.UUID) error {
 	return h.ssoRefused(c, e, fiber.StatusServiceUnavailable, sso.ReasonProviderUnavailable, msgSSOUnavailable, "saml not available", nil)
 }
+
+// samlLogoutTarget is the SAML single logout redirect; not usable yet.
+func (h *Handler) samlLogoutTarget(c *fiber.Ctx, e *sso.Entry, s *models.Session) string { return "" }

@@ -42,7 +42,16 @@ type page struct {
 
 func parseTemplates() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	funcs := template.FuncMap{"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) }}
+	funcs := template.FuncMap{
+		"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) },
+		"groups": func(claims map[string]any) string {
+			groups, ok := models.GroupsFromClaim(claims["groups"])
+			if !ok {
+				return "none recorded"
+			}
+			return strings.Join(groups, ", ")
+		},
+	}
 	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user", "admin_audit",
 		"register", "password_forgot", "password_reset", "security", "link"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")

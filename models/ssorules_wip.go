@@ -40,3 +40,24 @@ func ComputeRole(p *SSOProvider, rules *Rules, groups []string, groupsPresent bo
 
 // ConditionAttributes names the claims rule conditions read.
 func (r *Rules) ConditionAttributes() []string { return nil }
+
+// GroupsFromClaim reads a groups claim.
+func GroupsFromClaim(v any) ([]string, bool) {
+	switch v := v.(type) {
+	case []any:
+		out := []string{}
+		for _, g := range v {
+			s, ok := g.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	case []string:
+		return v, true
+	case string:
+		return []string{v}, true
+	}
+	return nil, false
+}

@@ -20,7 +20,8 @@ type UserFilter struct {
 // UserRow is a user as the administration list shows it.
 type UserRow struct {
 	User
-	FamilyName string `bun:"family_name,scanonly"`
+	FamilyName string   `bun:"family_name,scanonly"`
+	Providers  []string `bun:"-"` // labels of linked providers
 }
 
 // Users lists a page of users by email.
@@ -46,7 +47,26 @@ func (s *Store) Users(ctx context.Context, f UserFilter, p Page) ([]UserRow, int
 		q.Where("u.status = ?", f.Status)
 	}
 	n, err := p.scan(ctx, q.OrderExpr("lower(u.email), u.id"))
-	return rows, n, dbErr("list users", err)
+	if err != nil || len(rows) == 0 {
+		return rows, n, dbErr("list users", err)
+	}
+	ids := make([]uuid.UUID, len(rows))
+	index := make(map[uuid.UUID]int, len(rows))
+	for i := range rows {
+		ids[i], index[rows[i].ID] = rows[i].ID, i
+	}
+	var links []struct {
+		UserID uuid.UUID `bun:"user_id"`
+		Label  string    `bun:"label"`
+	}
+	err = s.db.NewSelect().TableExpr("sso_identities AS si").ColumnExpr("si.user_id, p.label").
+		Join("JOIN sso_providers AS p ON p.id = si.provider_id").
+		Where("si.user_id IN (?)", bun.List(ids)).OrderExpr("p.label").Scan(ctx, &links)
+	for _, l := range links {
+		r := &rows[index[l.UserID]]
+		r.Providers = append(r.Providers, l.Label)
+	}
+	return rows, n, dbErr("list linked providers", err)
 }
 
 // UserByID returns any user of the instance; callers check that the actor

@@ -41,6 +41,7 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeRequeue, h.Requeue)
 	mux.HandleFunc(jobs.TypeAuditArchive, h.AuditArchive)
 	mux.HandleFunc(jobs.TypeSimplefinClaim, h.SimplefinClaim)
+	mux.HandleFunc(jobs.TypeRolesSync, h.RolesSync)
 	return mux
 }
 
