@@ -61,6 +61,9 @@ Usage:
                       [--family NAME | --family-id ID] [--currency CUR]
   coffer apikeys create --email E [--name N] [--scope read|read_write] [--expires-in 720h]
   coffer audit archive       applies the audit retention tier now (also a scheduled job)
+  coffer secrets backfill [--dry-run]
+                             seals plaintext secrets and re-seals old-key values (also a job at
+                             every worker start)
 
 Configuration comes from environment variables; see README.md.
 `
@@ -113,6 +116,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			n, err := h.ArchiveAudit(ctx)
 			if err == nil {
 				fmt.Fprintf(stdout, "audit retention (%s): %d records left the database\n", cfg.Retention.Name, n)
+			}
+			return err
+		})
+	case cmd == "secrets backfill":
+		dry := len(args) > 2 && args[2] == "--dry-run"
+		err = withStore(ctx, cfg, func(s *models.Store) error {
+			r, err := s.BackfillSecrets(ctx, dry)
+			if err == nil {
+				fmt.Fprintf(stdout, "secrets backfill (dry run: %t): scanned %d, encrypted %d, re-encrypted %d, already current %d, unreadable %d\n",
+					dry, r.Scanned, r.Encrypted, r.Reencrypted, r.Current, r.Unreadable)
 			}
 			return err
 		})

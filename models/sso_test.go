@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"testing"
@@ -128,5 +129,73 @@ func TestApplyMappedRoleGuards(t *testing.T) {
 	logs, _, _ := s.AuditLogs(ctx, models.AuditFilter{EventType: models.EventRoleChanged}, models.Page{Number: 1, Size: 10})
 	if len(logs) == 0 || logs[0].Metadata["source"] != models.RoleSourceLogin || *logs[0].UserID != m.ID {
 		t.Fatalf("role_changed = %+v", logs)
+	}
+}
+
+func TestBackfillSecrets(t *testing.T) {
+	ctx := context.Background()
+	s := modelstest.NewStore(t)
+	f := modelstest.NewFamily(t, s, "backfill")
+	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	var err error
+	if s.Secrets, err = models.NewSealer(oldKey); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string) *models.SSOProvider {
+		p := &models.SSOProvider{Name: name, Strategy: models.StrategyOAuth, Label: name, DefaultRole: models.RoleMember}
+		models.NewProviderID(p)
+		return p
+	}
+	plain := mk("plain")
+	plain.ClientSecretEnc = ptr("legacy-plaintext")
+	old := mk("old")
+	if err := s.SetProviderSecret(old, models.ColClientSecret, "old-key-secret"); err != nil {
+		t.Fatal(err)
+	}
+	broken := mk("broken")
+	broken.ClientSecretEnc = ptr("enc:v1:deadbeef:AAAA")
+	for _, p := range []*models.SSOProvider{plain, old, broken} {
+		if err := s.CreateSSOProvider(ctx, p, models.ProviderChange{ActorID: f.User.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rotate: the new key is current, the old one only decrypts.
+	if s.Secrets, err = models.NewSealer(newKey, oldKey); err != nil {
+		t.Fatal(err)
+	}
+	dry, err := s.BackfillSecrets(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := models.BackfillReport{Scanned: 3, Encrypted: 1, Reencrypted: 1, Unreadable: 1}
+	if dry != want {
+		t.Fatalf("dry run = %+v, want %+v", dry, want)
+	}
+	if got, _ := s.SSOProvider(ctx, plain.ID); models.Str(got.ClientSecretEnc) != "legacy-plaintext" {
+		t.Fatal("the dry run wrote")
+	}
+	first, err := s.BackfillSecrets(ctx, false)
+	if err != nil || first != want {
+		t.Fatalf("first run = %+v, %v", first, err)
+	}
+	second, err := s.BackfillSecrets(ctx, false)
+	if err != nil || second != (models.BackfillReport{Scanned: 3, Current: 2, Unreadable: 1}) {
+		t.Fatalf("second run = %+v, %v", second, err)
+	}
+	for id, want := range map[*models.SSOProvider]string{plain: "legacy-plaintext", old: "old-key-secret"} {
+		got, err := s.SSOProvider(ctx, id.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Secrets.Current(models.Str(got.ClientSecretEnc)) {
+			t.Errorf("%s: not sealed with the current key", got.Name)
+		}
+		// The old key alone no longer opens it: it was re-sealed.
+		if secret, err := s.ProviderSecret(got, models.ColClientSecret); err != nil || secret != want {
+			t.Errorf("%s: %q, %v", got.Name, secret, err)
+		}
+	}
+	if got, _ := s.SSOProvider(ctx, broken.ID); models.Str(got.ClientSecretEnc) != "enc:v1:deadbeef:AAAA" {
+		t.Error("an unreadable value was overwritten")
 	}
 }

@@ -5,6 +5,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -42,6 +43,7 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeAuditArchive, h.AuditArchive)
 	mux.HandleFunc(jobs.TypeSimplefinClaim, h.SimplefinClaim)
 	mux.HandleFunc(jobs.TypeRolesSync, h.RolesSync)
+	mux.HandleFunc(jobs.TypeSecretsBackfill, h.SecretsBackfill)
 	return mux
 }
 
@@ -86,6 +88,13 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	o.Logger.Info("worker started", "concurrency", o.Concurrency)
+	// Plaintext secrets left by older versions, or values of a rotated-out
+	// key, are sealed anew at every start; the task id keeps it to one.
+	if o.Handlers.Queue != nil {
+		if _, err := o.Handlers.Queue.EnqueueContext(ctx, jobs.NewSecretsBackfillTask()); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			o.Logger.Warn("worker: secrets backfill not queued", "err", err)
+		}
+	}
 	<-ctx.Done()
 	srv.Shutdown()
 	o.Logger.Info("worker stopped")
