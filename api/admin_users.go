@@ -227,6 +227,17 @@ func (h *Handler) adminDelete(c *fiber.Ctx) error {
 		if subtle.ConstantTimeCompare([]byte(typed), []byte(strings.ToLower(u.Email))) != 1 {
 			return models.Invalid("The email did not match; nothing was deleted.")
 		}
-		return h.store.DeleteUser(c.UserContext(), ch)
+		if err := h.store.DeleteUser(c.UserContext(), ch); err != nil {
+			return err
+		}
+		// The family's data goes in the background once nobody is left.
+		task, err := jobs.NewFamilyPurgeTask(u.FamilyID)
+		if err != nil {
+			return err
+		}
+		if _, err := h.queue.EnqueueContext(c.UserContext(), task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			h.log.Error("family purge not queued; the next requeue finds it", "family_id", u.FamilyID, "err", err)
+		}
+		return nil
 	})
 }

@@ -20,8 +20,9 @@ func NewRequeueTask() *asynq.Task {
 		asynq.TaskID("queue:requeue"))
 }
 
-// Requeue handles TypeRequeue: every balance is recalculated and every
-// chat still waiting for the assistant is asked again. Task ids keep work
+// Requeue handles TypeRequeue: every balance is recalculated, every chat
+// still waiting for the assistant is asked again, and families left empty
+// are purged. Task ids keep work
 // that is already queued from doubling.
 func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 	if _, err := h.Queue.EnqueueContext(ctx, NewBalanceSweepTask()); err != nil {
@@ -40,6 +41,19 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 			return fmt.Errorf("jobs: requeue chat reply: %w", err)
 		}
 	}
-	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats))
+	families, err := h.Store.EmptyFamilies(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range families {
+		task, err := NewFamilyPurgeTask(id)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("jobs: requeue family purge: %w", err)
+		}
+	}
+	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families))
 	return nil
 }

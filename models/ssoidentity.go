@@ -136,3 +136,25 @@ func (s *Store) UnlinkIdentity(ctx context.Context, userID, identityID uuid.UUID
 		return tx.CreateAuditLog(ctx, audit)
 	})
 }
+
+// UsersOnlyThrough lists the users who would have no way to sign in if
+// the provider went: linked to it, with no identity at another enabled
+// provider, and no password that canUsePassword accepts.
+func (s *Store) UsersOnlyThrough(ctx context.Context, providerID uuid.UUID, canUsePassword func(*User) bool) ([]User, error) {
+	users := []User{}
+	err := s.db.NewSelect().Model(&users).
+		Where("u.id IN (SELECT user_id FROM sso_identities WHERE provider_id = ?)", providerID).
+		Where(`NOT EXISTS (SELECT 1 FROM sso_identities AS o JOIN sso_providers AS p ON p.id = o.provider_id
+			WHERE o.user_id = u.id AND o.provider_id <> ? AND p.enabled)`, providerID).
+		OrderExpr("lower(u.email)").Scan(ctx)
+	if err != nil {
+		return nil, dbErr("list users of a provider", err)
+	}
+	out := users[:0]
+	for _, u := range users {
+		if !canUsePassword(&u) {
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}

@@ -278,3 +278,45 @@ func actorPtr(id uuid.UUID) *uuid.UUID {
 	}
 	return &id
 }
+
+// MirrorFileProviders makes the file's providers the yaml-sourced rows:
+// each is inserted or updated by id (its secrets already sealed), and yaml
+// rows no longer in the file are disabled, never deleted, so their users'
+// identities survive a mistaken edit. Instances starting together take
+// turns under an advisory lock.
+func (s *Store) MirrorFileProviders(ctx context.Context, ps []*SSOProvider) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if tx.Postgres() {
+			if _, err := tx.db.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7431220003)"); err != nil {
+				return dbErr("lock providers", err)
+			}
+		}
+		ids := make([]uuid.UUID, 0, len(ps))
+		now := tx.now()
+		for _, p := range ps {
+			p.Source, p.UpdatedAt = SourceYAML, now
+			if p.GroupMappings == nil {
+				p.GroupMappings = []GroupMapping{}
+			}
+			ids = append(ids, p.ID)
+			res, err := tx.db.NewUpdate().Model(p).ExcludeColumn("id", "created_by", "created_at").WherePK().Exec(ctx)
+			if err != nil {
+				return dbErr("mirror provider", err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				continue
+			}
+			p.CreatedAt = now
+			if _, err := tx.db.NewInsert().Model(p).Exec(ctx); err != nil {
+				return dbErr("mirror provider", err)
+			}
+		}
+		q := tx.db.NewUpdate().Model((*SSOProvider)(nil)).Set("enabled = ?", false).Set("updated_at = ?", now).
+			Where("source = ?", SourceYAML)
+		if len(ids) > 0 {
+			q.Where("id NOT IN (?)", bun.List(ids))
+		}
+		_, err := q.Exec(ctx)
+		return dbErr("disable removed providers", err)
+	})
+}

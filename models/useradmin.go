@@ -231,8 +231,10 @@ func (s *Store) ReactivateUser(ctx context.Context, c AdminChange) error {
 	})
 }
 
-// DeleteUser removes a user with their sessions, keys and chats; a family
-// left with nobody is removed with all its data.
+// DeleteUser removes a user with their sessions, keys, identities and
+// chats. A family left with nobody is removed afterwards by the
+// family:purge job, so a large ledger is not deleted inside this
+// transaction.
 func (s *Store) DeleteUser(ctx context.Context, c AdminChange) error {
 	return s.adminChange(ctx, c, func(tx *Store, u *User) (string, map[string]any, error) {
 		if err := tx.checkGuards(ctx, u, false, false); err != nil {
@@ -241,17 +243,28 @@ func (s *Store) DeleteUser(ctx context.Context, c AdminChange) error {
 		if _, err := tx.db.NewDelete().Model((*User)(nil)).Where("id = ?", u.ID).Exec(ctx); err != nil {
 			return "", nil, dbErr("delete user", err)
 		}
-		left, err := tx.db.NewSelect().Model((*User)(nil)).Where("family_id = ?", u.FamilyID).Count(ctx)
-		if err != nil {
-			return "", nil, dbErr("count family", err)
-		}
-		meta := map[string]any{"target_role": u.Role}
-		if left == 0 {
-			if _, err := tx.db.NewDelete().Model((*Family)(nil)).Where("id = ?", u.FamilyID).Exec(ctx); err != nil {
-				return "", nil, dbErr("delete family", err)
-			}
-			meta["family_deleted"] = true
-		}
-		return EventUserDeleted, meta, nil
+		return EventUserDeleted, map[string]any{"target_role": u.Role}, nil
 	})
+}
+
+// PurgeFamilyIfEmpty deletes a family that has no users left, with all
+// its data; a family with users is left alone. It reports whether it
+// deleted, and is harmless to repeat.
+func (s *Store) PurgeFamilyIfEmpty(ctx context.Context, familyID uuid.UUID) (bool, error) {
+	res, err := s.db.NewDelete().Model((*Family)(nil)).Where("id = ?", familyID).
+		Where("NOT EXISTS (SELECT 1 FROM users WHERE users.family_id = ?)", familyID).Exec(ctx)
+	if err != nil {
+		return false, dbErr("purge family", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// EmptyFamilies lists families without users, whose purge a lost queue
+// may have dropped.
+func (s *Store) EmptyFamilies(ctx context.Context) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := s.db.NewSelect().Model((*Family)(nil)).Column("id").
+		Where("NOT EXISTS (SELECT 1 FROM users WHERE users.family_id = f.id)").Scan(ctx, &ids)
+	return ids, dbErr("list empty families", err)
 }

@@ -44,6 +44,7 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeSimplefinClaim, h.SimplefinClaim)
 	mux.HandleFunc(jobs.TypeRolesSync, h.RolesSync)
 	mux.HandleFunc(jobs.TypeSecretsBackfill, h.SecretsBackfill)
+	mux.HandleFunc(jobs.TypeFamilyPurge, h.FamilyPurge)
 	return mux
 }
 
