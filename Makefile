@@ -29,6 +29,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/
+	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/
 
 lint:
 	gofmt -l . | (! grep .)

@@ -1,6 +1,10 @@
 package api
 
-import "testing"
+import (
+	"net/url"
+	"strings"
+	"testing"
+)
 
 func TestSafeReturnTo(t *testing.T) {
 	for in, want := range map[string]string{
@@ -22,4 +26,28 @@ func TestSafeReturnTo(t *testing.T) {
 			t.Errorf("safeReturnTo(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzSafeReturnTo: whatever comes in, what comes out is a path on this
+// site that a browser cannot read as another host.
+func FuzzSafeReturnTo(f *testing.F) {
+	for _, s := range []string{"/", "/a?b=c", "//evil.example", "/\\x", "%2F%2Fx", "/%09/x", "https://x", "/a#b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		out := safeReturnTo(in)
+		if out != "/" && out != in {
+			t.Fatalf("safeReturnTo(%q) = %q: changed but not reset", in, out)
+		}
+		u, err := url.Parse(out)
+		if err != nil || u.Host != "" || u.Scheme != "" || !strings.HasPrefix(out, "/") ||
+			strings.HasPrefix(out, "//") || strings.HasPrefix(out, "/\\") || len(out) > 1024 {
+			t.Fatalf("safeReturnTo(%q) = %q is not a local path", in, out)
+		}
+		for _, r := range out {
+			if r < 0x20 || r == 0x7f {
+				t.Fatalf("safeReturnTo(%q) = %q has a control character", in, out)
+			}
+		}
+	})
 }
