@@ -199,3 +199,41 @@ func TestBackfillSecrets(t *testing.T) {
 		t.Error("an unreadable value was overwritten")
 	}
 }
+
+func TestMirrorFileProviders(t *testing.T) {
+	ctx := context.Background()
+	s := modelstest.NewStore(t)
+	mk := func(name string) *models.SSOProvider {
+		p := &models.SSOProvider{Name: name, Strategy: models.StrategyOIDC, Label: name, Enabled: true,
+			Issuer: ptr("https://" + name + ".example"), DefaultRole: models.RoleMember}
+		models.NewProviderID(p)
+		return p
+	}
+	a, b := mk("alpha"), mk("beta")
+	if err := s.MirrorFileProviders(ctx, []*models.SSOProvider{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	// An edited file: alpha relabelled, beta gone.
+	a2 := *a
+	a2.Label = "Alpha SSO"
+	if err := s.MirrorFileProviders(ctx, []*models.SSOProvider{&a2}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := s.SSOProviders(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 2 {
+		t.Fatalf("providers = %d, want 2 (a removed entry is disabled, not deleted)", len(ps))
+	}
+	for _, p := range ps {
+		switch {
+		case p.Source != models.SourceYAML:
+			t.Errorf("%s: source %q", p.Name, p.Source)
+		case p.Name == "alpha" && (p.Label != "Alpha SSO" || !p.Enabled):
+			t.Errorf("alpha = %+v", p)
+		case p.Name == "beta" && p.Enabled:
+			t.Error("beta, removed from the file, is still enabled")
+		}
+	}
+}
