@@ -181,3 +181,37 @@ func TestNumberText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzComputeRole feeds decoded claims (as an IdP's JSON would arrive)
+// and rules to the role computation: it must not panic, must give one of
+// the three roles, and the default role exactly when nothing matched.
+func FuzzComputeRole(f *testing.F) {
+	f.Add(`{"groups": ["admins", "staff"], "department": "finance"}`, `{"conditions": [{"attribute": "department", "value": "finance", "role": "admin"}]}`)
+	f.Add(`{"groups": "admins", "level": 7}`, `{"conditions": [{"attribute": "level", "value": 7.0, "groups": ["admins"], "role": "super_admin"}]}`)
+	f.Add(`{"groups": [1, 2], "is_owner": [true]}`, `{"conditions": [{"attribute": "is_owner", "value": true, "role": "member"}]}`)
+	f.Add(`{"groups": {"a": 1}}`, ``)
+	f.Add(`[]`, `{}`)
+	mappings := []models.GroupMapping{{Group: "admins", Role: models.RoleAdmin}, {Group: "root", Role: models.RoleSuperAdmin}}
+	f.Fuzz(func(t *testing.T, claimsJSON, rulesText string) {
+		var claims map[string]any
+		if json.Unmarshal([]byte(claimsJSON), &claims) != nil {
+			return
+		}
+		rules, err := ParseRules(rulesText, models.StrategyOIDC)
+		if err != nil {
+			return
+		}
+		groups, present := GroupsFromClaim(claims["groups"])
+		if present && len(groups) > MaxGroups {
+			t.Fatalf("%d groups present", len(groups))
+		}
+		p := &models.SSOProvider{DefaultRole: models.RoleMember, GroupMappings: mappings}
+		d := ComputeRole(p, rules, groups, present, claims)
+		if !models.ValidRole(d.Role) || !d.Mapped {
+			t.Fatalf("decision %+v", d)
+		}
+		if len(d.MatchedGroups) > 0 && !present {
+			t.Fatalf("matched %v without groups", d.MatchedGroups)
+		}
+	})
+}

@@ -39,8 +39,7 @@ func TestValidateProviderSAML(t *testing.T) {
 	sp := newRSAKeyPair(t, "sp")
 	other := newECKeyPair(t, "other", testNow.AddDate(-1, 0, 0), testNow.AddDate(1, 0, 0))
 
-	var meta *httptest.Server
-	meta = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	meta := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/metadata":
 			_, _ = w.Write([]byte(metadataXML("https://idp.example/entity", "https://idp.example", idp.DER)))
