@@ -33,6 +33,34 @@ type Condition struct {
 	Role      string
 }
 
+// Claim returns the claim or attribute a value called name (a
+// custom_mappings name such as "email" or "groups") is read from: the
+// custom mapping when there is one, else def. r may be nil.
+func (r *Rules) Claim(name, def string) string {
+	if r != nil {
+		if c, ok := r.CustomMappings[name]; ok {
+			return c
+		}
+	}
+	return def
+}
+
+// Attributes lists, once each and in order, the claims or attributes
+// that conditions read: the values a login keeps in Identity.Claims so
+// that a later sync can re-apply the rules. r may be nil.
+func (r *Rules) Attributes() []string {
+	var attrs []string
+	if r == nil {
+		return attrs
+	}
+	for _, c := range r.Conditions {
+		if !slices.Contains(attrs, c.Attribute) {
+			attrs = append(attrs, c.Attribute)
+		}
+	}
+	return attrs
+}
+
 // mappingNames are the custom_mappings names, in the order messages list
 // them.
 var mappingNames = []string{"subject", "email", "email_verified", "first_name", "last_name", "name", "groups"}

@@ -207,3 +207,26 @@ func FuzzParseRules(f *testing.F) {
 			map[string]any{"dept": []any{"x", 1.0, true}})
 	})
 }
+
+func TestRulesClaimAndAttributes(t *testing.T) {
+	r, err := ParseRules(`{"custom_mappings": {"groups": "roles"}, "conditions": [
+		{"attribute": "dept", "value": "a", "role": "admin"},
+		{"attribute": "level", "value": 1, "role": "admin"},
+		{"attribute": "dept", "value": "b", "role": "member"}]}`, models.StrategyOIDC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Claim("groups", "groups"); got != "roles" {
+		t.Errorf("Claim(groups) = %q, want roles", got)
+	}
+	if got := r.Claim("email", "email"); got != "email" {
+		t.Errorf("Claim(email) = %q, want the default", got)
+	}
+	if got := r.Attributes(); !reflect.DeepEqual(got, []string{"dept", "level"}) {
+		t.Errorf("Attributes = %q", got)
+	}
+	var none *Rules
+	if none.Claim("groups", "memberOf") != "memberOf" || len(none.Attributes()) != 0 {
+		t.Error("nil rules do not give the defaults")
+	}
+}
