@@ -45,10 +45,10 @@ func (r *Rules) Claim(name, def string) string {
 	return def
 }
 
-// Attributes lists, once each and in order, the claims or attributes
+// ConditionAttributes lists, once each and in order, the claims or attributes
 // that conditions read: the values a login keeps in Identity.Claims so
 // that a later sync can re-apply the rules. r may be nil.
-func (r *Rules) Attributes() []string {
+func (r *Rules) ConditionAttributes() []string {
 	var attrs []string
 	if r == nil {
 		return attrs

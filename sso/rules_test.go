@@ -222,11 +222,11 @@ func TestRulesClaimAndAttributes(t *testing.T) {
 	if got := r.Claim("email", "email"); got != "email" {
 		t.Errorf("Claim(email) = %q, want the default", got)
 	}
-	if got := r.Attributes(); !reflect.DeepEqual(got, []string{"dept", "level"}) {
-		t.Errorf("Attributes = %q", got)
+	if got := r.ConditionAttributes(); !reflect.DeepEqual(got, []string{"dept", "level"}) {
+		t.Errorf("ConditionAttributes = %q", got)
 	}
 	var none *Rules
-	if none.Claim("groups", "memberOf") != "memberOf" || len(none.Attributes()) != 0 {
+	if none.Claim("groups", "memberOf") != "memberOf" || len(none.ConditionAttributes()) != 0 {
 		t.Error("nil rules do not give the defaults")
 	}
 }
