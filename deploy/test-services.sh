@@ -52,3 +52,7 @@ if ! have chromium; then
   install chromium
 fi
 echo "test-services: $(chromium --version 2>/dev/null || echo 'chromium missing')"
+
+# The SSO tests sign in against a real Dex, built once into a cache.
+dex=$(bash "$(dirname "$0")/tools/dex/build.sh")
+echo "test-services: dex at $dex"
