@@ -280,7 +280,68 @@ func ssoOptions(ctx context.Context, cfg *Config, s *services, log *slog.Logger)
 	if _, err := io.ReadFull(hkdf.New(sha256.New, cfg.EncryptionKey, nil, []byte("sso-state")), stateKey); err != nil {
 		return api.SSOOptions{}, err
 	}
-	return api.SSOOptions{Registry: reg, StateKey: stateKey, JITMode: cfg.JITMode, AllowedDomains: cfg.AllowedOIDCDomains}, nil
+	opts := api.SSOOptions{Registry: reg, StateKey: stateKey, JITMode: cfg.JITMode, AllowedDomains: cfg.AllowedOIDCDomains}
+	if cfg.AuthProvidersSource == "yaml" {
+		if err := mirrorProvidersFile(ctx, cfg, s, reg, log); err != nil {
+			return api.SSOOptions{}, err
+		}
+		opts.ProvidersFile = cfg.AuthProvidersFile
+	}
+	return opts, nil
+}
+
+// mirrorProvidersFile applies AUTH_PROVIDERS_FILE at start (yaml mode):
+// every entry is validated (an unreachable discovery document only
+// warns, so one IdP being down does not stop the service), its secrets
+// sealed, and the set mirrored into the database for every instance.
+func mirrorProvidersFile(ctx context.Context, cfg *Config, s *services, reg *sso.Registry, log *slog.Logger) error {
+	data, err := os.ReadFile(cfg.AuthProvidersFile)
+	if err != nil {
+		return fmt.Errorf("AUTH_PROVIDERS_FILE: %w", err)
+	}
+	entries, err := sso.ParseProvidersFile(data, os.Getenv)
+	if err != nil {
+		return fmt.Errorf("AUTH_PROVIDERS_FILE %s: %w", cfg.AuthProvidersFile, err)
+	}
+	var problems []string
+	ps := make([]*models.SSOProvider, 0, len(entries))
+	for _, e := range entries {
+		p := e.Provider
+		enabled := p.Enabled
+		p.Enabled = false // the discovery check runs below, as a warning
+		errs := sso.ValidateProvider(ctx, p, e.Secrets, true, reg.Options())
+		p.Enabled = enabled
+		for field, msg := range errs {
+			if w, ok := strings.CutPrefix(field, sso.WarningPrefix); ok {
+				log.Warn("provider file: "+msg, "provider", p.Name, "field", w)
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s: %s", p.Name, field, msg))
+		}
+		if p.Strategy == models.StrategyOIDC && enabled {
+			if err := sso.CheckDiscovery(ctx, models.Str(p.Issuer), reg.Options().HTTPClient); err != nil {
+				log.Warn("provider file: discovery check failed; the provider stays configured", "provider", p.Name, "err", err)
+			}
+		}
+		if err := s.store.SetProviderSecret(p, models.ColClientSecret, e.Secrets.ClientSecret); err != nil {
+			return err
+		}
+		if err := s.store.SetProviderSecret(p, models.ColSPPrivateKey, e.Secrets.SPPrivateKey); err != nil {
+			return err
+		}
+		ps = append(ps, p)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("AUTH_PROVIDERS_FILE %s:\n  %s", cfg.AuthProvidersFile, strings.Join(problems, "\n  "))
+	}
+	if err := s.store.MirrorFileProviders(ctx, ps); err != nil {
+		return err
+	}
+	if err := reg.Changed(ctx); err != nil {
+		log.Warn("provider change not announced", "err", err)
+	}
+	log.Info("providers mirrored from file", "file", cfg.AuthProvidersFile, "providers", len(ps))
+	return nil
 }
 
 // ssoHTTPClient talks to identity providers: bounded by SSO_HTTP_TIMEOUT,

@@ -55,6 +55,9 @@ type SSOOptions struct {
 	StateKey       []byte   // 32 bytes: seals the sso_state cookie
 	JITMode        string   // JITCreateAndLink or JITLinkOnly
 	AllowedDomains []string // ALLOWED_OIDC_DOMAINS, lowercased, without @
+	// ProvidersFile is the provider file of yaml mode, whose providers the
+	// screens show read-only; "" in db mode.
+	ProvidersFile string
 }
 
 // WebOptions configure the browser screens and sign-in.

@@ -38,6 +38,9 @@ func (h *Handler) routes(app *fiber.App) {
 	// Single sign-on. The ACS is a cross-site POST from the identity
 	// provider: it carries no CSRF token and is protected by the signature,
 	// InResponseTo and the saml_bind cookie instead.
+	app.Get("/auth/saml/:id/metadata", h.samlMetadata)
+	app.Post("/auth/saml/:id/callback", h.loadSession, h.csrfExempt, h.samlACS)
+	app.Get("/auth/saml/:id/logout", screen(h.samlLogout)...)
 	app.Get("/auth/link", screen(h.linkPage)...)
 	app.Post("/auth/link", screen(h.confirmLink)...)
 	app.Get("/auth/:name", screen(h.startSSO)...)
@@ -54,6 +57,18 @@ func (h *Handler) routes(app *fiber.App) {
 	app.Post("/admin/users/:id/reactivate", admin(h.adminReactivate)...)
 	app.Post("/admin/users/:id/delete", admin(h.adminDelete)...)
 	app.Post("/admin/users/:id/sync_roles", admin(h.adminSyncRoles)...)
+	super := func(hs ...fiber.Handler) []fiber.Handler {
+		return admin(append([]fiber.Handler{h.requireRole(models.RoleSuperAdmin)}, hs...)...)
+	}
+	app.Get("/admin/sso_providers", super(h.adminListProviders)...)
+	app.Get("/admin/sso_providers/new", super(h.adminNewProvider)...)
+	app.Post("/admin/sso_providers", super(h.adminCreateProvider)...)
+	app.Get("/admin/sso_providers/:id/edit", super(h.adminEditProvider)...)
+	app.Post("/admin/sso_providers/:id", super(h.adminUpdateProvider)...)
+	app.Post("/admin/sso_providers/:id/toggle", super(h.adminToggleProvider)...)
+	app.Post("/admin/sso_providers/:id/test", super(h.adminTestProvider)...)
+	app.Get("/admin/sso_providers/:id/delete", super(h.adminConfirmDeleteProvider)...)
+	app.Post("/admin/sso_providers/:id/delete", super(h.adminDeleteProvider)...)
 	app.Get("/admin/sso_audit_logs", admin(h.requireRole(models.RoleSuperAdmin), h.adminAuditLogs)...)
 	app.Get("/admin/sso_audit_logs/export.csv", admin(h.requireRole(models.RoleSuperAdmin), h.adminAuditExport)...)
 

@@ -167,11 +167,3 @@ func (h *Handler) ssoRefusedMeta(c *fiber.Ctx, e *sso.Entry, status int, reason,
 	}
 	return h.loginPage(c, status, msg, loginData{ReturnTo: "/"})
 }
-
-// beginSAML starts a SAML sign-in; SAML providers are not usable yet.
-func (h *Handler) beginSAML(c *fiber.Ctx, e *sso.Entry, returnTo, intent string, linkUser *uuid.UUID) error {
-	return h.ssoRefused(c, e, fiber.StatusServiceUnavailable, sso.ReasonProviderUnavailable, msgSSOUnavailable, "saml not available", nil)
-}
-
-// samlLogoutTarget is the SAML single logout redirect; not usable yet.
-func (h *Handler) samlLogoutTarget(c *fiber.Ctx, e *sso.Entry, s *models.Session) string { return "" }

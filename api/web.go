@@ -44,6 +44,8 @@ func parseTemplates() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
 	funcs := template.FuncMap{
 		"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) },
+		"list":     func(s ...string) []string { return s },
+		"field":    providerField,
 		"groups": func(claims map[string]any) string {
 			groups, ok := models.GroupsFromClaim(claims["groups"])
 			if !ok {
@@ -53,7 +55,8 @@ func parseTemplates() (map[string]*template.Template, error) {
 		},
 	}
 	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user", "admin_audit",
-		"register", "password_forgot", "password_reset", "security", "link"} {
+		"register", "password_forgot", "password_reset", "security", "link",
+		"admin_providers", "admin_provider_form", "admin_provider_test", "admin_provider_delete"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err
@@ -150,19 +153,10 @@ func (h *Handler) signedIn(c *fiber.Ctx) error {
 // on the server, so any web process can check any form. A POST also has to
 // come from our own origin when the browser says where it comes from.
 func (h *Handler) csrf(c *fiber.Ctx) error {
-	cookie := c.Cookies(cookieCSRF)
-	if len(cookie) != 43 {
-		raw := make([]byte, 32)
-		if _, err := rand.Read(raw); err != nil {
-			return err
-		}
-		cookie = base64.RawURLEncoding.EncodeToString(raw)
-		c.Cookie(&fiber.Cookie{Name: cookieCSRF, Value: cookie, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: h.web.SecureCookies})
-	} else {
-		cookie = strings.Clone(cookie)
+	want, err := h.issueCSRF(c)
+	if err != nil {
+		return err
 	}
-	want := h.csrfToken(cookie)
-	c.Locals(localCSRF, want)
 	if c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead {
 		return c.Next()
 	}
@@ -176,6 +170,34 @@ func (h *Handler) csrf(c *fiber.Ctx) error {
 	}
 	if !sameOrigin || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return &apiError{status: fiber.StatusForbidden, code: "forbidden", message: "Invalid or missing CSRF token"}
+	}
+	return c.Next()
+}
+
+// issueCSRF makes sure the browser has a CSRF cookie and gives the page
+// the matching form token.
+func (h *Handler) issueCSRF(c *fiber.Ctx) (string, error) {
+	cookie := c.Cookies(cookieCSRF)
+	if len(cookie) != 43 {
+		raw := make([]byte, 32)
+		if _, err := rand.Read(raw); err != nil {
+			return "", err
+		}
+		cookie = base64.RawURLEncoding.EncodeToString(raw)
+		c.Cookie(&fiber.Cookie{Name: cookieCSRF, Value: cookie, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: h.web.SecureCookies})
+	} else {
+		cookie = strings.Clone(cookie)
+	}
+	want := h.csrfToken(cookie)
+	c.Locals(localCSRF, want)
+	return want, nil
+}
+
+// csrfExempt serves a cross-site POST that carries no form token (the
+// SAML ACS): pages it renders still get a token for their own forms.
+func (h *Handler) csrfExempt(c *fiber.Ctx) error {
+	if _, err := h.issueCSRF(c); err != nil {
+		return err
 	}
 	return c.Next()
 }

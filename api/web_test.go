@@ -66,7 +66,7 @@ func (b *browser) send(method, path string, form url.Values, header map[string]s
 	if m := csrfField.FindSubmatch(out); m != nil {
 		b.csrf = string(m[1])
 	}
-	if resp.StatusCode >= 500 {
+	if resp.StatusCode == 500 {
 		b.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
 	}
 	return response{status: resp.StatusCode, header: resp.Header, body: out}

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -101,15 +100,11 @@ func Str(p *string) string {
 }
 
 // HasMappings reports whether logins through p recompute roles: it has
-// group mappings or rule conditions.
+// group mappings or rule conditions. Rules were validated on save; rules
+// that no longer parse count as none.
 func (p *SSOProvider) HasMappings() bool {
-	if len(p.GroupMappings) > 0 {
-		return true
-	}
-	var rules struct {
-		Conditions []json.RawMessage `json:"conditions"`
-	}
-	return p.Rules != nil && json.Unmarshal([]byte(*p.Rules), &rules) == nil && len(rules.Conditions) > 0
+	rules, _ := ParseRules(Str(p.Rules), p.Strategy)
+	return HasMappings(p, rules)
 }
 
 // Sealed secret columns of a provider.

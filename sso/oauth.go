@@ -223,7 +223,9 @@ func (a *OAuth) identity(claims map[string]any) *Identity {
 		id.FirstName, id.LastName, _ = strings.Cut(claimString(claims[a.name("name")]), " ")
 	}
 	if a.groups {
-		id.Groups, id.GroupsMissing = groupsOf(claims[a.name("groups")])
+		var present bool
+		id.Groups, present = models.GroupsFromClaim(claims[a.name("groups")])
+		id.GroupsMissing = !present
 	} else {
 		id.GroupsMissing = true
 	}
@@ -269,29 +271,6 @@ func claimString(v any) string {
 }
 
 func claimTrue(v any) bool { return v == true || v == "true" }
-
-// groupsOf reads a groups claim: a list of strings, or one string. Any
-// other shape, or more than 1,000 entries, counts as absent.
-func groupsOf(v any) (groups []string, missing bool) {
-	switch v := v.(type) {
-	case string:
-		return []string{v}, false
-	case []any:
-		if len(v) > 1000 {
-			return nil, true
-		}
-		out := make([]string, 0, len(v))
-		for _, g := range v {
-			s, ok := g.(string)
-			if !ok {
-				return nil, true
-			}
-			out = append(out, s)
-		}
-		return out, false
-	}
-	return nil, true
-}
 
 func shortErr(err error) string {
 	s := err.Error()

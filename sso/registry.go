@@ -2,7 +2,6 @@ package sso
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
@@ -48,6 +47,7 @@ type Entry struct {
 
 	mu    sync.Mutex
 	oauth *OAuth
+	saml  *SAML
 }
 
 // NewRegistry returns an empty registry; it loads on first use.
@@ -189,13 +189,33 @@ func (r *Registry) OAuth(ctx context.Context, e *Entry) (*OAuth, error) {
 	return a, nil
 }
 
+// SAML returns the provider's SAML service provider, building it on first
+// use.
+func (r *Registry) SAML(e *Entry) (*SAML, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.saml != nil {
+		return e.saml, nil
+	}
+	key, err := r.store.ProviderSecret(e.Provider, models.ColSPPrivateKey)
+	if err != nil {
+		r.log.Error("sso: SP private key unreadable", "provider", e.Provider.Name)
+		return nil, ErrUnavailable
+	}
+	sp, err := NewSAML(e.Provider, key, r.o)
+	if err != nil {
+		r.log.Error("sso: service provider", "provider", e.Provider.Name, "err", err)
+		return nil, ErrUnavailable
+	}
+	e.saml = sp
+	return sp, nil
+}
+
 // customMappings reads rules.custom_mappings; rules were validated on save.
 func customMappings(p *models.SSOProvider) map[string]string {
-	var rules struct {
-		CustomMappings map[string]string `json:"custom_mappings"`
-	}
-	if p.Rules != nil {
-		_ = json.Unmarshal([]byte(*p.Rules), &rules)
+	rules, err := models.ParseRules(models.Str(p.Rules), p.Strategy)
+	if err != nil {
+		return nil
 	}
 	return rules.CustomMappings
 }

@@ -173,7 +173,7 @@ func form(t *testing.T, body string) (string, url.Values) {
 	return html.UnescapeString(m[1]), vals
 }
 
-func get(t *testing.T, c *http.Client, u string) string {
+func httpGet(t *testing.T, c *http.Client, u string) string {
 	t.Helper()
 	resp, err := c.Get(u)
 	if err != nil {
@@ -193,7 +193,7 @@ func loginAtIdP(t *testing.T, redirect string) (string, url.Values) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	action, fields := form(t, get(t, c, redirect))
+	action, fields := form(t, httpGet(t, c, redirect))
 	fields.Set("user", "alice")
 	fields.Set("password", "pw")
 	resp, err := c.PostForm(action, fields)
@@ -206,7 +206,7 @@ func loginAtIdP(t *testing.T, redirect string) (string, url.Values) {
 	}
 	// The form only opens a session; the SSO request, sent again, now
 	// answers with the response form.
-	return form(t, get(t, c, redirect))
+	return form(t, httpGet(t, c, redirect))
 }
 
 func TestSAMLLoginThroughSamlidp(t *testing.T) {

@@ -88,7 +88,7 @@ func checkJWKS(ctx context.Context, u string, client *http.Client) CheckResult {
 
 func testSAML(ctx context.Context, p *models.SSOProvider, o Options) []CheckResult {
 	certs := CheckResult{Name: "certificates"}
-	if parsed, msg := parseCertificates(models.Str(p.IdPCertificates)); msg != "" {
+	if parsed, msg := readCertificates(models.Str(p.IdPCertificates)); msg != "" {
 		certs.Detail = msg
 	} else {
 		now := o.now()

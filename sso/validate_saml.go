@@ -56,7 +56,7 @@ func validateSAML(ctx context.Context, p *models.SSOProvider, in ProviderSecrets
 	certs := trim(&p.IdPCertificates)
 	if certs == "" {
 		e["idp_certificates"] = MsgRequired
-	} else if parsed, msg := parseCertificates(certs); msg != "" {
+	} else if parsed, msg := readCertificates(certs); msg != "" {
 		e["idp_certificates"] = msg
 	} else if w := expiryWarning(parsed, o.now()); w != "" {
 		e[WarningPrefix+"idp_certificates"] = w
@@ -105,7 +105,7 @@ func validateSPKey(p *models.SSOProvider, in ProviderSecrets, creating bool, o O
 	storedKey := !creating && p.SPPrivateKeyEnc != nil
 	var key crypto.Signer
 	if keyText != "" {
-		k, ok := parsePrivateKey(keyText)
+		k, ok := readPrivateKey(keyText)
 		if !ok {
 			e["sp_private_key"] = "Enter an RSA or ECDSA private key in PEM."
 		}
@@ -115,7 +115,7 @@ func validateSPKey(p *models.SSOProvider, in ProviderSecrets, creating bool, o O
 	}
 	var cert *x509.Certificate
 	if certText := trim(&p.SPCertificate); certText != "" {
-		certs, msg := parseCertificates(certText)
+		certs, msg := readCertificates(certText)
 		switch {
 		case msg != "":
 			e["sp_certificate"] = msg
@@ -140,9 +140,9 @@ func samePublicKey(a, b crypto.PublicKey) bool {
 	return ok && k.Equal(b)
 }
 
-// parsePrivateKey reads one PEM private key: PKCS #8, PKCS #1 (RSA) or
+// readPrivateKey reads one PEM private key: PKCS #8, PKCS #1 (RSA) or
 // SEC 1 (EC), RSA or ECDSA only.
-func parsePrivateKey(text string) (crypto.Signer, bool) {
+func readPrivateKey(text string) (crypto.Signer, bool) {
 	block, rest := pem.Decode([]byte(text))
 	if block == nil || strings.TrimSpace(string(rest)) != "" {
 		return nil, false
@@ -171,9 +171,9 @@ func parsePrivateKey(text string) (crypto.Signer, bool) {
 	return nil, false
 }
 
-// parseCertificates reads one or more PEM certificates. It returns the
+// readCertificates reads one or more PEM certificates. It returns the
 // form message for the first that cannot be read.
-func parseCertificates(text string) ([]*x509.Certificate, string) {
+func readCertificates(text string) ([]*x509.Certificate, string) {
 	var certs []*x509.Certificate
 	rest := []byte(text)
 	for n := 1; ; n++ {
@@ -215,4 +215,30 @@ func expiryWarning(certs []*x509.Certificate, now time.Time) string {
 		}
 	}
 	return strings.Join(w, " ")
+}
+
+// CertificateWarnings are what the provider index warns about a SAML
+// provider's certificates: unreadable, outside their validity, or ending
+// within 30 days.
+func CertificateWarnings(p *models.SSOProvider, now time.Time) []string {
+	var out []string
+	for _, text := range []string{models.Str(p.IdPCertificates), models.Str(p.SPCertificate)} {
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		certs, msg := readCertificates(text)
+		if msg != "" {
+			out = append(out, msg)
+			continue
+		}
+		if w := expiryWarning(certs, now); w != "" {
+			out = append(out, w)
+		}
+		for i, c := range certs {
+			if left := c.NotAfter.Sub(now); left > 0 && left < 30*24*time.Hour {
+				out = append(out, fmt.Sprintf("Certificate %d expires on %s.", i+1, c.NotAfter.UTC().Format(time.DateOnly)))
+			}
+		}
+	}
+	return out
 }

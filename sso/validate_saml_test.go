@@ -183,7 +183,7 @@ func TestParseMetadataCertificates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certs, msg := parseCertificates(m.Certificates)
+	certs, msg := readCertificates(m.Certificates)
 	if msg != "" || len(certs) != 1 || certs[0].Subject.CommonName != "idp" {
 		t.Fatalf("certificates %d, %q", len(certs), msg)
 	}

@@ -1,85 +1,83 @@
-package sso
+package models
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
-
-	"coffer/models"
 )
 
 func TestParseRulesErrors(t *testing.T) {
 	tests := []struct {
 		name, text, strategy, want string
 	}{
-		{"syntax line and column", "{\n  \"conditions\": [\n    x\n  ]\n}", models.StrategyOIDC,
+		{"syntax line and column", "{\n  \"conditions\": [\n    x\n  ]\n}", StrategyOIDC,
 			"rules: invalid JSON at line 3, column 5"},
-		{"unexpected end", `{"conditions": [`, models.StrategyOIDC, "rules: invalid JSON at line 1, column 17"},
-		{"trailing data", `{} {}`, models.StrategyOIDC, "rules: invalid JSON at line 1, column 4"},
-		{"not an object", `[]`, models.StrategyOIDC, "rules: must be an object"},
-		{"null", `null`, models.StrategyOIDC, "rules: must be an object"},
-		{"unknown top-level key", `{"roles": {}}`, models.StrategyOIDC,
+		{"unexpected end", `{"conditions": [`, StrategyOIDC, "rules: invalid JSON at line 1, column 17"},
+		{"trailing data", `{} {}`, StrategyOIDC, "rules: invalid JSON at line 1, column 4"},
+		{"not an object", `[]`, StrategyOIDC, "rules: must be an object"},
+		{"null", `null`, StrategyOIDC, "rules: must be an object"},
+		{"unknown top-level key", `{"roles": {}}`, StrategyOIDC,
 			`rules: unknown key "roles" (allowed: custom_mappings, conditions, hierarchy)`},
-		{"duplicate top-level key", `{"conditions": [], "conditions": []}`, models.StrategyOIDC,
+		{"duplicate top-level key", `{"conditions": [], "conditions": []}`, StrategyOIDC,
 			`rules: duplicate key "conditions"`},
-		{"too large", `{"custom_mappings": {"email": "` + strings.Repeat("a", MaxRulesSize) + `"}}`, models.StrategyOIDC,
+		{"too large", `{"custom_mappings": {"email": "` + strings.Repeat("a", MaxRulesSize) + `"}}`, StrategyOIDC,
 			"rules: must be at most 64 KiB"},
 
-		{"mappings not an object", `{"custom_mappings": []}`, models.StrategyOIDC, "rules.custom_mappings: must be an object"},
-		{"mapping unknown key", `{"custom_mappings": {"mail": "email"}}`, models.StrategyOIDC,
+		{"mappings not an object", `{"custom_mappings": []}`, StrategyOIDC, "rules.custom_mappings: must be an object"},
+		{"mapping unknown key", `{"custom_mappings": {"mail": "email"}}`, StrategyOIDC,
 			`rules.custom_mappings: unknown key "mail" (allowed: email, email_verified, first_name, last_name, name, groups)`},
-		{"subject on OIDC", `{"custom_mappings": {"subject": "oid"}}`, models.StrategyOIDC,
+		{"subject on OIDC", `{"custom_mappings": {"subject": "oid"}}`, StrategyOIDC,
 			`rules.custom_mappings: unknown key "subject" (allowed: email, email_verified, first_name, last_name, name, groups)`},
-		{"groups on SAML", `{"custom_mappings": {"groups": "memberOf"}}`, models.StrategySAML,
+		{"groups on SAML", `{"custom_mappings": {"groups": "memberOf"}}`, StrategySAML,
 			`rules.custom_mappings: unknown key "groups" (allowed: email, email_verified, first_name, last_name, name)`},
-		{"mapping not a string", `{"custom_mappings": {"email": 3}}`, models.StrategyOIDC,
+		{"mapping not a string", `{"custom_mappings": {"email": 3}}`, StrategyOIDC,
 			"rules.custom_mappings.email: must be a claim name of 1 to 256 characters"},
-		{"mapping empty", `{"custom_mappings": {"email": ""}}`, models.StrategyOIDC,
+		{"mapping empty", `{"custom_mappings": {"email": ""}}`, StrategyOIDC,
 			"rules.custom_mappings.email: must be a claim name of 1 to 256 characters"},
 
-		{"conditions not a list", `{"conditions": {}}`, models.StrategyOIDC, "rules.conditions: must be a list"},
-		{"condition not an object", `{"conditions": [1]}`, models.StrategyOIDC, "rules.conditions[0]: must be an object"},
-		{"attribute missing", `{"conditions": [{"value": "x", "role": "admin"}]}`, models.StrategyOIDC,
+		{"conditions not a list", `{"conditions": {}}`, StrategyOIDC, "rules.conditions: must be a list"},
+		{"condition not an object", `{"conditions": [1]}`, StrategyOIDC, "rules.conditions[0]: must be an object"},
+		{"attribute missing", `{"conditions": [{"value": "x", "role": "admin"}]}`, StrategyOIDC,
 			"rules.conditions[0]: attribute is required"},
-		{"attribute empty", `{"conditions": [{"attribute": "", "value": "x", "role": "admin"}]}`, models.StrategyOIDC,
+		{"attribute empty", `{"conditions": [{"attribute": "", "value": "x", "role": "admin"}]}`, StrategyOIDC,
 			"rules.conditions[0]: attribute is required"},
-		{"attribute not a string", `{"conditions": [{"attribute": 1, "value": "x", "role": "admin"}]}`, models.StrategyOIDC,
+		{"attribute not a string", `{"conditions": [{"attribute": 1, "value": "x", "role": "admin"}]}`, StrategyOIDC,
 			"rules.conditions[0].attribute: must be a string"},
-		{"value missing", `{"conditions": [{"attribute": "dept", "role": "admin"}]}`, models.StrategyOIDC,
+		{"value missing", `{"conditions": [{"attribute": "dept", "role": "admin"}]}`, StrategyOIDC,
 			"rules.conditions[0]: value is required"},
-		{"value an object", `{"conditions": [{"attribute": "dept", "value": {}, "role": "admin"}]}`, models.StrategyOIDC,
+		{"value an object", `{"conditions": [{"attribute": "dept", "value": {}, "role": "admin"}]}`, StrategyOIDC,
 			"rules.conditions[0].value: must be a string, number or boolean"},
-		{"value null", `{"conditions": [{"attribute": "dept", "value": null, "role": "admin"}]}`, models.StrategyOIDC,
+		{"value null", `{"conditions": [{"attribute": "dept", "value": null, "role": "admin"}]}`, StrategyOIDC,
 			"rules.conditions[0].value: must be a string, number or boolean"},
-		{"role missing", `{"conditions": [{"attribute": "dept", "value": "x"}]}`, models.StrategyOIDC,
+		{"role missing", `{"conditions": [{"attribute": "dept", "value": "x"}]}`, StrategyOIDC,
 			"rules.conditions[0]: role is required"},
 		{"second role unknown", `{"conditions": [{"attribute": "a", "value": "x", "role": "admin"},
-			{"attribute": "a", "value": "y", "role": "owner"}]}`, models.StrategyOIDC,
+			{"attribute": "a", "value": "y", "role": "owner"}]}`, StrategyOIDC,
 			"rules.conditions[1].role: must be member, admin or super_admin"},
-		{"role case", `{"conditions": [{"attribute": "a", "value": "x", "role": "Admin"}]}`, models.StrategyOIDC,
+		{"role case", `{"conditions": [{"attribute": "a", "value": "x", "role": "Admin"}]}`, StrategyOIDC,
 			"rules.conditions[0].role: must be member, admin or super_admin"},
-		{"groups not a list", `{"conditions": [{"attribute": "a", "value": "x", "groups": "g", "role": "admin"}]}`, models.StrategyOIDC,
+		{"groups not a list", `{"conditions": [{"attribute": "a", "value": "x", "groups": "g", "role": "admin"}]}`, StrategyOIDC,
 			"rules.conditions[0].groups: must be a list of group names"},
-		{"group empty", `{"conditions": [{"attribute": "a", "value": "x", "groups": ["g", ""], "role": "admin"}]}`, models.StrategyOIDC,
+		{"group empty", `{"conditions": [{"attribute": "a", "value": "x", "groups": ["g", ""], "role": "admin"}]}`, StrategyOIDC,
 			"rules.conditions[0].groups[1]: must be a group name of 1 to 256 characters"},
-		{"condition unknown key", `{"conditions": [{"attribute": "a", "value": "x", "role": "admin", "when": 1}]}`, models.StrategyOIDC,
+		{"condition unknown key", `{"conditions": [{"attribute": "a", "value": "x", "role": "admin", "when": 1}]}`, StrategyOIDC,
 			`rules.conditions[0]: unknown key "when" (allowed: attribute, value, groups, role)`},
-		{"condition duplicate key", `{"conditions": [{"attribute": "a", "attribute": "b"}]}`, models.StrategyOIDC,
+		{"condition duplicate key", `{"conditions": [{"attribute": "a", "attribute": "b"}]}`, StrategyOIDC,
 			`rules.conditions[0]: duplicate key "attribute"`},
 
-		{"hierarchy not an object", `{"hierarchy": []}`, models.StrategyOIDC, "rules.hierarchy: must be an object"},
-		{"hierarchy upward", `{"hierarchy": {"admin": ["super_admin"]}}`, models.StrategyOIDC,
+		{"hierarchy not an object", `{"hierarchy": []}`, StrategyOIDC, "rules.hierarchy: must be an object"},
+		{"hierarchy upward", `{"hierarchy": {"admin": ["super_admin"]}}`, StrategyOIDC,
 			"rules.hierarchy: admin cannot imply super_admin"},
-		{"hierarchy unknown key role", `{"hierarchy": {"owner": ["admin"]}}`, models.StrategyOIDC,
+		{"hierarchy unknown key role", `{"hierarchy": {"owner": ["admin"]}}`, StrategyOIDC,
 			`rules.hierarchy: unknown role "owner"`},
-		{"hierarchy unknown implied role", `{"hierarchy": {"admin": ["viewer"]}}`, models.StrategyOIDC,
+		{"hierarchy unknown implied role", `{"hierarchy": {"admin": ["viewer"]}}`, StrategyOIDC,
 			`rules.hierarchy: unknown role "viewer"`},
-		{"hierarchy not a list", `{"hierarchy": {"admin": "member"}}`, models.StrategyOIDC,
+		{"hierarchy not a list", `{"hierarchy": {"admin": "member"}}`, StrategyOIDC,
 			"rules.hierarchy.admin: must be a list of roles"},
-		{"hierarchy self", `{"hierarchy": {"admin": ["admin"]}}`, models.StrategyOIDC,
+		{"hierarchy self", `{"hierarchy": {"admin": ["admin"]}}`, StrategyOIDC,
 			"rules.hierarchy: cycle admin -> admin"},
-		{"hierarchy cycle", `{"hierarchy": {"member": ["admin"], "admin": ["member"]}}`, models.StrategyOIDC,
+		{"hierarchy cycle", `{"hierarchy": {"member": ["admin"], "admin": ["member"]}}`, StrategyOIDC,
 			"rules.hierarchy: cycle member -> admin -> member"},
 	}
 	for _, tt := range tests {
@@ -100,24 +98,24 @@ func TestParseRulesValid(t *testing.T) {
 		name, text, strategy string
 		want                 *Rules
 	}{
-		{"empty", "", models.StrategyOIDC, &Rules{}},
-		{"blank", " \n\t", models.StrategySAML, &Rules{}},
-		{"empty object", "{}", models.StrategySAML, &Rules{}},
-		{"null keys", `{"custom_mappings": null, "conditions": null, "hierarchy": null}`, models.StrategyOIDC, &Rules{}},
-		{"oauth subject", `{"custom_mappings": {"subject": "id", "groups": "roles"}}`, models.StrategyOAuth,
+		{"empty", "", StrategyOIDC, &Rules{}},
+		{"blank", " \n\t", StrategySAML, &Rules{}},
+		{"empty object", "{}", StrategySAML, &Rules{}},
+		{"null keys", `{"custom_mappings": null, "conditions": null, "hierarchy": null}`, StrategyOIDC, &Rules{}},
+		{"oauth subject", `{"custom_mappings": {"subject": "id", "groups": "roles"}}`, StrategyOAuth,
 			&Rules{CustomMappings: map[string]string{"subject": "id", "groups": "roles"}}},
-		{"saml names", `{"custom_mappings": {"first_name": "givenName", "email_verified": "verified"}}`, models.StrategySAML,
+		{"saml names", `{"custom_mappings": {"first_name": "givenName", "email_verified": "verified"}}`, StrategySAML,
 			&Rules{CustomMappings: map[string]string{"first_name": "givenName", "email_verified": "verified"}}},
 		{"conditions", `{"conditions": [
 			{"attribute": "department", "value": "finance", "role": "admin"},
 			{"attribute": "staff", "value": true, "groups": ["ops", "eng"], "role": "member"},
-			{"attribute": "level", "value": 7, "groups": [], "role": "super_admin"}]}`, models.StrategyOIDC,
+			{"attribute": "level", "value": 7, "groups": [], "role": "super_admin"}]}`, StrategyOIDC,
 			&Rules{Conditions: []Condition{
 				{Attribute: "department", Value: "finance", Role: "admin"},
 				{Attribute: "staff", Value: true, Groups: []string{"ops", "eng"}, Role: "member"},
 				{Attribute: "level", Value: json.Number("7"), Role: "super_admin"},
 			}}},
-		{"hierarchy", `{"hierarchy": {"super_admin": ["admin", "member"], "admin": ["member"], "member": []}}`, models.StrategyOIDC,
+		{"hierarchy", `{"hierarchy": {"super_admin": ["admin", "member"], "admin": ["member"], "member": []}}`, StrategyOIDC,
 			&Rules{Hierarchy: map[string][]string{"super_admin": {"admin", "member"}, "admin": {"member"}, "member": {}}}},
 	}
 	for _, tt := range tests {
@@ -170,10 +168,10 @@ func FuzzParseRules(f *testing.F) {
 		`{"hierarchy": {"member": ["admin"], "admin": ["member"]}}`,
 		`{"a": 1, "a": 2}`, "{\"\xff\": 1}", `{"conditions": [[[[[]]]]]}`,
 	} {
-		f.Add(s, models.StrategyOIDC)
-		f.Add(s, models.StrategySAML)
+		f.Add(s, StrategyOIDC)
+		f.Add(s, StrategySAML)
 	}
-	f.Add(`{"custom_mappings": {"subject": "id"}}`, models.StrategyOAuth)
+	f.Add(`{"custom_mappings": {"subject": "id"}}`, StrategyOAuth)
 	f.Fuzz(func(t *testing.T, text, strategy string) {
 		r, err := ParseRules(text, strategy)
 		if err != nil {
@@ -186,7 +184,7 @@ func FuzzParseRules(f *testing.F) {
 			return
 		}
 		for i, c := range r.Conditions {
-			if c.Attribute == "" || !models.ValidRole(c.Role) {
+			if c.Attribute == "" || !ValidRole(c.Role) {
 				t.Fatalf("condition %d accepted: %+v", i, c)
 			}
 			switch c.Value.(type) {
@@ -203,7 +201,7 @@ func FuzzParseRules(f *testing.F) {
 			}
 		}
 		// Whatever was accepted feeds ComputeRole without trouble.
-		ComputeRole(&models.SSOProvider{DefaultRole: models.RoleMember}, r, []string{"a"}, true,
+		ComputeRole(&SSOProvider{DefaultRole: RoleMember}, r, []string{"a"}, true,
 			map[string]any{"dept": []any{"x", 1.0, true}})
 	})
 }
@@ -212,7 +210,7 @@ func TestRulesClaimAndAttributes(t *testing.T) {
 	r, err := ParseRules(`{"custom_mappings": {"groups": "roles"}, "conditions": [
 		{"attribute": "dept", "value": "a", "role": "admin"},
 		{"attribute": "level", "value": 1, "role": "admin"},
-		{"attribute": "dept", "value": "b", "role": "member"}]}`, models.StrategyOIDC)
+		{"attribute": "dept", "value": "b", "role": "member"}]}`, StrategyOIDC)
 	if err != nil {
 		t.Fatal(err)
 	}

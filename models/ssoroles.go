@@ -1,11 +1,9 @@
-package sso
+package models
 
 import (
 	"encoding/json"
 	"math"
 	"strconv"
-
-	"coffer/models"
 )
 
 // MaxGroups is the most groups a claim may carry; a longer list counts as
@@ -14,7 +12,7 @@ const MaxGroups = 1000
 
 // RoleDecision is the role that a provider's mappings give a person
 // (spec/sso.md §7.1, steps 1 to 3). The guards of step 4 are
-// models.ApplyMappedRole's.
+// ApplyMappedRole's.
 type RoleDecision struct {
 	Mapped        bool     // the provider has mappings; without them a login never changes a role
 	Role          string   // the target role; meaningful only when Mapped
@@ -23,7 +21,7 @@ type RoleDecision struct {
 
 // HasMappings reports whether logins through p recompute roles: it has
 // group mappings or rule conditions.
-func HasMappings(p *models.SSOProvider, rules *Rules) bool {
+func HasMappings(p *SSOProvider, rules *Rules) bool {
 	return len(p.GroupMappings) > 0 || rules != nil && len(rules.Conditions) > 0
 }
 
@@ -63,7 +61,7 @@ func GroupsFromClaim(v any) (groups []string, present bool) {
 // groupsPresent) and claims gets through p: the highest role among the
 // group mappings whose group is in groups (exact, case-sensitive) and the
 // rule conditions that match; none gives the provider's default role.
-func ComputeRole(p *models.SSOProvider, rules *Rules, groups []string, groupsPresent bool, claims map[string]any) RoleDecision {
+func ComputeRole(p *SSOProvider, rules *Rules, groups []string, groupsPresent bool, claims map[string]any) RoleDecision {
 	if !groupsPresent {
 		groups = nil
 	}
@@ -79,7 +77,7 @@ func ComputeRole(p *models.SSOProvider, rules *Rules, groups []string, groupsPre
 		}
 	}
 	for _, m := range p.GroupMappings {
-		if inG[m.Group] && models.ValidRole(m.Role) {
+		if inG[m.Group] && ValidRole(m.Role) {
 			candidate(m.Role)
 			matched[m.Group] = true
 		}
@@ -103,8 +101,8 @@ func ComputeRole(p *models.SSOProvider, rules *Rules, groups []string, groupsPre
 	}
 	if best == "" {
 		best = p.DefaultRole
-		if !models.ValidRole(best) {
-			best = models.RoleMember
+		if !ValidRole(best) {
+			best = RoleMember
 		}
 	}
 	d := RoleDecision{Mapped: HasMappings(p, rules), Role: best, MatchedGroups: []string{}}

@@ -1,4 +1,4 @@
-package sso
+package models
 
 import (
 	"bytes"
@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"coffer/models"
 )
 
 // MaxRulesSize is the largest rules text a provider may hold (64 KiB).
@@ -71,7 +69,7 @@ var mappingNames = []string{"subject", "email", "email_verified", "first_name", 
 func allowedMappings(strategy string) []string {
 	var names []string
 	for _, n := range mappingNames {
-		if n == "subject" && strategy != models.StrategyOAuth || n == "groups" && strategy == models.StrategySAML {
+		if n == "subject" && strategy != StrategyOAuth || n == "groups" && strategy == StrategySAML {
 			continue
 		}
 		names = append(names, n)
@@ -216,7 +214,7 @@ func parseCondition(path string, raw json.RawMessage) (Condition, error) {
 				c.Groups = append(c.Groups, name)
 			}
 		case "role":
-			if json.Unmarshal(m.raw, &c.Role) != nil || !models.ValidRole(c.Role) {
+			if json.Unmarshal(m.raw, &c.Role) != nil || !ValidRole(c.Role) {
 				return c, fmt.Errorf("%s.role: must be member, admin or super_admin", path)
 			}
 		default:
@@ -240,7 +238,7 @@ func (r *Rules) parseHierarchy(raw json.RawMessage) error {
 	r.Hierarchy = map[string][]string{}
 	var order []string
 	for _, m := range ms {
-		if !models.ValidRole(m.key) {
+		if !ValidRole(m.key) {
 			return fmt.Errorf("%s: unknown role %q", path, m.key)
 		}
 		var implied []string
@@ -248,7 +246,7 @@ func (r *Rules) parseHierarchy(raw json.RawMessage) error {
 			return fmt.Errorf("%s.%s: must be a list of roles", path, m.key)
 		}
 		for _, role := range implied {
-			if !models.ValidRole(role) {
+			if !ValidRole(role) {
 				return fmt.Errorf("%s: unknown role %q", path, role)
 			}
 		}
@@ -314,11 +312,11 @@ func findCycle(g map[string][]string, order []string) []string {
 // roleRank orders roles: member < admin < super_admin; -1 for others.
 func roleRank(role string) int {
 	switch role {
-	case models.RoleMember:
+	case RoleMember:
 		return 0
-	case models.RoleAdmin:
+	case RoleAdmin:
 		return 1
-	case models.RoleSuperAdmin:
+	case RoleSuperAdmin:
 		return 2
 	}
 	return -1

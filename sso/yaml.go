@@ -1,0 +1,117 @@
+package sso
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"go.yaml.in/yaml/v3"
+
+	"coffer/models"
+)
+
+// fileProvider is one entry of the legacy provider file: the provider
+// settings plus a fixed id, and the client secret inline or named by an
+// environment variable.
+type fileProvider struct {
+	ID                uuid.UUID             `yaml:"id"`
+	Strategy          string                `yaml:"strategy"`
+	Name              string                `yaml:"name"`
+	Label             string                `yaml:"label"`
+	Enabled           *bool                 `yaml:"enabled"`
+	Issuer            string                `yaml:"issuer"`
+	ClientID          string                `yaml:"client_id"`
+	ClientSecret      string                `yaml:"client_secret"`
+	ClientSecretEnv   string                `yaml:"client_secret_env"`
+	Scopes            string                `yaml:"scopes"`
+	Prompt            string                `yaml:"prompt"`
+	AuthorizationURL  string                `yaml:"authorization_url"`
+	TokenURL          string                `yaml:"token_url"`
+	UserinfoURL       string                `yaml:"userinfo_url"`
+	TokenAuthMethod   string                `yaml:"token_auth_method"`
+	IdPMetadataURL    string                `yaml:"idp_metadata_url"`
+	IdPEntityID       string                `yaml:"idp_entity_id"`
+	IdPSSOURL         string                `yaml:"idp_sso_url"`
+	IdPSLOURL         string                `yaml:"idp_slo_url"`
+	IdPCertificates   string                `yaml:"idp_certificates"`
+	NameIDFormat      string                `yaml:"name_id_format"`
+	SubjectSource     string                `yaml:"subject_source"`
+	EmailAttribute    string                `yaml:"email_attribute"`
+	GroupAttribute    string                `yaml:"group_attribute"`
+	SignRequests      bool                  `yaml:"sign_requests"`
+	SPPrivateKey      string                `yaml:"sp_private_key"`
+	SPCertificate     string                `yaml:"sp_certificate"`
+	AllowIdPInitiated bool                  `yaml:"allow_idp_initiated"`
+	DefaultRole       string                `yaml:"default_role"`
+	GroupMappings     []models.GroupMapping `yaml:"group_mappings"`
+	Rules             string                `yaml:"rules"`
+}
+
+// FileProvider is a provider read from the file, with its secrets in
+// clear for the caller to seal.
+type FileProvider struct {
+	Provider *models.SSOProvider
+	Secrets  ProviderSecrets
+}
+
+// ParseProvidersFile reads the legacy provider file (a `providers:` list).
+// getenv resolves client_secret_env; main passes os.Getenv, so that only
+// main reads the environment. Every problem is reported with the entry it
+// is in; nothing is returned unless the whole file is valid.
+func ParseProvidersFile(data []byte, getenv func(string) string) ([]FileProvider, error) {
+	var doc struct {
+		Providers []fileProvider `yaml:"providers"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("provider file: %w", err)
+	}
+	var problems []string
+	out := make([]FileProvider, 0, len(doc.Providers))
+	seen := map[string]bool{}
+	for i, f := range doc.Providers {
+		where := fmt.Sprintf("providers[%d] (%s)", i, f.Name)
+		if f.ID == uuid.Nil {
+			problems = append(problems, where+": id is required (a UUID)")
+		}
+		if seen[f.Name] || seen[f.ID.String()] {
+			problems = append(problems, where+": duplicate name or id")
+		}
+		seen[f.Name], seen[f.ID.String()] = true, true
+		secret := f.ClientSecret
+		if f.ClientSecretEnv != "" {
+			if secret = getenv(f.ClientSecretEnv); secret == "" {
+				problems = append(problems, fmt.Sprintf("%s: environment variable %s is empty", where, f.ClientSecretEnv))
+			}
+		}
+		opt := func(s string) *string {
+			if s = strings.TrimSpace(s); s == "" {
+				return nil
+			}
+			return &s
+		}
+		enabled := f.Enabled == nil || *f.Enabled
+		role := f.DefaultRole
+		if role == "" {
+			role = models.RoleMember
+		}
+		p := &models.SSOProvider{
+			ID: f.ID, Name: f.Name, Strategy: f.Strategy, Label: f.Label, Enabled: enabled, Source: models.SourceYAML,
+			Issuer: opt(f.Issuer), ClientID: opt(f.ClientID), Scopes: opt(f.Scopes), Prompt: opt(f.Prompt),
+			AuthorizationURL: opt(f.AuthorizationURL), TokenURL: opt(f.TokenURL), UserinfoURL: opt(f.UserinfoURL),
+			TokenAuthMethod: opt(f.TokenAuthMethod), IdPMetadataURL: opt(f.IdPMetadataURL), IdPEntityID: opt(f.IdPEntityID),
+			IdPSSOURL: opt(f.IdPSSOURL), IdPSLOURL: opt(f.IdPSLOURL), IdPCertificates: opt(f.IdPCertificates),
+			NameIDFormat: opt(f.NameIDFormat), SubjectSource: opt(f.SubjectSource), EmailAttribute: opt(f.EmailAttribute),
+			GroupAttribute: opt(f.GroupAttribute), SignRequests: f.SignRequests, SPCertificate: opt(f.SPCertificate),
+			AllowIdPInitiated: f.AllowIdPInitiated, DefaultRole: role, GroupMappings: f.GroupMappings, Rules: opt(f.Rules),
+		}
+		out = append(out, FileProvider{Provider: p, Secrets: ProviderSecrets{ClientSecret: secret, SPPrivateKey: f.SPPrivateKey,
+			ConfirmSuperAdmin: true}})
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("provider file:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return out, nil
+}
