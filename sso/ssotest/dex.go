@@ -70,9 +70,12 @@ type Dex struct {
 	log *syncBuffer
 }
 
-// StartDex starts Dex on a free loopback port for the test's lifetime. It
-// builds Dex first if no binary is cached (see dexBinary), waits until
-// discovery answers, and prints Dex's log if the test failed.
+// StartDex starts Dex on a free loopback port for the test's lifetime,
+// waits until discovery answers, and prints Dex's log if the test failed.
+// The binary is $COFFER_DEX_BIN, else
+// ${XDG_CACHE_HOME:-$HOME/.cache}/coffer/dex-v2.45.1; when it is missing,
+// StartDex runs deploy/tools/dex/build.sh first (minutes, once per
+// machine; a file lock keeps parallel test packages from building twice).
 func StartDex(t testing.TB, opts DexOptions) *Dex {
 	t.Helper()
 	if len(opts.RedirectURIs) == 0 {

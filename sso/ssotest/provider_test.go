@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -262,5 +263,75 @@ func TestProviderEndSession(t *testing.T) {
 	got := p.EndSessions()
 	if len(got) != 1 || got[0].Get("id_token_hint") != hint || got[0].Get("client_id") != p.ClientID {
 		t.Errorf("end sessions = %v", got)
+	}
+}
+
+func TestProviderClaims(t *testing.T) {
+	p := NewProvider(t)
+	r := newRP(t, p.Issuer, p.ClientID, p.ClientSecret, callback, oidc.ScopeOpenID, "email", "groups")
+	ctx := context.Background()
+
+	p.SetUser(User{Subject: "42", Email: "Kim@Example.com", Groups: []string{"Admins"},
+		Extra: map[string]any{"email_verified": "true", "department": "finance", "name": nil}})
+	p.SetBehaviour(Behaviour{GroupsIn: GroupsNowhere, NoNonce: true})
+	f := newFlow()
+	cb, err := p.Authorize(ctx, r.authURL(f))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.finish(t, f, cb); !errors.Is(err, errNonce) {
+		t.Fatalf("without a nonce claim: %v, want errNonce", err)
+	}
+	p.SetBehaviour(Behaviour{GroupsIn: GroupsNowhere})
+	idt, _, err := signIn(t, p, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := idt.Claims(&c); err != nil {
+		t.Fatal(err)
+	}
+	_, hasGroups := c["groups"]
+	_, hasName := c["name"]
+	if c["sub"] != "42" || c["email"] != "Kim@Example.com" || c["email_verified"] != "true" || c["department"] != "finance" || hasGroups || hasName {
+		t.Errorf("claims = %v, want sub 42, the extra claims, no groups and no name", c)
+	}
+
+	p.SetBehaviour(Behaviour{NoIDToken: true})
+	if _, tok, err := signIn(t, p, r); err == nil || tok.Extra("id_token") != nil {
+		t.Errorf("NoIDToken: id_token %v, err %v; want none and a verification error", tok.Extra("id_token"), err)
+	}
+}
+
+// TestProviderPlainOAuth signs in without the openid scope, as the generic
+// OAuth 2.0 strategy does: no ID token, the identity comes from userinfo.
+func TestProviderPlainOAuth(t *testing.T) {
+	p := NewProvider(t)
+	ctx := context.Background()
+	config := oauth2.Config{ClientID: p.ClientID, ClientSecret: p.ClientSecret, RedirectURL: callback, Scopes: []string{"profile"},
+		Endpoint: oauth2.Endpoint{AuthURL: p.AuthURL, TokenURL: p.TokenURL, AuthStyle: oauth2.AuthStyleInParams}}
+	verifier := oauth2.GenerateVerifier()
+	cb, err := p.Authorize(ctx, config.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := config.Exchange(ctx, cb.Query().Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Extra("id_token") != nil {
+		t.Errorf("an ID token without the openid scope")
+	}
+	resp, err := config.Client(ctx, tok).Get(p.UserinfoURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var c claims
+	if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || c.Email != "pat@example.com" {
+		t.Errorf("userinfo = %+v, %v; want the default user", c, err)
+	}
+	if trs := p.TokenRequests(); trs[0].AuthMethod != "client_secret_post" {
+		t.Errorf("token requests = %+v, want client_secret_post", trs)
 	}
 }
