@@ -41,6 +41,7 @@ type env struct {
 	router routers.Router
 	alpha  *modelstest.FamilyFixture
 	beta   *modelstest.FamilyFixture
+	opts   api.Options
 }
 
 func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
@@ -82,12 +83,29 @@ func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, store: store, app: app, redis: ropt, rdb: rdb, router: router}
+	e := &env{t: t, store: store, app: app, redis: ropt, rdb: rdb, router: router, opts: o}
 	e.alpha = modelstest.NewFamily(t, store, "alpha")
 	e.beta = modelstest.NewFamily(t, store, "beta")
 	t.Cleanup(func() { e.dropTasks() })
 	return e
 }
+
+// instance is another web process of the same deployment: its own app
+// and provider cache, the same database and Redis.
+func (e *env) instance(t testing.TB) *env {
+	t.Helper()
+	o := e.opts
+	o.SSO.Registry = sso.NewRegistry(e.store, e.rdb, e.opts.SSO.Registry.Options(), o.Logger)
+	app, err := api.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := *e
+	other.app = app
+	return &other
+}
+
+func (e *env) logger() *slog.Logger { return e.opts.Logger }
 
 // dropTasks removes the tasks this test queued (and only those: each
 // test's accounts and chats have ids of their own).
