@@ -284,4 +284,3 @@ func metadataText(m map[string]any) string {
 func htmlEscape(s string) string {
 	return strings.NewReplacer(`"`, "&#34;", "'", "&#39;").Replace(s)
 }
-
