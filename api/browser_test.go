@@ -13,59 +13,17 @@ import (
 
 	"coffer/api"
 	"coffer/models"
+	"coffer/sso"
 )
 
-// TestBrowser drives headless Chromium (Debian's chromium, installed by
-// deploy/test-services.sh) through the screens: sign in, create an API key
+// TestBrowser drives headless Chromium through the screens: sign in, create an API key
 // and use it, suspend a user and see their key refused, filter the audit
 // log.
 func TestBrowser(t *testing.T) {
-	chrome, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("chromium is not installed: run deploy/test-services.sh (make test does), or apt-get install chromium")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	e := newEnv(t, func(o *api.Options) { o.Web.Origin = base; o.Web.TrustedProxies = nil })
-	go func() { _ = e.app.Listener(ln) }()
-	t.Cleanup(func() { _ = e.app.Shutdown() })
-
+	e, base := serveEnv(t)
 	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.UserDataDir(t.TempDir()))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTimeout()
-
-	fail := func(what string, err error) {
-		t.Helper()
-		html, _ := chromedp.Run(ctx, chromedp.OuterHTML("body"))
-		t.Fatalf("%s: %v\npage: %s", what, err, html)
-	}
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			fail(what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			fail("read "+sel, err)
-		}
-		return s
-	}
+	c := newChrome(t)
+	ctx, run, text, fail := c.ctx, c.run, c.text, c.fail
 
 	// Sign in: the home page sends us to the login form and back.
 	run("sign in",
@@ -137,6 +95,81 @@ func TestBrowser(t *testing.T) {
 	if len(events) != 1 || events[0] != "user_suspended" {
 		t.Fatalf("filtered audit log: %v", events)
 	}
+}
+
+// serveEnv runs a test app on a loopback port, as a browser reaches it.
+func serveEnv(t *testing.T, opts ...func(*api.Options)) (*env, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	opts = append([]func(*api.Options){func(o *api.Options) {
+		o.Web.Origin = base
+		o.Web.TrustedProxies = nil
+		o.SSO.Registry = sso.NewRegistry(o.Store, o.Redis, sso.Options{BaseURL: base, HTTPClient: &http.Client{Timeout: 10 * time.Second}}, o.Logger)
+	}}, opts...)
+	e := newEnv(t, opts...)
+	go func() { _ = e.app.Listener(ln) }()
+	t.Cleanup(func() { _ = e.app.Shutdown() })
+	return e, base
+}
+
+// chrome is a headless Chromium (Debian's chromium, installed by
+// deploy/test-services.sh) and the steps tests drive it with.
+type chrome struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func newChrome(t *testing.T) *chrome {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is not installed: run deploy/test-services.sh (make test does), or apt-get install chromium")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+		chromedp.UserDataDir(t.TempDir()))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	// The first action starts the browser, bound to the context it runs
+	// in: this one, not a step's shorter one.
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &chrome{t: t, ctx: ctx}
+}
+
+func (c *chrome) fail(what string, err error) {
+	c.t.Helper()
+	page, _ := chromedp.Run(c.ctx, chromedp.Evaluate[string](`location.href + "\n" + document.body.outerHTML`))
+	c.t.Fatalf("%s: %v\npage: %s", what, err, page)
+}
+
+// run does steps, each group bounded, so that a stuck step still leaves
+// time to show the page it is stuck on.
+func (c *chrome) run(what string, steps ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 40*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		c.fail(what, err)
+	}
+}
+
+func (c *chrome) text(sel string) string {
+	c.t.Helper()
+	s, err := chromedp.Run(c.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		c.fail("read "+sel, err)
+	}
+	return s
 }
 
 func apiStatus(t *testing.T, base, key string) int {

@@ -1,0 +1,136 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"coffer/models"
+	"coffer/sso/ssotest"
+)
+
+// TestBrowserSSO drives Chromium through single sign-on: a super admin adds
+// Dex as an OpenID Connect and as an OAuth 2.0 provider on the admin
+// screens; a new user signs in through Dex's own login form and gets an
+// account; on the Security page they connect the second provider and
+// unlink it again.
+func TestBrowserSSO(t *testing.T) {
+	e, base := serveEnv(t)
+	dex := ssotest.StartDex(t, ssotest.DexOptions{RedirectURIs: []string{base + "/auth/dex/callback", base + "/auth/dexoauth/callback"}})
+	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	c := newChrome(t)
+
+	c.run("sign in as the super admin",
+		chromedp.Navigate(base+"/sessions/new"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), root.Email),
+		chromedp.SendKeys(chromedp.ID("password"), "correct horse battery"),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+	)
+	c.run("add Dex as an OpenID Connect provider",
+		chromedp.Navigate(base+"/admin/sso_providers/new?strategy=openid_connect"),
+		chromedp.WaitVisible(chromedp.ID("issuer")),
+		chromedp.SendKeys(chromedp.ID("name"), "dex"),
+		chromedp.SendKeys(chromedp.ID("label"), "Dex"),
+		chromedp.SendKeys(chromedp.ID("issuer"), dex.Issuer),
+		chromedp.SendKeys(chromedp.ID("client_id"), dex.ClientID),
+		chromedp.SendKeys(chromedp.ID("client_secret"), dex.ClientSecret),
+		chromedp.SetValue(chromedp.ID("scopes"), "openid email profile groups"),
+		chromedp.Submit(chromedp.ID("issuer")),
+		chromedp.WaitVisible(chromedp.ID("callback-dex")),
+	)
+	if got := c.text(`#callback-dex`); got != base+"/auth/dex/callback" {
+		t.Fatalf("callback URL shown: %q", got)
+	}
+	c.run("add Dex as an OAuth 2.0 provider",
+		chromedp.Navigate(base+"/admin/sso_providers/new?strategy=oauth2"),
+		chromedp.WaitVisible(chromedp.ID("authorization_url")),
+		chromedp.SendKeys(chromedp.ID("name"), "dexoauth"),
+		chromedp.SendKeys(chromedp.ID("label"), "Dex OAuth"),
+		chromedp.SendKeys(chromedp.ID("authorization_url"), dex.AuthURL),
+		chromedp.SendKeys(chromedp.ID("token_url"), dex.TokenURL),
+		chromedp.SendKeys(chromedp.ID("userinfo_url"), dex.UserinfoURL),
+		chromedp.SendKeys(chromedp.ID("client_id"), dex.ClientID),
+		chromedp.SendKeys(chromedp.ID("client_secret"), dex.ClientSecret),
+		chromedp.SetValue(chromedp.ID("scopes"), "openid email profile groups"),
+		chromedp.Submit(chromedp.ID("authorization_url")),
+		chromedp.WaitVisible(chromedp.ID("callback-dexoauth")),
+	)
+
+	// A new person signs in with Dex, in a browser of their own.
+	u := newChrome(t)
+	u.run("sign in with Dex",
+		chromedp.Navigate(base+"/sessions/new"),
+		chromedp.WaitVisible(chromedp.CSS(`a[href^="/auth/dex?"]`)),
+		chromedp.Click(chromedp.CSS(`a[href^="/auth/dex?"]`)),
+		chromedp.WaitVisible(chromedp.ID("login")),
+		chromedp.SendKeys(chromedp.ID("login"), "bob@example.com"),
+		chromedp.SendKeys(chromedp.ID("password"), "bob-password"),
+		chromedp.Click(chromedp.ID("submit-login")),
+		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+	)
+	bob, err := e.store.UserByEmail(t.Context(), "bob@example.com")
+	if err != nil || bob.Role != models.RoleAdmin {
+		t.Fatalf("bob after JIT: %+v, %v", bob, err)
+	}
+
+	// Connected accounts: Dex is listed; connect Dex OAuth too.
+	u.run("open the Security page",
+		chromedp.Navigate(base+"/settings/security"),
+		chromedp.WaitVisible(chromedp.CSS(`form[action="/settings/security/connect/dexoauth"] button`)),
+	)
+	if page := u.text(`main`); !strings.Contains(page, "Dex") || !strings.Contains(page, "Add another sign-in method before disconnecting this one.") {
+		t.Fatalf("security page: %s", page)
+	}
+	u.run("connect Dex OAuth", chromedp.Click(chromedp.CSS(`form[action="/settings/security/connect/dexoauth"] button`)))
+	// Dex may remember the sign-in and skip its form.
+	waitFor(t, u, `document.querySelector('#login') ? 'login' : document.querySelector('#connect') ? 'connect' : ''`, "login", "connect")
+	if n, _ := chromedp.Run(u.ctx, chromedp.Evaluate[bool](`!!document.querySelector('#login')`)); n {
+		u.run("sign in at Dex again",
+			chromedp.SendKeys(chromedp.ID("login"), "bob@example.com"),
+			chromedp.SendKeys(chromedp.ID("password"), "bob-password"),
+			chromedp.Click(chromedp.ID("submit-login")),
+		)
+	}
+	u.run("confirm the link",
+		chromedp.WaitVisible(chromedp.ID("connect")),
+		chromedp.Click(chromedp.ID("connect")),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	)
+	if msg := u.text(`.flash`); !strings.Contains(msg, "Dex OAuth is connected to your account.") {
+		t.Fatalf("after connecting: %q", msg)
+	}
+	u.run("unlink Dex OAuth",
+		chromedp.WaitVisible(`//button[text()="Unlink Dex OAuth"]`),
+		chromedp.Click(`//button[text()="Unlink Dex OAuth"]`),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	)
+	if msg := u.text(`.flash`); msg != "Disconnected." {
+		t.Fatalf("after unlinking: %q", msg)
+	}
+	idents, _ := e.store.UserIdentities(t.Context(), bob.ID)
+	if len(idents) != 1 || idents[0].Provider.Name != "dex" {
+		t.Fatalf("identities after unlink: %+v", idents)
+	}
+}
+
+// waitFor polls expr in the page until it yields one of want.
+func waitFor(t *testing.T, c *chrome, expr string, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](expr))
+		for _, w := range want {
+			if err == nil && got == w {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			c.fail("waiting for "+strings.Join(want, " or "), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
