@@ -92,6 +92,9 @@ func NewSAML(p *models.SSOProvider, spKeyPEM string, o Options) (*SAML, error) {
 		if s.key, err = parsePrivateKey(spKeyPEM); err != nil {
 			return nil, fmt.Errorf("sso: %s: SP private key: %w", p.Name, err)
 		}
+	}
+	// Without a certificate a key still decrypts, but is not published.
+	if s.key != nil && (models.Str(p.SPCertificate) != "" || p.SignRequests) {
 		certs, err := parseCertificates(models.Str(p.SPCertificate))
 		if err != nil {
 			return nil, fmt.Errorf("sso: %s: SP certificate: %w", p.Name, err)
@@ -139,7 +142,7 @@ func (s *SAML) Metadata() ([]byte, error) {
 		AuthnNameIDFormat: s.format,
 		LogoutBindings:    []string{saml.HTTPRedirectBinding},
 	}
-	if s.key != nil {
+	if s.cert != nil {
 		sp.Key, sp.Certificate = s.key, s.cert
 	}
 	ed := sp.Metadata()

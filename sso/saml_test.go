@@ -21,6 +21,8 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -36,15 +38,20 @@ import (
 	"coffer/models"
 )
 
-// Test keys are slow to make under -race, so each is made once.
+// Test keys are read from testdata: making RSA keys is slow under -race
+// and far slower in a fuzzing build.
 var testRSAKeys = sync.OnceValue(func() []*rsa.PrivateKey {
-	keys := make([]*rsa.PrivateKey, 4) // IdP A, IdP B, IdP C (never configured), SP
-	for i := range keys {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
+	var keys []*rsa.PrivateKey // IdP A, IdP B, IdP C (never configured), SP
+	for _, name := range []string{"idp-a", "idp-b", "idp-c", "sp"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name+".key"))
 		if err != nil {
 			panic(err)
 		}
-		keys[i] = k
+		k, err := parsePrivateKey(string(b))
+		if err != nil {
+			panic(err)
+		}
+		keys = append(keys, k.(*rsa.PrivateKey))
 	}
 	return keys
 })
@@ -173,7 +180,7 @@ func form(t *testing.T, body string) (string, url.Values) {
 	return html.UnescapeString(m[1]), vals
 }
 
-func get(t *testing.T, c *http.Client, u string) string {
+func httpGet(t *testing.T, c *http.Client, u string) string {
 	t.Helper()
 	resp, err := c.Get(u)
 	if err != nil {
@@ -193,7 +200,7 @@ func loginAtIdP(t *testing.T, redirect string) (string, url.Values) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	action, fields := form(t, get(t, c, redirect))
+	action, fields := form(t, httpGet(t, c, redirect))
 	fields.Set("user", "alice")
 	fields.Set("password", "pw")
 	resp, err := c.PostForm(action, fields)
@@ -206,7 +213,7 @@ func loginAtIdP(t *testing.T, redirect string) (string, url.Values) {
 	}
 	// The form only opens a session; the SSO request, sent again, now
 	// answers with the response form.
-	return form(t, get(t, c, redirect))
+	return form(t, httpGet(t, c, redirect))
 }
 
 func TestSAMLLoginThroughSamlidp(t *testing.T) {
