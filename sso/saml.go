@@ -15,7 +15,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/url"
 	"strings"
 	"time"
@@ -92,6 +91,9 @@ func NewSAML(p *models.SSOProvider, spKeyPEM string, o Options) (*SAML, error) {
 		if s.key, err = parsePrivateKey(spKeyPEM); err != nil {
 			return nil, fmt.Errorf("sso: %s: SP private key: %w", p.Name, err)
 		}
+	}
+	// Without a certificate a key still decrypts, but is not published.
+	if s.key != nil && (models.Str(p.SPCertificate) != "" || p.SignRequests) {
 		certs, err := parseCertificates(models.Str(p.SPCertificate))
 		if err != nil {
 			return nil, fmt.Errorf("sso: %s: SP certificate: %w", p.Name, err)
@@ -139,7 +141,7 @@ func (s *SAML) Metadata() ([]byte, error) {
 		AuthnNameIDFormat: s.format,
 		LogoutBindings:    []string{saml.HTTPRedirectBinding},
 	}
-	if s.key != nil {
+	if s.cert != nil {
 		sp.Key, sp.Certificate = s.key, s.cert
 	}
 	ed := sp.Metadata()
@@ -290,48 +292,6 @@ func (s *SAML) signString(q string) ([]byte, error) {
 		return out, nil
 	}
 	return nil, errors.New("sso: saml: no signing key")
-}
-
-// verifyString checks a redirect-binding signature by one of the IdP
-// certificates. ECDSA signatures may be r‖s or ASN.1.
-func (s *SAML) verifyString(sigAlg, signed string, sig []byte) error {
-	var h crypto.Hash
-	switch sigAlg {
-	case dsig.RSASHA256SignatureMethod, dsig.ECDSASHA256SignatureMethod:
-		h = crypto.SHA256
-	case dsig.RSASHA384SignatureMethod, dsig.ECDSASHA384SignatureMethod:
-		h = crypto.SHA384
-	case dsig.RSASHA512SignatureMethod, dsig.ECDSASHA512SignatureMethod:
-		h = crypto.SHA512
-	default:
-		return fmt.Errorf("signature algorithm %q not accepted", sigAlg)
-	}
-	hw := h.New()
-	hw.Write([]byte(signed))
-	digest := hw.Sum(nil)
-	for _, c := range s.idpCerts {
-		switch pub := c.PublicKey.(type) {
-		case *rsa.PublicKey:
-			if strings.Contains(sigAlg, "rsa-") && rsa.VerifyPKCS1v15(pub, h, digest, sig) == nil {
-				return nil
-			}
-		case *ecdsa.PublicKey:
-			if !strings.Contains(sigAlg, "ecdsa-") {
-				continue
-			}
-			if ecdsa.VerifyASN1(pub, digest, sig) {
-				return nil
-			}
-			if len(sig)%2 == 0 && len(sig) > 0 {
-				r := new(big.Int).SetBytes(sig[:len(sig)/2])
-				sv := new(big.Int).SetBytes(sig[len(sig)/2:])
-				if ecdsa.Verify(pub, digest, r, sv) {
-					return nil
-				}
-			}
-		}
-	}
-	return errors.New("no configured IdP certificate verifies it")
 }
 
 func newSAMLID() string {

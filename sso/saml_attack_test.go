@@ -13,6 +13,7 @@ import (
 
 	"github.com/beevik/etree"
 	"github.com/crewjam/saml"
+	"github.com/crewjam/saml/xmlenc"
 	dsig "github.com/russellhaering/goxmldsig"
 )
 
@@ -378,4 +379,53 @@ func withChild(el *etree.Element, tag string, inner *etree.Element) *etree.Eleme
 	out := el.Copy()
 	out.CreateElement(tag).AddChild(inner.Copy())
 	return out
+}
+
+// An encrypted assertion opens only with the SP key it was encrypted for.
+func TestSAMLEncryptedAssertion(t *testing.T) {
+	c := newCrafter(t)
+	spCert, spCertPEM := selfSigned(t, spKey(), "sp")
+	p := samlProvider(craftIdP, "https://idp.test/sso", c.pems[idpKeyA()])
+	p.SPCertificate = ptr(spCertPEM)
+	o := Options{BaseURL: "https://coffer.test", Now: func() time.Time { return c.now }, SAMLSkew: 90 * time.Second}
+	c.s = mustSAML(t, p, keyPEM(t, spKey()), o)
+
+	signed := c.sign(c.assertion("r").Element(), idpKeyA(), dsig.RSASHA256SignatureMethod)
+	doc := etree.NewDocument()
+	doc.SetRoot(signed)
+	plain, err := doc.WriteToBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := xmlenc.OAEP()
+	enc.BlockCipher = xmlenc.AES256CBC
+	ed, err := enc.Encrypt(spCert, plain, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed.CreateAttr("Type", "http://www.w3.org/2001/04/xmlenc#Element")
+	ea := etree.NewElement("saml:EncryptedAssertion")
+	ea.AddChild(ed)
+	r := c.response("r").Element()
+	r.AddChild(ea)
+	resp := encodeEl(t, r)
+
+	id, _, err := c.s.ParseResponse(resp, "r")
+	if err != nil || id.Subject != "u-1001" {
+		t.Fatalf("with the SP key: %v %+v", err, id)
+	}
+	// A key without a certificate still decrypts; it is not published.
+	p.SPCertificate = nil
+	noCert := mustSAML(t, p, keyPEM(t, spKey()), o)
+	if md, _ := noCert.Metadata(); strings.Contains(string(md), "KeyDescriptor") {
+		t.Fatalf("metadata publishes a key without a certificate: %s", md)
+	}
+	if _, _, err := noCert.ParseResponse(resp, "r"); err != nil {
+		t.Fatalf("key without certificate: %v", err)
+	}
+	for name, key := range map[string]string{"no SP key": "", "another key": keyPEM(t, idpKeyB())} {
+		s := mustSAML(t, p, key, o)
+		id, a, err := s.ParseResponse(resp, "r")
+		t.Run(name, func(t *testing.T) { refused(t, id, a, err, "encrypted assertion") })
+	}
 }

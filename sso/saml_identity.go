@@ -12,11 +12,13 @@ var defaultEmailAttrs = []string{
 	"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress",
 }
 
-// Default attribute names of first and last name; custom_mappings
-// first_name and last_name override them.
+// Default attribute names of first, last and full name (split at the
+// first space when neither of the others is present); custom_mappings
+// first_name, last_name and name override them.
 var (
 	firstNameAttrs = []string{"givenName", "urn:oid:2.5.4.42", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname"}
 	lastNameAttrs  = []string{"sn", "surname", "urn:oid:2.5.4.4", "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname"}
+	fullNameAttrs  = []string{"displayName", "urn:oid:2.16.840.1.113730.3.1.241", "cn", "urn:oid:2.5.4.3"}
 )
 
 // maxGroups is the most group values read; more counts as absent, as for
@@ -72,11 +74,12 @@ func (s *SAML) identity(a *saml.Assertion) (*Identity, error) {
 		id.SessionIndex = a.AuthnStatements[0].SessionIndex
 	}
 
+	// The email attribute setting wins over the rules' custom_mappings.
 	email := ""
 	if s.emailAttr != "" {
 		email = attrs.first(s.emailAttr)
 	} else {
-		email = attrs.first(defaultEmailAttrs...)
+		email = attrs.first(s.attrNames("email", defaultEmailAttrs)...)
 	}
 	fromAttr := email != ""
 	nameIDIsEmail := nameFormat == string(saml.EmailAddressNameIDFormat) ||
@@ -111,6 +114,9 @@ func (s *SAML) identity(a *saml.Assertion) (*Identity, error) {
 
 	id.FirstName = attrs.first(s.attrNames("first_name", firstNameAttrs)...)
 	id.LastName = attrs.first(s.attrNames("last_name", lastNameAttrs)...)
+	if id.FirstName == "" && id.LastName == "" {
+		id.FirstName, id.LastName, _ = strings.Cut(attrs.first(s.attrNames("name", fullNameAttrs)...), " ")
+	}
 
 	for _, at := range attrs {
 		vals := make([]string, 0, len(at.Values))

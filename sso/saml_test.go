@@ -21,6 +21,8 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -36,15 +38,20 @@ import (
 	"coffer/models"
 )
 
-// Test keys are slow to make under -race, so each is made once.
+// Test keys are read from testdata: making RSA keys is slow under -race
+// and far slower in a fuzzing build.
 var testRSAKeys = sync.OnceValue(func() []*rsa.PrivateKey {
-	keys := make([]*rsa.PrivateKey, 4) // IdP A, IdP B, IdP C (never configured), SP
-	for i := range keys {
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
+	var keys []*rsa.PrivateKey // IdP A, IdP B, IdP C (never configured), SP
+	for _, name := range []string{"idp-a", "idp-b", "idp-c", "sp"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name+".key"))
 		if err != nil {
 			panic(err)
 		}
-		keys[i] = k
+		k, err := parsePrivateKey(string(b))
+		if err != nil {
+			panic(err)
+		}
+		keys = append(keys, k.(*rsa.PrivateKey))
 	}
 	return keys
 })
