@@ -1,13 +1,10 @@
 package api
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"fmt"
 	"time"
@@ -109,13 +106,6 @@ func (h *Handler) samlMetadata(c *fiber.Ctx) error {
 	return c.Send(md)
 }
 
-// responseHead is the part of a SAML Response read before validation: the
-// request it answers. It decides which request id crewjam checks against;
-// nothing in it is trusted.
-type responseHead struct {
-	InResponseTo string `xml:"InResponseTo,attr"`
-}
-
 // samlACS is the assertion consumer service (spec/sso.md §6.3).
 func (h *Handler) samlACS(c *fiber.Ctx) error {
 	ctx := c.UserContext()
@@ -135,14 +125,15 @@ func (h *Handler) samlACS(c *fiber.Ctx) error {
 	if c.FormValue("SAMLRequest") != "" {
 		return h.loginPage(c, fiber.StatusBadRequest, "Single logout from the identity provider is not supported; you are still signed in here.", loginData{ReturnTo: "/"})
 	}
-	xmlDoc, err := base64.StdEncoding.DecodeString(raw)
-	var head responseHead
-	if err != nil || raw == "" || xml.NewDecoder(bytes.NewReader(xmlDoc)).Decode(&head) != nil {
+	// The request id the response claims to answer is read before it is
+	// verified, only to find the request to verify it against.
+	inResponseTo, err := sso.InResponseTo(raw)
+	if err != nil || raw == "" {
 		return h.samlRejected(c, e, sso.ReasonSAMLInvalid, "malformed base64 or XML")
 	}
 	req := samlRequest{Intent: intentLogin, ReturnTo: "/"}
-	if head.InResponseTo != "" {
-		rec, err := h.redis.GetDel(ctx, "saml:req:"+head.InResponseTo).Bytes()
+	if inResponseTo != "" {
+		rec, err := h.redis.GetDel(ctx, "saml:req:"+inResponseTo).Bytes()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return signInUnavailable(err)
 		}
@@ -163,7 +154,7 @@ func (h *Handler) samlACS(c *fiber.Ctx) error {
 	if err != nil {
 		return h.ssoRefused(c, e, fiber.StatusServiceUnavailable, sso.ReasonProviderUnavailable, msgSSOUnavailable, "service provider unavailable", nil)
 	}
-	id, assertion, err := rp.ParseResponse(raw, head.InResponseTo)
+	id, assertion, err := rp.ParseResponse(raw, inResponseTo)
 	var f *sso.Failure
 	if errors.As(err, &f) {
 		return h.samlRejected(c, e, f.Reason, f.Detail)
