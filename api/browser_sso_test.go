@@ -134,3 +134,72 @@ func waitFor(t *testing.T, c *chrome, expr string, want ...string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestBrowserSAML adds a SAML provider on the admin screen and signs in
+// through samlidp's login form, in Chromium.
+func TestBrowserSAML(t *testing.T) {
+	e, base := serveEnv(t)
+	idp := ssotest.StartSAMLIdP(t)
+	idp.AddUser("carol", "pw", "carol@example.org", "staff")
+	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	c := newChrome(t)
+	c.run("sign in as the super admin",
+		chromedp.Navigate(base+"/sessions/new"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), root.Email),
+		chromedp.SendKeys(chromedp.ID("password"), "correct horse battery"),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+	)
+	c.run("add a SAML provider",
+		chromedp.Navigate(base+"/admin/sso_providers/new?strategy=saml"),
+		chromedp.WaitVisible(chromedp.ID("idp_entity_id")),
+		chromedp.SendKeys(chromedp.ID("name"), "corp"),
+		chromedp.SendKeys(chromedp.ID("label"), "Corp SAML"),
+		chromedp.SendKeys(chromedp.ID("idp_entity_id"), idp.EntityID),
+		chromedp.SendKeys(chromedp.ID("idp_sso_url"), idp.SSOURL),
+		chromedp.SetValue(chromedp.ID("idp_certificates"), idp.CertPEM),
+		chromedp.SetValue(chromedp.ID("name_id_format"), "email"),
+		chromedp.SetValue(chromedp.ID("subject_source"), "email_attribute"),
+		chromedp.SendKeys(chromedp.ID("group_attribute"), "eduPersonAffiliation"),
+		chromedp.Submit(chromedp.ID("idp_entity_id")),
+		chromedp.WaitVisible(chromedp.ID("callback-corp")),
+	)
+	p := providerNamed(t, e, "corp")
+	if got := c.text(`#callback-corp`); got != base+"/auth/saml/"+p.ID.String()+"/callback" {
+		t.Fatalf("ACS URL shown: %q", got)
+	}
+	md := e.browser(t).get("/auth/saml/" + p.ID.String() + "/metadata")
+	idp.RegisterSP("coffer", md.body)
+
+	u := newChrome(t)
+	u.run("start at the login page",
+		chromedp.Navigate(base+"/sessions/new"),
+		chromedp.WaitVisible(chromedp.CSS(`a[href^="/auth/corp?"]`)),
+		chromedp.Click(chromedp.CSS(`a[href^="/auth/corp?"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=user]`)),
+	)
+	ssoURL, err := chromedp.Run(u.ctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil {
+		u.fail("read the IdP URL", err)
+	}
+	u.run("sign in at the IdP",
+		chromedp.SendKeys(chromedp.CSS(`input[name=user]`), "carol"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "pw"),
+		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
+	)
+	waitFor(t, u, `location.pathname`, "/login")
+	// samlidp's form only opens its session; the request, sent again, is
+	// answered with the form that posts the assertion back to us.
+	u.run("back through the IdP to the service",
+		chromedp.Navigate(ssoURL),
+		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+	)
+	carol, err := e.store.UserByEmail(t.Context(), "carol@example.org")
+	if err != nil {
+		t.Fatalf("no account after the SAML sign-in: %v", err)
+	}
+	if idents, _ := e.store.UserIdentities(t.Context(), carol.ID); len(idents) != 1 || idents[0].Provider.Name != "corp" {
+		t.Fatalf("identities: %+v", idents)
+	}
+}
