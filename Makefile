@@ -30,6 +30,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/
 	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzParseRules -fuzztime 10s ./models/
+	$(GO) test -run '^$$' -fuzz FuzzComputeRole -fuzztime 5s ./models/
+	$(GO) test -run '^$$' -fuzz FuzzProviderName -fuzztime 5s ./sso/
+	$(GO) test -run '^$$' -fuzz FuzzSAMLResponse -fuzztime 15s ./sso/
 
 lint:
 	gofmt -l . | (! grep .)
