@@ -87,7 +87,12 @@ func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
 	var ce *simplefin.ClaimError
 	switch {
 	case err == nil:
-		return h.Store.ClaimSucceeded(ctx, c, access)
+		sy, err := h.Store.ClaimSucceeded(ctx, c, access)
+		if err != nil {
+			return err
+		}
+		h.enqueueSync(ctx, t, sy)
+		return nil
 	case errors.As(err, &ce) && ce.Outcome == simplefin.Refused:
 		return h.Store.ClaimFailed(ctx, c, MsgClaimRefused, false)
 	case errors.As(err, &ce) && (ce.Outcome == simplefin.NeverSent || ce.Outcome == simplefin.Blocked):
