@@ -58,7 +58,7 @@ func (h *Handlers) SimplefinImport(ctx context.Context, t *asynq.Task) error {
 		}
 		retried, _ := asynq.GetRetryCount(ctx)
 		maxRetry, ok := asynq.GetMaxRetry(ctx)
-		if !ok || retried >= maxRetry {
+		if ok && retried >= maxRetry {
 			if ferr := h.Store.FailSync(context.WithoutCancel(ctx), step, "the import failed"); ferr != nil {
 				return ferr
 			}

@@ -483,7 +483,7 @@ func (h *Handlers) deferSync(ctx context.Context, sy *models.Sync, until time.Ti
 func (h *Handlers) retryLater(ctx context.Context, sy *models.Sync, cause error) error {
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, ok := asynq.GetMaxRetry(ctx)
-	if !ok || retried >= maxRetry {
+	if ok && retried >= maxRetry {
 		if err := h.Store.FailSync(ctx, sy, cause.Error()); err != nil {
 			return err
 		}

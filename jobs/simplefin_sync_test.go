@@ -207,3 +207,7 @@ func TestSyncRevokedAccessURL(t *testing.T) {
 		t.Fatalf("%d requests, want 1 (no retry)", n)
 	}
 }
+
+func syncTask(sy *models.Sync) func() (*asynq.Task, error) {
+	return func() (*asynq.Task, error) { return jobs.NewSimplefinSyncTask(sy.FamilyID, sy.ID) }
+}
