@@ -29,7 +29,7 @@ func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspect
 	queue := asynq.NewClientFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := &jobs.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
-		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		SimpleFIN:   simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
 		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
