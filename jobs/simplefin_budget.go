@@ -65,3 +65,13 @@ func (b budget) used(ctx context.Context, connectionID uuid.UUID, now time.Time)
 	n, err := b.rdb.ZCount(ctx, budgetKey(connectionID), strconv.FormatInt(now.Add(-24*time.Hour).UnixMilli()+1, 10), "+inf").Result()
 	return int(n), err
 }
+
+// DefaultDailyBudget is the request budget per connection and rolling
+// 24 h when SIMPLEFIN_DAILY_REQUEST_BUDGET is not set.
+const DefaultDailyBudget = 24
+
+// RequestsLast24h counts a connection's requests to the Bridge in the
+// last 24 hours, for the API and the settings screen.
+func RequestsLast24h(ctx context.Context, rdb redis.UniversalClient, connectionID uuid.UUID, now time.Time) (int, error) {
+	return budget{rdb: rdb}.used(ctx, connectionID, now)
+}

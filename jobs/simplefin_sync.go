@@ -55,7 +55,7 @@ func (o SimplefinOptions) withDefaults() SimplefinOptions {
 	}
 	def(&o.LookbackDays, 90)
 	def(&o.ChunkDays, 90)
-	def(&o.DailyBudget, 24)
+	def(&o.DailyBudget, DefaultDailyBudget)
 	def(&o.PendingMatchDays, 8)
 	def(&o.StalePendingDays, 14)
 	if o.OverlapDays < 0 {

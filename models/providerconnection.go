@@ -192,6 +192,7 @@ func (s *Store) ClaimSucceeded(ctx context.Context, c *Connection, accessURL str
 		res, err := tx.db.NewUpdate().Model((*Connection)(nil)).
 			Set("status = ?", ConnActive).Set("status_message = NULL").Set("access_url_enc = ?", sealed).
 			Set("setup_token_enc = NULL").Set("claim_sent_at = NULL").Set("claim_retryable = FALSE").
+			Set("prev_status = NULL").Set("retry_after = NULL").Set("consecutive_rate_limits = 0").Set("disconnected_at = NULL").
 			Set("updated_at = ?", tx.now()).
 			Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("claim_seq = ?", c.ClaimSeq).Where("status = ?", ConnClaiming).
 			Exec(ctx)
@@ -208,8 +209,11 @@ func (s *Store) ClaimSucceeded(ctx context.Context, c *Connection, accessURL str
 // retryable failure keeps the token (the request never reached the
 // Bridge, or the Bridge refused to serve it); otherwise it is erased.
 func (s *Store) ClaimFailed(ctx context.Context, c *Connection, message string, retryable bool) error {
+	// A failed reconnect goes back to where it was while the old access
+	// URL still works; only a first claim ends in claim_failed.
 	q := s.db.NewUpdate().Model((*Connection)(nil)).
-		Set("status = ?", ConnClaimFailed).Set("status_message = ?", message).Set("claim_retryable = ?", retryable).
+		Set("status = CASE WHEN access_url_enc IS NOT NULL AND prev_status IS NOT NULL THEN prev_status ELSE ? END", ConnClaimFailed).
+		Set("status_message = ?", message).Set("claim_retryable = ?", retryable).
 		Set("claim_sent_at = NULL").Set("updated_at = ?", s.now()).
 		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("claim_seq = ?", c.ClaimSeq).Where("status = ?", ConnClaiming)
 	if !retryable {

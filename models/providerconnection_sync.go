@@ -66,6 +66,34 @@ func (s *Store) RetryClaim(ctx context.Context, c *Connection) error {
 	return nil
 }
 
+// ReconnectConnection starts a new claim with a new setup token on an
+// existing connection (any state but claiming, else ErrConflict). The old
+// access URL stays until the new claim succeeds and replaces it in place:
+// same connection, remote accounts and links.
+func (s *Store) ReconnectConnection(ctx context.Context, c *Connection, setupToken string) error {
+	sealed, err := s.Secrets.Seal(setupToken, connTable, "setup_token_enc", c.ID.String())
+	if err != nil {
+		return err
+	}
+	res, err := s.db.NewUpdate().Model((*Connection)(nil)).
+		Set("prev_status = CASE WHEN status IN (?) THEN NULL ELSE status END", bun.In([]string{ConnClaimFailed, ConnDisconnected})).
+		Set("status = ?", ConnClaiming).Set("status_message = NULL").Set("setup_token_enc = ?", sealed).
+		Set("claim_seq = claim_seq + 1").Set("claim_sent_at = NULL").Set("claim_retryable = FALSE").Set("updated_at = ?", s.now()).
+		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status <> ?", ConnClaiming).Exec(ctx)
+	if err != nil {
+		return dbErr("reconnect", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrConflict
+	}
+	fresh, err := s.Connection(ctx, c.FamilyID, c.ID)
+	if err != nil {
+		return err
+	}
+	*c = *fresh
+	return nil
+}
+
 // ConnectionRef names a connection for the scheduler and the sweeper.
 type ConnectionRef struct {
 	FamilyID uuid.UUID `bun:"family_id"`

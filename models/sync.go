@@ -126,6 +126,39 @@ func (s *Store) ActiveSync(ctx context.Context, familyID, connectionID uuid.UUID
 	return sy, dbErr("get active sync", err)
 }
 
+// HurrySync lets a pending sync that waits for its jitter run now; a
+// deferred one (budget, rate limit) keeps its time. It reports whether
+// the sync may run now.
+func (s *Store) HurrySync(ctx context.Context, sy *Sync) (bool, error) {
+	if sy.Status != SyncPending || sy.Trigger != TriggerSchedule || len(sy.Warnings) > 0 {
+		return false, nil
+	}
+	now := s.now()
+	res, err := s.db.NewUpdate().Model((*Sync)(nil)).Set("not_before = ?", now).
+		Where("family_id = ?", sy.FamilyID).Where("id = ?", sy.ID).Where("status = ?", SyncPending).Where("not_before > ?", now).Exec(ctx)
+	if err != nil {
+		return false, dbErr("hurry sync", err)
+	}
+	n, _ := res.RowsAffected()
+	if n == 1 {
+		sy.NotBefore = now
+	}
+	return n == 1, nil
+}
+
+// LatestSync returns the family's newest parent sync, of one connection
+// when connectionID is set.
+func (s *Store) LatestSync(ctx context.Context, familyID uuid.UUID, connectionID *uuid.UUID) (*Sync, error) {
+	syncs, _, err := s.Syncs(ctx, familyID, SyncFilter{ConnectionID: connectionID}, Page{Number: 1, Size: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(syncs) == 0 {
+		return nil, ErrNotFound
+	}
+	return s.Sync(ctx, familyID, syncs[0].ID)
+}
+
 // Sync returns one sync of the family; a parent comes with its children.
 func (s *Store) Sync(ctx context.Context, familyID, id uuid.UUID) (*Sync, error) {
 	sy := new(Sync)
