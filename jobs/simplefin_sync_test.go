@@ -25,6 +25,8 @@ type syncSetup struct {
 	f      *modelstest.FamilyFixture
 	conn   *models.Connection
 	first  *models.Sync
+
+	redisOpt asynq.RedisClientOpt
 }
 
 func newSyncSetup(t *testing.T) *syncSetup {
@@ -35,7 +37,7 @@ func newSyncSetup(t *testing.T) *syncSetup {
 	h.Redis = rdb
 	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
 		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond})
-	s := &syncSetup{h: h, store: store, bridge: simplefintest.New(t), f: modelstest.NewFamily(t, store, "sync")}
+	s := &syncSetup{h: h, store: store, bridge: simplefintest.New(t), f: modelstest.NewFamily(t, store, "sync"), redisOpt: opt}
 	s.conn = connect(t, store, s.f, s.bridge.Token("c1"))
 	if err := runClaim(t, h, s.conn); err != nil {
 		t.Fatal(err)

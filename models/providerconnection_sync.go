@@ -39,6 +39,13 @@ func (s *Store) ConnectionFetchFailed(ctx context.Context, c *Connection, status
 	return dbErr("connection fetch failed", err)
 }
 
+// SetServerVersions stores what the connection's /info answered.
+func (s *Store) SetServerVersions(ctx context.Context, c *Connection, versions []string) error {
+	_, err := s.db.NewUpdate().Model((*Connection)(nil)).Set("server_versions = ?", jsonList(versions)).
+		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Exec(ctx)
+	return dbErr("set server versions", err)
+}
+
 // UpdateConnection writes the user-set columns of a connection.
 func (s *Store) UpdateConnection(ctx context.Context, c *Connection, columns ...string) error {
 	c.UpdatedAt = s.now()

@@ -45,6 +45,7 @@ const (
 	AccountsQuota                              // a 200 with no accounts and a quota message
 	AccountsHTML429                            // a Cloudflare 429 without Retry-After
 	AccountsGenAuth                            // a v2 200 with gen.auth and no accounts
+	AccountsRedirect                           // a 302 to another host
 )
 
 // Server is a fake Bridge.
@@ -245,6 +246,8 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusTooManyRequests)
 		fmt.Fprint(w, "<html><body>Rate limited | Cloudflare</body></html>")
+	case AccountsRedirect:
+		http.Redirect(w, r, "http://elsewhere.example/simplefin/accounts", http.StatusFound)
 	case AccountsGenAuth:
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"errors":[],"errlist":[{"code":"gen.auth","msg":"Authentication failed"}],"accounts":[]}`)
