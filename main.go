@@ -236,6 +236,7 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 
 func (s *services) handlers(cfg *Config, log *slog.Logger) *jobs.Handlers {
 	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
+		Redis: s.rdb, SyncOptions: cfg.SimpleFIN,
 		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: cfg.SimpleFINAllowHTTP,
 			AllowPrivateHosts: cfg.SimpleFINAllowPrivate, ClaimTimeout: cfg.SimpleFINClaimTimeout,
 			AccountsTimeout: cfg.SimpleFINAccountsTimeout})}
@@ -245,6 +246,7 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	return worker.Options{
 		Redis: s.redis, Handlers: s.handlers(cfg, log), Logger: log,
 		Concurrency: cfg.WorkerConcurrency, BalanceSweepCron: cfg.BalanceSweepCron, AuditArchiveCron: cfg.AuditArchiveCron,
+		SimplefinSyncCron: cfg.SimpleFINSyncCron, SimplefinSyncTZ: cfg.SimpleFINSyncTZ,
 	}
 }
 
@@ -708,6 +710,12 @@ type Config struct {
 	SimpleFINAllowPrivate    bool          // SIMPLEFIN_ALLOW_PRIVATE_HOSTS (tests only)
 	SimpleFINClaimTimeout    time.Duration // SIMPLEFIN_CLAIM_TIMEOUT
 	SimpleFINAccountsTimeout time.Duration // SIMPLEFIN_ACCOUNTS_TIMEOUT
+	// SimpleFIN holds SIMPLEFIN_LOOKBACK_DAYS, _CHUNK_DAYS, _OVERLAP_DAYS,
+	// _DAILY_REQUEST_BUDGET, _PENDING_MATCH_DAYS, _STALE_PENDING_DAYS,
+	// _SYNC_JITTER, _RATE_LIMIT_COOLDOWN and _MAX_BODY_BYTES.
+	SimpleFIN         jobs.SimplefinOptions
+	SimpleFINSyncCron string // SIMPLEFIN_SYNC_CRON, in SIMPLEFIN_SYNC_TZ
+	SimpleFINSyncTZ   string // SIMPLEFIN_SYNC_TZ
 }
 
 // Embedded reports whether the service runs on the SQLite file and the
@@ -832,6 +840,24 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		SimpleFINClaimTimeout:    duration("SIMPLEFIN_CLAIM_TIMEOUT", 30*time.Second),
 		SimpleFINAccountsTimeout: duration("SIMPLEFIN_ACCOUNTS_TIMEOUT", 120*time.Second),
 		MailFrom:                 str("MAIL_FROM", "coffer <no-reply@localhost>"),
+		SimpleFIN: jobs.SimplefinOptions{
+			LookbackDays:     num("SIMPLEFIN_LOOKBACK_DAYS", 90, 1, 730),
+			ChunkDays:        num("SIMPLEFIN_CHUNK_DAYS", 90, 1, 90),
+			OverlapDays:      num("SIMPLEFIN_OVERLAP_DAYS", 7, 0, 60),
+			DailyBudget:      num("SIMPLEFIN_DAILY_REQUEST_BUDGET", 24, 1, 48),
+			PendingMatchDays: num("SIMPLEFIN_PENDING_MATCH_DAYS", 8, 0, 60),
+			StalePendingDays: num("SIMPLEFIN_STALE_PENDING_DAYS", 14, 1, 365),
+			Jitter:           duration("SIMPLEFIN_SYNC_JITTER", 30*time.Minute),
+			Cooldown:         duration("SIMPLEFIN_RATE_LIMIT_COOLDOWN", time.Hour),
+			MaxBody:          int64(num("SIMPLEFIN_MAX_BODY_BYTES", 256<<20, 1<<20, 1<<31-1)),
+		},
+		SimpleFINSyncCron: str("SIMPLEFIN_SYNC_CRON", "22 2 * * *"),
+		SimpleFINSyncTZ:   str("SIMPLEFIN_SYNC_TZ", "UTC"),
+	}
+	if loc, err := time.LoadLocation(c.SimpleFINSyncTZ); err != nil {
+		problems = append(problems, fmt.Sprintf("SIMPLEFIN_SYNC_TZ is not a time zone: %q", c.SimpleFINSyncTZ))
+	} else {
+		c.SimpleFIN.Location = loc
 	}
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
@@ -12,20 +13,25 @@ import (
 )
 
 type connectionJSON struct {
-	ID             string   `json:"id"`
-	Provider       string   `json:"provider"`
-	Name           string   `json:"name"`
-	Status         string   `json:"status"`
-	StatusMessage  *string  `json:"status_message"`
-	ClaimRetryable bool     `json:"claim_retryable"`
-	IncludePending bool     `json:"include_pending"`
-	Errors         []string `json:"errors"`
-	ServerVersions []string `json:"server_versions"`
-	RetryAfter     *string  `json:"retry_after"`
-	LastSyncedAt   *string  `json:"last_synced_at"`
-	CreatedAt      string   `json:"created_at"`
-	UpdatedAt      string   `json:"updated_at"`
-	DisconnectedAt *string  `json:"disconnected_at"`
+	ID              string   `json:"id"`
+	Provider        string   `json:"provider"`
+	Name            string   `json:"name"`
+	Status          string   `json:"status"`
+	StatusMessage   *string  `json:"status_message"`
+	ClaimRetryable  bool     `json:"claim_retryable"`
+	IncludePending  bool     `json:"include_pending"`
+	LookbackDays    *int     `json:"lookback_days"`
+	Errors          []string `json:"errors"`
+	ServerVersions  []string `json:"server_versions"`
+	RetryAfter      *string  `json:"retry_after"`
+	LastSyncedAt    *string  `json:"last_synced_at"`
+	CreatedAt       string   `json:"created_at"`
+	UpdatedAt       string   `json:"updated_at"`
+	DisconnectedAt  *string  `json:"disconnected_at"`
+	RequestsLast24h *int     `json:"requests_last_24h,omitempty"`
+	RequestBudget   *int     `json:"request_budget,omitempty"`
+
+	Accounts []providerAccountJSON `json:"accounts,omitempty"`
 }
 
 // renderConnection shows a connection without its secrets: the setup
@@ -33,7 +39,7 @@ type connectionJSON struct {
 func renderConnection(c *models.Connection) connectionJSON {
 	out := connectionJSON{
 		ID: c.ID.String(), Provider: c.Provider, Name: c.Name, Status: c.Status, StatusMessage: c.StatusMessage,
-		ClaimRetryable: c.ClaimRetryable, IncludePending: c.IncludePending,
+		ClaimRetryable: c.ClaimRetryable, IncludePending: c.IncludePending, LookbackDays: c.LookbackDays,
 		Errors: c.ProviderErrors, ServerVersions: c.ServerVersions,
 		RetryAfter: optTimestamp(c.RetryAfter), LastSyncedAt: optTimestamp(c.LastSyncedAt),
 		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt), DisconnectedAt: optTimestamp(c.DisconnectedAt),
@@ -77,7 +83,11 @@ func (h *Handler) showConnection(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(renderConnection(conn))
+	out, err := h.connectionDetail(c, conn)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
 }
 
 // createConnection stores a connection with its setup token sealed and
@@ -99,9 +109,33 @@ func (h *Handler) createConnection(c *fiber.Ctx) error {
 	}
 	token, _ := f.str("setup_token", 4096, false)
 	name, _ := f.str("name", maxName, true)
+	includePending, lookback := connectionSettings(f)
 	if err := f.err(); err != nil {
 		return err
 	}
+	if err := h.checkToken(token); err != nil {
+		return err
+	}
+	if name == "" {
+		name = "SimpleFIN"
+	}
+	conn := &models.Connection{FamilyID: k.FamilyID, Name: name, CreatedBy: &k.UserID, LookbackDays: lookback}
+	if err := h.store.CreateConnection(ctx, conn, strings.TrimSpace(token)); err != nil {
+		return err
+	}
+	if includePending != nil && !*includePending {
+		conn.IncludePending = false
+		if err := h.store.UpdateConnection(ctx, conn, "include_pending"); err != nil {
+			return err
+		}
+	}
+	h.enqueueClaim(c, conn)
+	return c.Status(fiber.StatusAccepted).JSON(renderConnection(conn))
+}
+
+// checkToken turns a malformed setup token into a 422 whose code says
+// what is wrong with it.
+func (h *Handler) checkToken(token string) error {
 	if _, err := simplefin.ParseSetupToken(token, h.simplefinHTTP); err != nil {
 		var te *simplefin.TokenError
 		if errors.As(err, &te) {
@@ -109,22 +143,20 @@ func (h *Handler) createConnection(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	if name == "" {
-		name = "SimpleFIN"
-	}
-	conn := &models.Connection{FamilyID: k.FamilyID, Name: name, CreatedBy: &k.UserID}
-	if err := h.store.CreateConnection(ctx, conn, strings.TrimSpace(token)); err != nil {
-		return err
-	}
+	return nil
+}
+
+// enqueueClaim queues a connection's claim after its row committed; a
+// failure is only logged, because the sweeper queues claims that have no
+// task.
+func (h *Handler) enqueueClaim(c *fiber.Ctx, conn *models.Connection) {
 	task, err := jobs.NewSimplefinClaimTask(conn.FamilyID, conn.ID, conn.ClaimSeq)
 	if err == nil {
-		_, err = h.queue.EnqueueContext(ctx, task)
+		_, err = h.queue.EnqueueContext(c.UserContext(), task)
 	}
-	if err != nil {
-		// The connection is stored: the sweeper queues claims that have no task.
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		h.log.Error("enqueue claim", "request_id", requestIDOf(c), "connection_id", conn.ID, "error", err)
 	}
-	return c.Status(fiber.StatusAccepted).JSON(renderConnection(conn))
 }
 
 // deleteConnection disconnects: the stored credentials are destroyed and

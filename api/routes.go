@@ -137,4 +137,11 @@ func (h *Handler) routes(app *fiber.App) {
 	v1.Post("/provider_connections", write, h.createConnection)
 	v1.Get("/provider_connections/:id", read, h.showConnection)
 	v1.Delete("/provider_connections/:id", write, h.deleteConnection)
+	v1.Patch("/provider_connections/:id", write, h.updateConnection)
+	v1.Post("/provider_connections/:id/sync", write, h.syncConnection)
+	v1.Post("/provider_connections/:id/retry_claim", write, h.retryClaim)
+	v1.Patch("/provider_connections/:id/accounts/:account_id", write, h.updateProviderAccount)
+	v1.Get("/syncs", read, h.listSyncs)
+	v1.Get("/syncs/latest", read, h.latestSync)
+	v1.Get("/syncs/:id", read, h.showSync)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs/simplefin"
 	"coffer/models"
@@ -34,7 +35,9 @@ type Handlers struct {
 	Queue *asynq.Client // to fan out follow-up tasks
 	Log   *slog.Logger
 
-	SimpleFIN *simplefin.Client // the aggregator client
+	SimpleFIN   *simplefin.Client     // the aggregator client
+	SyncOptions SimplefinOptions      // aggregator sync settings
+	Redis       redis.UniversalClient // the aggregator request budget
 
 	Retention  Retention        // audit retention tier
 	ArchiveDir string           // where audit archive files go

@@ -87,7 +87,17 @@ func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
 	var ce *simplefin.ClaimError
 	switch {
 	case err == nil:
-		return h.Store.ClaimSucceeded(ctx, c, access)
+		sy, err := h.Store.ClaimSucceeded(ctx, c, access)
+		if err != nil {
+			return err
+		}
+		if task, err := NewSimplefinFetchInfoTask(c.FamilyID, c.ID); err == nil && h.Queue != nil {
+			if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrDuplicateTask) {
+				h.logger(ctx, t).Warn("fetch_info not queued", "connection_id", c.ID, "error", err)
+			}
+		}
+		h.enqueueSync(ctx, t, sy)
+		return nil
 	case errors.As(err, &ce) && ce.Outcome == simplefin.Refused:
 		return h.Store.ClaimFailed(ctx, c, MsgClaimRefused, false)
 	case errors.As(err, &ce) && (ce.Outcome == simplefin.NeverSent || ce.Outcome == simplefin.Blocked):

@@ -135,7 +135,8 @@ UPDATE accounts SET
     balance = opening_balance + (CASE WHEN account_type IN ('credit_card', 'loan', 'other_liability') THEN 1 ELSE -1 END) *
         COALESCE((SELECT SUM(t.amount) FROM transactions t
                   WHERE t.account_id = accounts.id AND t.family_id = accounts.family_id
-                    AND t.currency = accounts.currency AND t.date <= ?), 0),
+                    AND t.currency = accounts.currency AND t.date <= ?
+                    AND t.deleted_at IS NULL AND NOT t.excluded), 0),
     balance_updated_at = ?
 WHERE family_id = ? AND id = ?`
 

@@ -91,17 +91,26 @@ func (s *Store) Connections(ctx context.Context, familyID uuid.UUID, p Page) ([]
 	return cs, n, dbErr("list connections", err)
 }
 
-// DisconnectConnection destroys a connection's stored credentials; what it
-// imported stays.
+// DisconnectConnection destroys a connection's stored credentials and
+// fails its active syncs, in one transaction; what it imported stays.
 func (s *Store) DisconnectConnection(ctx context.Context, familyID, id uuid.UUID) error {
-	now := s.now()
-	res, err := s.db.NewUpdate().Model((*Connection)(nil)).
-		Set("status = ?", ConnDisconnected).Set("status_message = NULL").
-		Set("access_url_enc = NULL").Set("setup_token_enc = NULL").Set("claim_sent_at = NULL").
-		Set("disconnected_at = ?", now).Set("updated_at = ?", now).
-		Where("family_id = ?", familyID).Where("id = ?", id).Where("status <> ?", ConnDisconnected).
-		Exec(ctx)
-	return affectedOne(res, err, "disconnect connection")
+	return s.RunInTx(ctx, func(tx *Store) error {
+		now := tx.now()
+		res, err := tx.db.NewUpdate().Model((*Connection)(nil)).
+			Set("status = ?", ConnDisconnected).Set("status_message = NULL").
+			Set("access_url_enc = NULL").Set("setup_token_enc = NULL").Set("claim_sent_at = NULL").
+			Set("disconnected_at = ?", now).Set("updated_at = ?", now).
+			Where("family_id = ?", familyID).Where("id = ?", id).Where("status <> ?", ConnDisconnected).
+			Exec(ctx)
+		if err := affectedOne(res, err, "disconnect connection"); err != nil {
+			return err
+		}
+		_, err = tx.db.NewUpdate().Model((*Sync)(nil)).
+			Set("status = ?", SyncFailed).Set("error = ?", "disconnected").Set("finished_at = ?", now).Set("lease_until = NULL").
+			Where("family_id = ?", familyID).Where("connection_id = ?", id).Where("status IN (?)", bun.In([]string{SyncPending, SyncRunning})).
+			Exec(ctx)
+		return dbErr("fail syncs of disconnected connection", err)
+	})
 }
 
 // SetupToken opens a connection's sealed setup token.
@@ -170,28 +179,41 @@ func (s *Store) ClaimNotSent(ctx context.Context, c *Connection) error {
 	return dbErr("unmark claim", err)
 }
 
-// ClaimSucceeded stores the access URL sealed, erases the setup token and
-// makes the connection active.
-func (s *Store) ClaimSucceeded(ctx context.Context, c *Connection, accessURL string) error {
+// ClaimSucceeded stores the access URL sealed, erases the setup token,
+// makes the connection active and inserts its initial sync, in one
+// transaction; the caller enqueues the sync after the commit.
+func (s *Store) ClaimSucceeded(ctx context.Context, c *Connection, accessURL string) (*Sync, error) {
 	sealed, err := s.Secrets.Seal(accessURL, connTable, "access_url_enc", c.ID.String())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := s.db.NewUpdate().Model((*Connection)(nil)).
-		Set("status = ?", ConnActive).Set("status_message = NULL").Set("access_url_enc = ?", sealed).
-		Set("setup_token_enc = NULL").Set("claim_sent_at = NULL").Set("claim_retryable = FALSE").
-		Set("updated_at = ?", s.now()).
-		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("claim_seq = ?", c.ClaimSeq).Where("status = ?", ConnClaiming).
-		Exec(ctx)
-	return affectedOne(res, err, "claim succeeded")
+	var sy *Sync
+	err = s.RunInTx(ctx, func(tx *Store) error {
+		res, err := tx.db.NewUpdate().Model((*Connection)(nil)).
+			Set("status = ?", ConnActive).Set("status_message = NULL").Set("access_url_enc = ?", sealed).
+			Set("setup_token_enc = NULL").Set("claim_sent_at = NULL").Set("claim_retryable = FALSE").
+			Set("prev_status = NULL").Set("retry_after = NULL").Set("consecutive_rate_limits = 0").Set("disconnected_at = NULL").
+			Set("updated_at = ?", tx.now()).
+			Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("claim_seq = ?", c.ClaimSeq).Where("status = ?", ConnClaiming).
+			Exec(ctx)
+		if err := affectedOne(res, err, "claim succeeded"); err != nil {
+			return err
+		}
+		sy, _, err = tx.CreateSync(ctx, &Sync{FamilyID: c.FamilyID, ConnectionID: c.ID, Trigger: TriggerConnect})
+		return err
+	})
+	return sy, err
 }
 
 // ClaimFailed records a failed claim with the message the user sees. A
 // retryable failure keeps the token (the request never reached the
 // Bridge, or the Bridge refused to serve it); otherwise it is erased.
 func (s *Store) ClaimFailed(ctx context.Context, c *Connection, message string, retryable bool) error {
+	// A failed reconnect goes back to where it was while the old access
+	// URL still works; only a first claim ends in claim_failed.
 	q := s.db.NewUpdate().Model((*Connection)(nil)).
-		Set("status = ?", ConnClaimFailed).Set("status_message = ?", message).Set("claim_retryable = ?", retryable).
+		Set("status = CASE WHEN access_url_enc IS NOT NULL AND prev_status IS NOT NULL THEN prev_status ELSE ? END", ConnClaimFailed).
+		Set("status_message = ?", message).Set("claim_retryable = ?", retryable).
 		Set("claim_sent_at = NULL").Set("updated_at = ?", s.now()).
 		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("claim_seq = ?", c.ClaimSeq).Where("status = ?", ConnClaiming)
 	if !retryable {

@@ -30,6 +30,15 @@ type Transaction struct {
 	CreatedAt  time.Time  `bun:"created_at"`
 	UpdatedAt  time.Time  `bun:"updated_at"`
 
+	// Set on rows imported from an aggregator (spec/aggregator.md §3).
+	ProviderConnectionID *uuid.UUID `bun:"provider_connection_id"`
+	Excluded             bool       `bun:"excluded"`
+	ExcludedReason       *string    `bun:"excluded_reason"`
+	LockedFields         []string   `bun:"locked_fields"` // fields the user edited; imports keep them
+	DeletedAt            *time.Time `bun:"deleted_at"`    // tombstone of a deleted imported row
+	ContentKey           *string    `bun:"content_key"`
+	ProviderMeta         *string    `bun:"provider_meta"` // the row as the provider sent it, JSON
+
 	Account  *Account      `bun:"rel:belongs-to,join:account_id=id,join:family_id=family_id"`
 	Category *Category     `bun:"rel:belongs-to,join:category_id=id,join:family_id=family_id"`
 	Merchant *Merchant     `bun:"rel:belongs-to,join:merchant_id=id,join:family_id=family_id"`

@@ -27,6 +27,10 @@ type Options struct {
 	BalanceSweepCron string
 	// AuditArchiveCron is when audit retention runs (UTC); empty: never.
 	AuditArchiveCron string
+	// SimplefinSyncCron is when every SimpleFIN connection syncs, in
+	// SimplefinSyncTZ (empty: UTC); empty: never.
+	SimplefinSyncCron string
+	SimplefinSyncTZ   string
 	// LeaseTTL is how long the scheduler's lease lasts unrenewed; a standby
 	// takes over within it. Zero means 30 seconds.
 	LeaseTTL time.Duration
@@ -42,6 +46,11 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeRequeue, h.Requeue)
 	mux.HandleFunc(jobs.TypeAuditArchive, h.AuditArchive)
 	mux.HandleFunc(jobs.TypeSimplefinClaim, h.SimplefinClaim)
+	mux.HandleFunc(jobs.TypeSimplefinSync, h.SimplefinSync)
+	mux.HandleFunc(jobs.TypeSimplefinImport, h.SimplefinImport)
+	mux.HandleFunc(jobs.TypeSimplefinFetchInfo, h.SimplefinFetchInfo)
+	mux.HandleFunc(jobs.TypeSimplefinSchedule, h.SimplefinSchedule)
+	mux.HandleFunc(jobs.TypeSimplefinSweep, h.SimplefinSweep)
 	mux.HandleFunc(jobs.TypeRolesSync, h.RolesSync)
 	mux.HandleFunc(jobs.TypeSecretsBackfill, h.SecretsBackfill)
 	mux.HandleFunc(jobs.TypeFamilyPurge, h.FamilyPurge)
@@ -79,6 +88,10 @@ func NewServer(o Options) *asynq.Server {
 		DelayedTaskCheckInterval: time.Second,
 		Logger:                   asynqLogger{o.Logger},
 		LogLevel:                 asynq.WarnLevel,
+		// A deferred sync (budget, rate limit) runs again at its own time
+		// and uses up no retry.
+		RetryDelayFunc: o.Handlers.RetryDelay,
+		IsFailure:      jobs.IsFailure,
 	})
 }
 
@@ -112,6 +125,20 @@ func NewScheduler(o Options) (*asynq.Scheduler, error) {
 	})
 	if _, err := s.Register(o.BalanceSweepCron, jobs.NewBalanceSweepTask()); err != nil {
 		return nil, fmt.Errorf("worker: schedule balance sweep: %w", err)
+	}
+	if o.SimplefinSyncCron != "" {
+		loc, err := time.LoadLocation(o.SimplefinSyncTZ)
+		if err != nil {
+			return nil, fmt.Errorf("worker: SimpleFIN sync time zone: %w", err)
+		}
+		// The fan-out reads the day from the clock in the sync's zone.
+		cron := "CRON_TZ=" + loc.String() + " " + o.SimplefinSyncCron
+		if _, err := s.Register(cron, jobs.NewSimplefinScheduleTask()); err != nil {
+			return nil, fmt.Errorf("worker: schedule SimpleFIN syncs: %w", err)
+		}
+		if _, err := s.Register("@every 10m", jobs.NewSimplefinSweepTask()); err != nil {
+			return nil, fmt.Errorf("worker: schedule SimpleFIN sweep: %w", err)
+		}
 	}
 	if o.AuditArchiveCron != "" {
 		if _, err := s.Register(o.AuditArchiveCron, jobs.NewAuditArchiveTask()); err != nil {

@@ -152,6 +152,7 @@ const (
 type FetchError struct {
 	Kind       FetchKind
 	RetryAfter time.Duration // from Retry-After, when the server sent one
+	Retry      bool          // a BadAnswer worth another try later (unreadable JSON)
 	Detail     string
 }
 
@@ -162,6 +163,10 @@ type FetchOptions struct {
 	Start, End time.Time // [Start, End)
 	Pending    bool      // send pending=1
 	MaxBody    int64     // 0: 256 MiB
+	// Attempt, when set, is called before every attempt (0 for the first);
+	// an error stops the request before anything is sent. The sync uses
+	// it to count each retry against the connection's request budget.
+	Attempt func(n int) error
 }
 
 // Accounts reads one window of every account of an access URL. Network
@@ -188,7 +193,14 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 		maxBody = 256 << 20
 	}
 	var set *AccountSet
+	attempt := 0
 	op := func() error {
+		if o.Attempt != nil {
+			if err := o.Attempt(attempt); err != nil {
+				return backoff.Permanent(err)
+			}
+		}
+		attempt++
 		ctx, cancel := context.WithTimeout(ctx, c.accountsTimeout)
 		defer cancel()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
@@ -218,7 +230,7 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 		case resp.StatusCode == http.StatusOK:
 			var s AccountSet
 			if err := json.Unmarshal(body, &s); err != nil {
-				return backoff.Permanent(&FetchError{Kind: BadAnswer, Detail: "the account set is not valid JSON"})
+				return backoff.Permanent(&FetchError{Kind: BadAnswer, Retry: true, Detail: "the account set is not valid JSON"})
 			}
 			if s.Error != "" {
 				s.Errors = append(s.Errors, s.Error)
@@ -242,6 +254,9 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 		var fe *FetchError
 		if errors.As(err, &fe) {
 			return nil, fe
+		}
+		if ctx.Err() == nil {
+			return nil, err // the Attempt hook's own error
 		}
 		return nil, &FetchError{Kind: Unavailable, Detail: "interrupted"}
 	}

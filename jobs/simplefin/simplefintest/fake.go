@@ -40,6 +40,12 @@ const (
 	Accounts5xxOnce                            // one 503, then normal
 	AccountsTruncated                          // a 200 whose JSON is cut short
 	AccountsReset                              // drop the connection mid-body
+	Accounts500                                // a server error, every time
+	AccountsBadJSON                            // a complete 200 that is not an account set
+	AccountsQuota                              // a 200 with no accounts and a quota message
+	AccountsHTML429                            // a Cloudflare 429 without Retry-After
+	AccountsGenAuth                            // a v2 200 with gen.auth and no accounts
+	AccountsRedirect                           // a 302 to another host
 )
 
 // Server is a fake Bridge.
@@ -53,9 +59,12 @@ type Server struct {
 	Behaviour ClaimBehaviour
 
 	accounts  AccountsBehaviour
-	body      string     // the account set /accounts answers
-	requests  int        // /accounts requests seen
-	lastQuery url.Values // of the last /accounts request
+	body      string       // the account set /accounts answers
+	data      *Dataset     // when set, answers are rendered from it per window
+	requests  int          // /accounts requests seen
+	lastQuery url.Values   // of the last /accounts request
+	queries   []url.Values // of every /accounts request
+	script    []AccountsBehaviour
 }
 
 // New starts a fake Bridge for the test's lifetime.
@@ -65,6 +74,10 @@ func New(t testing.TB) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /simplefin/claim/{code}", s.claim)
 	mux.HandleFunc("GET /simplefin/accounts", s.accountsHandler)
+	mux.HandleFunc("GET /simplefin/info", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"versions":["1.0"]}`)
+	})
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	return s
@@ -151,6 +164,28 @@ func (s *Server) SetAccounts(b AccountsBehaviour, body string) {
 	}
 }
 
+// SetDataset makes /accounts answer from d, window by window.
+func (s *Server) SetDataset(d *Dataset) {
+	s.mu.Lock()
+	s.data = d
+	s.mu.Unlock()
+}
+
+// Script makes the next requests behave as listed, one each, before the
+// behaviour set with SetAccounts applies again.
+func (s *Server) Script(bs ...AccountsBehaviour) {
+	s.mu.Lock()
+	s.script = append(s.script, bs...)
+	s.mu.Unlock()
+}
+
+// Queries returns the query of every /accounts request so far.
+func (s *Server) Queries() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]url.Values(nil), s.queries...)
+}
+
 // Revoke revokes the access URL of a code, as a user can at the Bridge.
 func (s *Server) Revoke(code string) {
 	s.mu.Lock()
@@ -169,7 +204,14 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests++
 	s.lastQuery = r.URL.Query()
+	s.queries = append(s.queries, r.URL.Query())
 	behaviour, body := s.accounts, s.body
+	if len(s.script) > 0 {
+		behaviour, s.script = s.script[0], s.script[1:]
+	}
+	if s.data != nil {
+		body = s.data.render(r.URL.Query())
+	}
 	user, pass, ok := r.BasicAuth()
 	revoked := s.revoked[pass]
 	if behaviour == Accounts5xxOnce {
@@ -192,8 +234,23 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "120")
 		w.WriteHeader(http.StatusTooManyRequests)
 		fmt.Fprint(w, "<html><body>Too many requests</body></html>")
-	case Accounts5xxOnce:
+	case Accounts5xxOnce, Accounts500:
 		http.Error(w, "unavailable", http.StatusServiceUnavailable)
+	case AccountsBadJSON:
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"errors":[],"accounts":"nope"}`)
+	case AccountsQuota:
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"errors":["You must make fewer requests: data is only refreshed once every 24 hours."],"accounts":[]}`)
+	case AccountsHTML429:
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusTooManyRequests)
+		fmt.Fprint(w, "<html><body>Rate limited | Cloudflare</body></html>")
+	case AccountsRedirect:
+		http.Redirect(w, r, "http://elsewhere.example/simplefin/accounts", http.StatusFound)
+	case AccountsGenAuth:
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"errors":[],"errlist":[{"code":"gen.auth","msg":"Authentication failed"}],"accounts":[]}`)
 	case AccountsTruncated:
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, body[:len(body)/2])

@@ -1,0 +1,279 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+
+	"coffer/jobs"
+	"coffer/models"
+)
+
+type providerAccountJSON struct {
+	ID               string  `json:"id"`
+	Name             string  `json:"name"`
+	OrgName          *string `json:"org_name"`
+	Currency         string  `json:"currency"`
+	Balance          *string `json:"balance"`
+	AvailableBalance *string `json:"available_balance"`
+	BalanceDate      *string `json:"balance_date"`
+	AccountID        *string `json:"account_id"`
+	ImportEnabled    bool    `json:"import_enabled"`
+	Attention        *string `json:"attention"`
+	LastSeenAt       *string `json:"last_seen_at"`
+}
+
+func optAmount(a *models.Amount) *string {
+	if a == nil {
+		return nil
+	}
+	s := a.String()
+	return &s
+}
+
+func optID(id *uuid.UUID) *string {
+	if id == nil {
+		return nil
+	}
+	s := id.String()
+	return &s
+}
+
+func renderProviderAccount(pa *models.ProviderAccount) providerAccountJSON {
+	return providerAccountJSON{ID: pa.ID.String(), Name: pa.Name, OrgName: pa.OrgName, Currency: pa.Currency,
+		Balance: optAmount(pa.Balance), AvailableBalance: optAmount(pa.AvailableBalance), BalanceDate: optTimestamp(pa.BalanceDate),
+		AccountID: optID(pa.AccountID), ImportEnabled: pa.ImportEnabled, Attention: pa.Attention, LastSeenAt: optTimestamp(pa.LastSeenAt)}
+}
+
+// connectionDetail is the connection with its remote accounts and its
+// request budget use.
+func (h *Handler) connectionDetail(c *fiber.Ctx, conn *models.Connection) (connectionJSON, error) {
+	out := renderConnection(conn)
+	pas, err := h.store.ProviderAccounts(c.UserContext(), conn.FamilyID, conn.ID)
+	if err != nil {
+		return out, err
+	}
+	out.Accounts = make([]providerAccountJSON, len(pas))
+	for i := range pas {
+		out.Accounts[i] = renderProviderAccount(&pas[i])
+	}
+	budget := jobs.DefaultDailyBudget
+	out.RequestBudget = &budget
+	if h.redis != nil {
+		used, err := jobs.RequestsLast24h(c.UserContext(), h.redis, conn.ID, h.now())
+		if err != nil {
+			h.log.Warn("request budget unreadable", "request_id", requestIDOf(c), "connection_id", conn.ID, "error", err)
+		} else {
+			out.RequestsLast24h = &used
+		}
+	}
+	return out, nil
+}
+
+// connectionSettings reads include_pending and lookback_days (1 to 730).
+func connectionSettings(f *fields) (includePending *bool, lookback *int) {
+	if f.has("include_pending") {
+		var b bool
+		if err := json.Unmarshal(f.raw["include_pending"], &b); err != nil {
+			f.add("include_pending must be true or false")
+		} else {
+			includePending = &b
+		}
+	}
+	if f.has("lookback_days") && !f.isNull("lookback_days") {
+		var n int
+		if err := json.Unmarshal(f.raw["lookback_days"], &n); err != nil || n < 1 || n > 730 {
+			f.add("lookback_days must be a whole number from 1 to 730")
+		} else {
+			lookback = &n
+		}
+	}
+	return includePending, lookback
+}
+
+func conflict(msg string) error {
+	return &apiError{status: fiber.StatusConflict, code: "conflict", message: msg}
+}
+
+// updateConnection changes a connection's settings, or reconnects it with
+// a new setup token (202: the claim runs in the background).
+func (h *Handler) updateConnection(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), keyOf(c)
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	if inner, ok := f.raw["provider_connection"]; ok {
+		var wrapped fields
+		if wrapped.raw, err = objectMembers(inner); err != nil {
+			return badRequest("The request body's \"provider_connection\" must be an object")
+		}
+		f = &wrapped
+	}
+	name, _ := f.str("name", maxName, true)
+	token, _ := f.str("setup_token", 4096, false)
+	includePending, lookback := connectionSettings(f)
+	if f.has("name") && name == "" {
+		f.add("name can't be blank")
+	}
+	if err := f.err(); err != nil {
+		return err
+	}
+	conn, err := h.store.Connection(ctx, k.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	if f.has("setup_token") {
+		if err := h.checkToken(token); err != nil {
+			return err
+		}
+	}
+	var cols []string
+	if f.has("name") {
+		conn.Name, cols = name, append(cols, "name")
+	}
+	if includePending != nil {
+		conn.IncludePending, cols = *includePending, append(cols, "include_pending")
+	}
+	if f.has("lookback_days") {
+		conn.LookbackDays, cols = lookback, append(cols, "lookback_days")
+	}
+	if len(cols) > 0 {
+		if err := h.store.UpdateConnection(ctx, conn, cols...); err != nil {
+			return err
+		}
+	}
+	if !f.has("setup_token") {
+		return c.JSON(renderConnection(conn))
+	}
+	if err := h.store.ReconnectConnection(ctx, conn, strings.TrimSpace(token)); errors.Is(err, models.ErrConflict) {
+		return conflict("The connection is already being claimed")
+	} else if err != nil {
+		return err
+	}
+	h.enqueueClaim(c, conn)
+	return c.Status(fiber.StatusAccepted).JSON(renderConnection(conn))
+}
+
+// retryClaim claims again with the kept token of a retryable failure.
+func (h *Handler) retryClaim(c *fiber.Ctx) error {
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	conn, err := h.store.Connection(c.UserContext(), keyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	if err := h.store.RetryClaim(c.UserContext(), conn); errors.Is(err, models.ErrConflict) {
+		return conflict("Only a failed claim whose token was not used can be retried; connect with a new token")
+	} else if err != nil {
+		return err
+	}
+	h.enqueueClaim(c, conn)
+	return c.Status(fiber.StatusAccepted).JSON(renderConnection(conn))
+}
+
+// syncConnection is Sync now: 202 with a new sync, or 200 with the one
+// already queued or running (no second task). A scheduled sync still
+// waiting for its jitter runs at once; a deferred one keeps its time.
+func (h *Handler) syncConnection(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), keyOf(c)
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	full := false
+	if len(c.Body()) > 0 {
+		f, err := decodeObject(c, "")
+		if err != nil {
+			return err
+		}
+		if f.has("full") {
+			if err := json.Unmarshal(f.raw["full"], &full); err != nil {
+				return invalid([]string{"full must be true or false"})
+			}
+		}
+	}
+	conn, err := h.store.Connection(ctx, k.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	switch conn.Status {
+	case models.ConnClaiming, models.ConnClaimFailed, models.ConnDisconnected:
+		return conflict("The connection is " + strings.ReplaceAll(conn.Status, "_", " ") + "; it cannot sync")
+	}
+	sy, created, err := h.store.CreateSync(ctx, &models.Sync{FamilyID: k.FamilyID, ConnectionID: conn.ID, Trigger: models.TriggerManual, Full: full})
+	if err != nil {
+		return err
+	}
+	if created {
+		if err := jobs.EnqueueSync(ctx, h.queue, sy, 0); err != nil {
+			h.log.Error("enqueue sync", "request_id", requestIDOf(c), "sync_id", sy.ID, "error", err)
+		}
+		return c.Status(fiber.StatusAccepted).JSON(renderSync(sy, false))
+	}
+	if now, err := h.store.HurrySync(ctx, sy); err != nil {
+		return err
+	} else if now && h.redis != nil {
+		insp := asynq.NewInspectorFromRedisClient(h.redis)
+		if err := insp.RunTask(jobs.QueueDefault, "simplefin:sync:"+sy.ID.String()); err != nil {
+			h.log.Warn("run scheduled sync now", "request_id", requestIDOf(c), "sync_id", sy.ID, "error", err)
+		}
+	}
+	return c.JSON(renderSync(sy, false))
+}
+
+// updateProviderAccount links a remote account to an existing ledger
+// account of the same currency, or switches its import on or off.
+func (h *Handler) updateProviderAccount(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), keyOf(c)
+	id, err := pathID(c)
+	if err != nil {
+		return err
+	}
+	paID, err := uuid.Parse(c.Params("account_id"))
+	if err != nil {
+		return notFound()
+	}
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	link := f.id("account_id")
+	var enabled *bool
+	if f.has("import_enabled") {
+		var b bool
+		if err := json.Unmarshal(f.raw["import_enabled"], &b); err != nil {
+			f.add("import_enabled must be true or false")
+		}
+		enabled = &b
+	}
+	if err := f.err(); err != nil {
+		return err
+	}
+	pa, err := h.store.ProviderAccount(ctx, k.FamilyID, paID)
+	if err != nil {
+		return err
+	}
+	if pa.ConnectionID != id {
+		return notFound()
+	}
+	if enabled != nil {
+		pa.ImportEnabled = *enabled
+	}
+	if err := h.store.UpdateProviderAccount(ctx, pa, link); errors.Is(err, models.ErrConflict) {
+		return conflict("That account is already linked to another bank account")
+	} else if err != nil {
+		return err
+	}
+	return c.JSON(renderProviderAccount(pa))
+}

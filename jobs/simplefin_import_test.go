@@ -1,0 +1,109 @@
+package jobs_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
+)
+
+func byExternalID(rows []models.Transaction) map[string]models.Transaction {
+	out := map[string]models.Transaction{}
+	for _, r := range rows {
+		out[*r.ExternalID] = r
+	}
+	return out
+}
+
+// TestImportBadInput is the amount, date, id and currency rows of the
+// spec's "bad input" table, in one answer.
+func TestImportBadInput(t *testing.T) {
+	s := newSyncSetup(t)
+	day := time.Now().UTC().Add(-48 * time.Hour).Unix()
+	tx := func(id, amount string, extra string) string {
+		return fmt.Sprintf(`{"id":%q,"posted":%d,"amount":%s,"description":"SHOP %s"%s}`, id, day, amount, id, extra)
+	}
+	body := `{"errors":["Other Bank: <script>alert(1)</script>sign-in needs attention"],"accounts":[
+	  {"id":"A1","name":"Checking","currency":"usd","balance":"100.00","balance-date":` + fmt.Sprint(day) + `,"org":{"name":"Bank"},"transactions":[` +
+		strings.Join([]string{
+			tx("e1", `"1e3"`, ""), tx("e2", `"NaN"`, ""), tx("e3", `"1,000.00"`, ""), tx("e4", `""`, ""),
+			tx("r1", `"12.345678"`, ""), tx("r2", `"-0.5"`, ""), tx("r3", `"0.00"`, ""), tx("r4", `" 42 "`, ""), tx("r5", `12.5`, ""),
+			fmt.Sprintf(`{"id":"p1","amount":"-5.00","description":"CAFE","pending":true,"transacted_at":%d}`, day-86400),
+			`{"id":"d1","amount":"-5.00","description":"NO DATE"}`,
+			`{"id":"d2","posted":"unavailable","amount":"-5.00","description":"BAD DATE"}`,
+			`{"id":"d3","posted":4102444800,"amount":"-5.00","description":"FUTURE"}`,
+			fmt.Sprintf(`{"id":"dup","posted":0,"transacted_at":%d,"pending":true,"amount":"-7.00","description":"DUP"}`, day),
+			fmt.Sprintf(`{"id":"dup","posted":%d,"amount":"-7.00","description":"DUP"}`, day),
+			fmt.Sprintf(`{"id":"same","posted":%d,"amount":"-1.00","description":"SAME"}`, day),
+		}, ",") + `]},
+	  {"id":"A2","name":"Points","currency":"https://bank.example/currency/points","balance":"oops","balance-date":` + fmt.Sprint(day) + `,"transactions":[` +
+		fmt.Sprintf(`{"id":"same","posted":%d,"amount":"-1.00","description":"SAME"}`, day) + `]},
+	  {"id":"A3","name":"Odd","currency":"ZZZ","balance":"1","balance-date":` + fmt.Sprint(day) + `,"transactions":[]},
+	  {"name":"No id","currency":"USD","balance":"1","balance-date":1}
+	]}`
+	s.bridge.SetAccounts(simplefintest.AccountsNormally, body)
+	got, err := s.run(t, s.first)
+	if err != nil || got.Status != models.SyncCompleted {
+		t.Fatalf("sync: %v %s %v", err, got.Status, got.Error)
+	}
+	rows := byExternalID(s.imported(t))
+	for id, want := range map[string]string{"r1": "-12.3457", "r2": "0.5000", "r3": "0.0000", "r4": "-42.0000", "r5": "-12.5000", "p1": "5.0000", "dup": "7.0000"} {
+		r, ok := rows[id]
+		if !ok || r.Amount.String() != want {
+			t.Errorf("%s: %v, want %s", id, r.Amount, want)
+		}
+	}
+	for _, id := range []string{"e1", "e2", "e3", "e4", "d1", "d2", "d3"} {
+		if _, ok := rows[id]; ok {
+			t.Errorf("%s was imported", id)
+		}
+	}
+	if p := rows["p1"]; !p.Pending || string(p.Date) != time.Unix(day-86400, 0).UTC().Format(time.DateOnly) {
+		t.Errorf("p1: pending %v date %s", p.Pending, p.Date)
+	}
+	if rows["dup"].Pending {
+		t.Error("the pending version of dup won over the posted one")
+	}
+	if got.TransactionsRejected != 7 || got.TransactionsSkipped != 1 || got.AccountsSkipped != 1 || got.AccountsCreated != 3 {
+		t.Errorf("counts %+v", got.SyncCounts)
+	}
+	var same int
+	for _, r := range s.imported(t) {
+		if *r.ExternalID == "same" {
+			same++
+		}
+	}
+	if same != 2 {
+		t.Errorf("%d rows for an id in two accounts, want 2", same)
+	}
+	warnings := strings.Join(got.Warnings, "\n")
+	for _, w := range []string{"e1 rejected", "r1: amount rounded", "currency", "unreadable balance", "without an id"} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("no warning %q in %s", w, warnings)
+		}
+	}
+	pas, err := s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)
+	if err != nil || len(pas) != 3 {
+		t.Fatalf("provider accounts %d, %v", len(pas), err)
+	}
+	for _, pa := range pas {
+		switch pa.RemoteID {
+		case "A1":
+			if pa.Currency != "USD" || pa.Balance == nil || *pa.Balance != 1000000 {
+				t.Errorf("A1: %s %v", pa.Currency, pa.Balance)
+			}
+		case "A2", "A3":
+			if pa.Currency != "XXX" || pa.CurrencyRaw == nil {
+				t.Errorf("%s: %s raw %v", pa.RemoteID, pa.Currency, pa.CurrencyRaw)
+			}
+		}
+	}
+	c := reload(t, s.store, s.conn)
+	if c.Status != models.ConnActive || len(c.ProviderErrors) != 1 || strings.Contains(c.ProviderErrors[0], "<script>") {
+		t.Errorf("connection %s errors %q", c.Status, c.ProviderErrors)
+	}
+}

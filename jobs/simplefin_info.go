@@ -1,0 +1,65 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+
+	"coffer/models"
+)
+
+// TypeSimplefinFetchInfo reads a connection's server versions once, right
+// after a successful claim. A failure is only a warning.
+const TypeSimplefinFetchInfo = "simplefin:fetch_info"
+
+// ConnectionPayload names a connection.
+type ConnectionPayload struct {
+	FamilyID     uuid.UUID `json:"family_id"`
+	ConnectionID uuid.UUID `json:"connection_id"`
+}
+
+// NewSimplefinFetchInfoTask builds the /info read of a connection.
+func NewSimplefinFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
+	payload, err := json.Marshal(ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: fetch info payload: %w", err)
+	}
+	return asynq.NewTask(TypeSimplefinFetchInfo, payload, asynq.Queue(QueueDefault), asynq.MaxRetry(2),
+		asynq.Timeout(time.Minute), asynq.Unique(time.Hour)), nil
+}
+
+// SimplefinFetchInfo handles TypeSimplefinFetchInfo. The request counts
+// against the connection's budget like any other.
+func (h *Handlers) SimplefinFetchInfo(ctx context.Context, t *asynq.Task) error {
+	var p ConnectionPayload
+	if err := decode(t, &p); err != nil {
+		return err
+	}
+	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	access, err := h.Store.AccessURL(conn)
+	if err != nil || conn.Status == models.ConnDisconnected {
+		return nil
+	}
+	ok, _, err := budget{rdb: h.Redis, limit: h.SyncOptions.withDefaults().DailyBudget}.reserve(ctx, conn.ID, 1, h.now())
+	if err != nil || !ok {
+		h.logger(ctx, t).Warn("server versions not read: no request budget", "connection_id", conn.ID)
+		return nil
+	}
+	versions, err := h.SimpleFIN.Info(ctx, access)
+	if err != nil {
+		h.logger(ctx, t).Warn("server versions not read", "connection_id", conn.ID, "error", err)
+		return nil
+	}
+	return h.Store.SetServerVersions(ctx, conn, versions)
+}

@@ -1,0 +1,255 @@
+package jobs_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
+)
+
+func oneAccount(txs ...simplefintest.Txn) *simplefintest.Dataset {
+	return &simplefintest.Dataset{Accounts: []simplefintest.Account{{ID: "A1", Name: "Checking", Currency: "USD", Balance: "10.00",
+		BalanceDate: time.Now().Unix(), Org: "Bank", Transactions: txs}}}
+}
+
+// TestPendingLifecycle: a pending row that posts under a new id is
+// settled in place (the user's category stays, the old id becomes an
+// alias so the bank re-sending it adds nothing); a tip changes the amount
+// so nothing merges; an id that flips to posted is updated in place.
+func TestPendingLifecycle(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	day := time.Now().UTC().Add(-72 * time.Hour)
+	pend := func(id, amount, desc string) simplefintest.Txn {
+		return simplefintest.Txn{ID: id, TransactedAt: day.Unix(), Pending: true, Amount: amount, Description: desc}
+	}
+	posted := func(id, amount, desc string, after time.Duration) simplefintest.Txn {
+		return simplefintest.Txn{ID: id, Posted: day.Add(after).Unix(), TransactedAt: day.Unix(), Amount: amount, Description: desc}
+	}
+	s.bridge.SetDataset(oneAccount(pend("P1", "-20.00", "POS COFFEE BAR 1234"), pend("P2", "-50.00", "DINER"), pend("P3", "-9.00", "KIOSK")))
+	if got, err := s.run(t, s.first); err != nil || got.TransactionsCreated != 3 {
+		t.Fatalf("first: %v %+v", err, got.SyncCounts)
+	}
+	cat := &models.Category{FamilyID: s.f.Family.ID, Name: "Coffee", Color: "#000000", Icon: "cup", Classification: "expense"}
+	if err := s.store.CreateCategory(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.store.DB().NewUpdate().Table("transactions").Set("category_id = ?", cat.ID).
+		Where("family_id = ?", s.f.Family.ID).Where("external_id = 'P1'").Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// P1 posts as Q1 two days later and the bank still sends P1; P2 posts
+	// with a tip; P3 keeps its id.
+	s.bridge.SetDataset(oneAccount(pend("P1", "-20.00", "POS COFFEE BAR 1234"), posted("Q1", "-20.00", "COFFEE BAR", 48*time.Hour),
+		posted("Q2", "-60.00", "DINER", 24*time.Hour), posted("P3", "-9.00", "KIOSK", 24*time.Hour)))
+	got, err := s.run(t, s.newSync(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PendingReconciled != 1 || got.TransactionsCreated != 1 || got.TransactionsUpdated != 1 {
+		t.Fatalf("second: %+v %v", got.SyncCounts, got.Warnings)
+	}
+	rows := byExternalID(s.imported(t))
+	if len(rows) != 4 {
+		t.Fatalf("%d rows: %v", len(rows), rows)
+	}
+	q1 := rows["Q1"]
+	if q1.Pending || q1.CategoryID == nil || *q1.CategoryID != cat.ID || q1.Name != "COFFEE BAR" {
+		t.Fatalf("settled row: %+v", q1)
+	}
+	if rows["P3"].Pending || !rows["P2"].Pending || rows["Q2"].Pending {
+		t.Fatalf("P3 %v P2 %v Q2 %v", rows["P3"].Pending, rows["P2"].Pending, rows["Q2"].Pending)
+	}
+	// Again: nothing changes.
+	again, err := s.run(t, s.newSync(t, false))
+	if err != nil || again.TransactionsCreated+again.TransactionsUpdated+again.PendingReconciled != 0 {
+		t.Fatalf("third: %v %+v", err, again.SyncCounts)
+	}
+}
+
+// TestReissuedIDsAndUserEdits: a block of re-keyed ids adds no rows; two
+// genuine identical purchases stay two rows; a locked field keeps the
+// user's value; a tombstoned row never comes back.
+func TestReissuedIDsAndUserEdits(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	day := time.Now().UTC().Add(-96 * time.Hour).Unix()
+	txn := func(id, amount, desc string) simplefintest.Txn {
+		return simplefintest.Txn{ID: id, Posted: day, Amount: amount, Description: desc}
+	}
+	base := []simplefintest.Txn{txn("T1", "-1.00", "ONE"), txn("T2", "-2.00", "TWO"), txn("T3", "-3.00", "THREE"),
+		txn("TW1", "-4.00", "TWIN"), txn("TW2", "-4.00", "TWIN"), txn("T5", "-5.00", "FIVE")}
+	s.bridge.SetDataset(oneAccount(base...))
+	if got, err := s.run(t, s.first); err != nil || got.TransactionsCreated != 6 {
+		t.Fatalf("first: %v %+v", err, got.SyncCounts)
+	}
+	set := func(ext, expr string, args ...any) {
+		t.Helper()
+		if _, err := s.store.DB().NewUpdate().Table("transactions").Set(expr, args...).
+			Where("family_id = ?", s.f.Family.ID).Where("external_id = ?", ext).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set("T2", "name = ?", "My name")
+	set("T2", "locked_fields = ?", `["name"]`)
+	set("T5", "deleted_at = ?", time.Now().UTC())
+	// The Bridge re-keys T1..T3 and T5 and renames T2's description.
+	renamed := txn("N2", "-2.00", "TWO")
+	s.bridge.SetDataset(oneAccount(txn("N1", "-1.00", "ONE"), renamed, txn("N3", "-3.00", "THREE"),
+		txn("TW1", "-4.00", "TWIN"), txn("TW2", "-4.00", "TWIN"), txn("N5", "-5.00", "FIVE")))
+	got, err := s.run(t, s.newSync(t, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ReissuedSuppressed != 4 || got.TransactionsCreated != 0 {
+		t.Fatalf("re-keyed: %+v", got.SyncCounts)
+	}
+	rows := byExternalID(s.imported(t))
+	if len(rows) != 6 || rows["T2"].Name != "My name" || rows["T5"].DeletedAt == nil {
+		t.Fatalf("rows after re-key: %d, T2 %q", len(rows), rows["T2"].Name)
+	}
+	// A genuine third twin (a new id while both old ones are present) is kept.
+	s.bridge.SetDataset(oneAccount(txn("TW1", "-4.00", "TWIN"), txn("TW2", "-4.00", "TWIN"), txn("TW3", "-4.00", "TWIN")))
+	if got, err := s.run(t, s.newSync(t, false)); err != nil || got.TransactionsCreated != 1 || got.ReissuedSuppressed != 0 {
+		t.Fatalf("twins: %v %+v", err, got.SyncCounts)
+	}
+}
+
+// TestStalePendingExcluded: a pending row that never posts is excluded
+// after 14 days and counted once.
+func TestStalePendingExcluded(t *testing.T) {
+	s := newSyncSetup(t)
+	old := time.Now().UTC().AddDate(0, 0, -20).Unix()
+	s.bridge.SetDataset(oneAccount(simplefintest.Txn{ID: "OLD", TransactedAt: old, Pending: true, Amount: "-3.00", Description: "X"}))
+	got, err := s.run(t, s.first)
+	if err != nil || got.StalePendingExcluded != 1 {
+		t.Fatalf("%v %+v", err, got.SyncCounts)
+	}
+	if r := s.imported(t)[0]; !r.Excluded || r.ExcludedReason == nil || *r.ExcludedReason != "stale_pending" {
+		t.Fatalf("row: %+v", r)
+	}
+	again, err := s.run(t, s.newSync(t, false))
+	if err != nil || again.StalePendingExcluded != 0 || again.TransactionsUpdated != 0 {
+		t.Fatalf("again: %v %+v", err, again.SyncCounts)
+	}
+}
+
+// TestWorkerKilledMidImport: a step whose worker died holding the lease
+// is taken again once the lease runs out, and the end state is the same
+// as an undisturbed run: no duplicates, the parent finished once.
+func TestWorkerKilledMidImport(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	data := simplefintest.Generate(3, 2, 50, 30, time.Now().UTC())
+	s.bridge.SetDataset(data)
+	if err := s.h.SimplefinSync(ctx, task(t, syncTask(s.first))); err != nil {
+		t.Fatal(err)
+	}
+	parent, _ := s.store.Sync(ctx, s.f.Family.ID, s.first.ID)
+	// A worker takes the first step and dies before committing.
+	if _, err := s.store.LeaseSync(ctx, s.f.Family.ID, parent.Children[0].ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// The re-delivery finds the lease held: it does nothing.
+	got, err := s.run(t, s.first)
+	if err != nil || got.Status != models.SyncRunning {
+		t.Fatalf("while leased: %v %s", err, got.Status)
+	}
+	realNow := s.store.Now
+	s.store.Now = func() time.Time { return realNow().Add(2 * time.Minute) }
+	got, err = s.run(t, s.first)
+	if err != nil || got.Status != models.SyncCompleted || got.TransactionsCreated != data.Count() {
+		t.Fatalf("after the lease ran out: %v %s %+v", err, got.Status, got.SyncCounts)
+	}
+	if n := len(s.imported(t)); n != data.Count() {
+		t.Fatalf("%d rows, want %d", n, data.Count())
+	}
+	if n, _ := s.bridge.AccountsRequests(); n != 1 {
+		t.Fatalf("%d fetches, want 1", n)
+	}
+}
+
+// TestTwoWorkersOneSync: the same sync delivered twice at once is fetched
+// once.
+func TestTwoWorkersOneSync(t *testing.T) {
+	s := newSyncSetup(t)
+	s.bridge.SetDataset(simplefintest.Generate(4, 1, 10, 10, time.Now().UTC()))
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.h.SimplefinSync(context.Background(), task(t, syncTask(s.first))); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n, _ := s.bridge.AccountsRequests(); n != 1 {
+		t.Fatalf("%d fetches, want 1", n)
+	}
+}
+
+// TestNetworkFaults: 5xx and a reset mid-body are retried inside the
+// request (each attempt counted); a truncated or invalid body writes
+// nothing and is retried by asynq.
+func TestNetworkFaults(t *testing.T) {
+	t.Run("500, 503, then 200", func(t *testing.T) {
+		s := newSyncSetup(t)
+		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(simplefintest.Accounts500, simplefintest.Accounts5xxOnce)
+		got, err := s.run(t, s.first)
+		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 3 {
+			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
+		}
+	})
+	t.Run("reset mid-body", func(t *testing.T) {
+		s := newSyncSetup(t)
+		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(simplefintest.AccountsReset)
+		got, err := s.run(t, s.first)
+		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
+			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
+		}
+	})
+	for _, b := range []simplefintest.AccountsBehaviour{simplefintest.AccountsTruncated, simplefintest.AccountsBadJSON} {
+		s := newSyncSetup(t)
+		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(b)
+		got, err := s.run(t, s.first)
+		if err == nil || got.Status != models.SyncPending || len(s.imported(t)) != 0 || reload(t, s.store, s.conn).Status != models.ConnActive {
+			t.Fatalf("behaviour %d: %v %s, %d rows", b, err, got.Status, len(s.imported(t)))
+		}
+		if got, err = s.run(t, s.first); err != nil || got.Status != models.SyncCompleted {
+			t.Fatalf("retry: %v %s", err, got.Status)
+		}
+	}
+}
+
+// TestBudgetNeverExceeded: with the budget used up, a sync sends nothing
+// and is deferred to the first free slot.
+func TestBudgetNeverExceeded(t *testing.T) {
+	s := newSyncSetup(t)
+	s.h.SyncOptions.DailyBudget = 2
+	s.bridge.SetDataset(simplefintest.Generate(6, 1, 5, 5, time.Now().UTC()))
+	for i := 0; i < 2; i++ {
+		sy := s.first
+		if i > 0 {
+			sy = s.newSync(t, false)
+		}
+		if got, err := s.run(t, sy); err != nil || got.Status != models.SyncCompleted {
+			t.Fatalf("sync %d: %v", i, err)
+		}
+	}
+	third := s.newSync(t, false)
+	got, err := s.run(t, third)
+	if err == nil || got.Status != models.SyncPending || got.NotBefore.Before(time.Now().Add(23*time.Hour)) {
+		t.Fatalf("over budget: %v %s not_before %v", err, got.Status, got.NotBefore)
+	}
+	if n, _ := s.bridge.AccountsRequests(); n != 2 {
+		t.Fatalf("%d requests, want 2", n)
+	}
+}

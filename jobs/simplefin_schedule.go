@@ -1,0 +1,162 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+
+	"coffer/models"
+)
+
+// Periodic SimpleFIN work, registered on the one scheduler.
+const (
+	// TypeSimplefinSchedule creates the day's sync of every connection.
+	TypeSimplefinSchedule = "simplefin:schedule"
+	// TypeSimplefinSweep re-queues lost work and erases stale secrets.
+	TypeSimplefinSweep = "simplefin:sweep"
+)
+
+// NewSimplefinScheduleTask builds the daily fan-out; Unique keeps two
+// schedulers on one tick to one run, and the database keeps it to one
+// sync per connection and day whatever happens.
+func NewSimplefinScheduleTask() *asynq.Task {
+	return asynq.NewTask(TypeSimplefinSchedule, nil, asynq.Queue(QueueLow), asynq.MaxRetry(1),
+		asynq.Timeout(5*time.Minute), asynq.Unique(time.Hour))
+}
+
+// NewSimplefinSweepTask builds the sweep that runs every 10 minutes.
+func NewSimplefinSweepTask() *asynq.Task {
+	return asynq.NewTask(TypeSimplefinSweep, nil, asynq.Queue(QueueLow), asynq.MaxRetry(0),
+		asynq.Timeout(2*time.Minute), asynq.Unique(9*time.Minute))
+}
+
+// jitter is a connection's stable delay after the cron tick: the same
+// every day, spread over the window so the Bridge never sees a burst.
+func jitter(connectionID uuid.UUID, window time.Duration) time.Duration {
+	if window <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write(connectionID[:])
+	return time.Duration(h.Sum64() % uint64(window))
+}
+
+// SimplefinSchedule handles TypeSimplefinSchedule: one scheduled sync per
+// active, payment_required (a daily probe) or expired rate_limited
+// connection, each queued after its jitter.
+func (h *Handlers) SimplefinSchedule(ctx context.Context, t *asynq.Task) error {
+	o := h.SyncOptions.withDefaults()
+	now := h.now()
+	loc := o.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	today := models.DateOf(time.Date(now.In(loc).Year(), now.In(loc).Month(), now.In(loc).Day(), 12, 0, 0, 0, time.UTC))
+	after := uuid.Nil
+	for {
+		refs, err := h.Store.SchedulableConnections(ctx, now, after, 500)
+		if err != nil {
+			return err
+		}
+		for _, ref := range refs {
+			delay := jitter(ref.ID, o.Jitter)
+			sy, created, err := h.Store.CreateSync(ctx, &models.Sync{FamilyID: ref.FamilyID, ConnectionID: ref.ID,
+				Trigger: models.TriggerSchedule, ScheduledFor: &today, NotBefore: now.Add(delay)})
+			if err != nil {
+				return err
+			}
+			if created {
+				if err := EnqueueSync(ctx, h.Queue, sy, delay); err != nil {
+					h.logger(ctx, t).Warn("scheduled sync not queued", "sync_id", sy.ID, "error", err)
+				}
+			}
+		}
+		if len(refs) < 500 {
+			return nil
+		}
+		after = refs[len(refs)-1].ID
+	}
+}
+
+// SimplefinSweep handles TypeSimplefinSweep: it re-queues due syncs and
+// claims that have no task (a web request that committed but could not
+// enqueue, a lost worker), ends syncs that can no longer run, erases
+// retryable setup tokens kept over a day, and drops orphaned payloads.
+func (h *Handlers) SimplefinSweep(ctx context.Context, t *asynq.Task) error {
+	now := h.now()
+	log := h.logger(ctx, t)
+	if _, err := h.Store.EraseOldSetupTokens(ctx, now.Add(-24*time.Hour)); err != nil {
+		return err
+	}
+	if _, err := h.Store.ExpireSyncs(ctx, now); err != nil {
+		return err
+	}
+	stale, err := h.Store.StaleSyncs(ctx, now, 1000)
+	if err != nil {
+		return err
+	}
+	for i := range stale {
+		sy := &stale[i]
+		var task *asynq.Task
+		if sy.Kind == models.SyncKindAccount {
+			task, err = NewSimplefinImportTask(sy.FamilyID, sy.ID)
+		} else {
+			task, err = NewSimplefinSyncTask(sy.FamilyID, sy.ID)
+		}
+		if err == nil {
+			_, err = h.Queue.EnqueueContext(ctx, task)
+		}
+		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
+			log.Warn("sync not re-queued", "sync_id", sy.ID, "error", err)
+		}
+	}
+	claiming, err := h.Store.ClaimingConnections(ctx, 1000)
+	if err != nil {
+		return err
+	}
+	for _, c := range claiming {
+		task, err := NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+		if err == nil {
+			_, err = h.Queue.EnqueueContext(ctx, task)
+		}
+		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			log.Warn("claim not re-queued", "connection_id", c.ID, "error", err)
+		}
+	}
+	return h.Store.DeleteOldSyncPayloads(ctx, now.Add(-24*time.Hour))
+}
+
+// IsFailure tells the worker that a deferral is not a failure: it uses up
+// no retry and does not count in the error rate.
+func IsFailure(err error) bool {
+	var de *DeferError
+	return !errors.As(err, &de)
+}
+
+// RetryDelay is the worker's retry delay: a deferral runs at its own
+// time; SimpleFIN tasks wait 2, 8, 32 min (×RetryBase/2 min) ±20 %; the
+// rest keep asynq's default.
+func (h *Handlers) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
+	var de *DeferError
+	if errors.As(err, &de) {
+		return max(time.Until(de.Until), time.Second)
+	}
+	if !strings.HasPrefix(t.Type(), "simplefin:") {
+		return asynq.DefaultRetryDelayFunc(n, err, t)
+	}
+	base := h.SyncOptions.RetryBase
+	if base <= 0 {
+		base = 2 * time.Minute
+	}
+	d := base
+	for i := 0; i < n && i < 6; i++ {
+		d *= 4
+	}
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}

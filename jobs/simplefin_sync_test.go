@@ -1,0 +1,215 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/jobs"
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
+	"coffer/models/modelstest"
+)
+
+// syncSetup is a family with an active connection to a fresh fake Bridge
+// (claimed through the real claim job) and its initial sync row.
+type syncSetup struct {
+	h      *jobs.Handlers
+	store  *models.Store
+	bridge *simplefintest.Server
+	f      *modelstest.FamilyFixture
+	conn   *models.Connection
+	first  *models.Sync
+
+	redisOpt asynq.RedisClientOpt
+}
+
+func newSyncSetup(t *testing.T) *syncSetup {
+	t.Helper()
+	h, store, opt := newHandlers(t)
+	rdb := opt.MakeRedisClient().(redis.UniversalClient)
+	t.Cleanup(func() { rdb.Close() })
+	h.Redis = rdb
+	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
+		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond})
+	s := &syncSetup{h: h, store: store, bridge: simplefintest.New(t), f: modelstest.NewFamily(t, store, "sync"), redisOpt: opt}
+	s.conn = connect(t, store, s.f, s.bridge.Token("c1"))
+	if err := runClaim(t, h, s.conn); err != nil {
+		t.Fatal(err)
+	}
+	s.conn = reload(t, store, s.conn)
+	sy, err := store.ActiveSync(context.Background(), s.f.Family.ID, s.conn.ID)
+	if err != nil || sy.Trigger != models.TriggerConnect {
+		t.Fatalf("initial sync: %+v %v", sy, err)
+	}
+	rdb.Del(context.Background(), "simplefin:budget:{"+s.conn.ID.String()+"}")
+	s.first = sy
+	return s
+}
+
+func task(t *testing.T, build func() (*asynq.Task, error)) *asynq.Task {
+	t.Helper()
+	tk, err := build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return asynq.NewTask(tk.Type(), tk.Payload())
+}
+
+// run runs a sync's fetch, then each of its account steps, as direct
+// handler calls, and returns the sync as it ends.
+func (s *syncSetup) run(t *testing.T, sy *models.Sync) (*models.Sync, error) {
+	t.Helper()
+	ctx := context.Background()
+	err := s.h.SimplefinSync(ctx, task(t, func() (*asynq.Task, error) { return jobs.NewSimplefinSyncTask(sy.FamilyID, sy.ID) }))
+	if err != nil {
+		got, _ := s.store.Sync(ctx, sy.FamilyID, sy.ID)
+		return got, err
+	}
+	got, err := s.store.Sync(ctx, sy.FamilyID, sy.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got.Children {
+		if err := s.h.SimplefinImport(ctx, task(t, func() (*asynq.Task, error) { return jobs.NewSimplefinImportTask(c.FamilyID, c.ID) })); err != nil {
+			t.Fatalf("import %s: %v", c.ID, err)
+		}
+	}
+	got, err = s.store.Sync(ctx, sy.FamilyID, sy.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, nil
+}
+
+func (s *syncSetup) newSync(t *testing.T, full bool) *models.Sync {
+	t.Helper()
+	sy, created, err := s.store.CreateSync(context.Background(), &models.Sync{FamilyID: s.f.Family.ID, ConnectionID: s.conn.ID,
+		Trigger: models.TriggerManual, Full: full})
+	if err != nil || !created {
+		t.Fatalf("new sync: created %v, %v", created, err)
+	}
+	return sy
+}
+
+func (s *syncSetup) imported(t *testing.T) []models.Transaction {
+	t.Helper()
+	var out []models.Transaction
+	if err := s.store.DB().NewSelect().Model(&out).Where("family_id = ?", s.f.Family.ID).
+		Where("source = 'simplefin'").OrderExpr("account_id, external_id").Scan(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
+	s := newSyncSetup(t)
+	now := time.Now().UTC()
+	data := simplefintest.Generate(7, 3, 200, 80, now)
+	s.bridge.SetDataset(data)
+	got, err := s.run(t, s.first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != models.SyncCompleted || len(got.Children) != 3 {
+		t.Fatalf("first sync: status %s error %v, %d steps", got.Status, got.Error, len(got.Children))
+	}
+	rows := s.imported(t)
+	if len(rows) != data.Count() || got.TransactionsCreated != data.Count() || got.AccountsCreated != 3 {
+		t.Fatalf("imported %d rows, counts %+v; want %d", len(rows), got.SyncCounts, data.Count())
+	}
+	// The ledger sign: a purchase the Bridge sends as negative is positive.
+	for _, r := range rows {
+		if r.Amount <= 0 {
+			t.Fatalf("row %s amount %v, want positive", *r.ExternalID, r.Amount)
+		}
+	}
+	if n, q := s.bridge.AccountsRequests(); n != 1 || q.Get("pending") != "1" {
+		t.Fatalf("%d requests, last %v", n, q)
+	}
+	c := reload(t, s.store, s.conn)
+	if c.LastSyncedAt == nil || c.Status != models.ConnActive {
+		t.Fatalf("connection after sync: %+v", c)
+	}
+
+	again, err := s.run(t, s.newSync(t, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Status != models.SyncCompleted || again.TransactionsCreated != 0 || again.TransactionsUpdated != 0 ||
+		again.TransactionsSkipped != data.Count() {
+		t.Fatalf("re-sync: status %s counts %+v", again.Status, again.SyncCounts)
+	}
+	after := s.imported(t)
+	for i := range after {
+		if !after[i].UpdatedAt.Equal(rows[i].UpdatedAt) {
+			t.Fatalf("row %s was rewritten", *after[i].ExternalID)
+		}
+	}
+}
+
+func TestSyncFetchFailures(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		behaviour simplefintest.AccountsBehaviour
+		status    string // of the connection afterwards
+		sync      string
+		deferred  bool
+		requests  int
+	}{
+		{"payment required", simplefintest.Accounts402, models.ConnPaymentRequired, models.SyncFailed, false, 1},
+		{"html 403 is a block, not a revocation", simplefintest.AccountsHTML403, models.ConnRateLimited, models.SyncPending, true, 1},
+		{"429 with Retry-After", simplefintest.Accounts429, models.ConnRateLimited, models.SyncPending, true, 1},
+		{"html 429 without Retry-After", simplefintest.AccountsHTML429, models.ConnRateLimited, models.SyncPending, true, 1},
+		{"quota message in a 200", simplefintest.AccountsQuota, models.ConnRateLimited, models.SyncPending, true, 1},
+		{"gen.auth with no accounts", simplefintest.AccountsGenAuth, models.ConnRequiresReconnect, models.SyncFailed, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSyncSetup(t)
+			s.bridge.SetAccounts(tc.behaviour, "")
+			got, err := s.run(t, s.first)
+			var de *jobs.DeferError
+			if tc.deferred != errors.As(err, &de) {
+				t.Fatalf("error %v, deferred want %v", err, tc.deferred)
+			}
+			if !tc.deferred && err != nil {
+				t.Fatal(err)
+			}
+			c := reload(t, s.store, s.conn)
+			if c.Status != tc.status || got.Status != tc.sync {
+				t.Fatalf("connection %s, sync %s; want %s, %s", c.Status, got.Status, tc.status, tc.sync)
+			}
+			if n, _ := s.bridge.AccountsRequests(); n != tc.requests {
+				t.Fatalf("%d requests, want %d", n, tc.requests)
+			}
+			if tc.deferred && (c.RetryAfter == nil || !got.NotBefore.Equal(*c.RetryAfter) || !de.Until.Equal(*c.RetryAfter)) {
+				t.Fatalf("retry_after %v, not_before %v, deferred to %v", c.RetryAfter, got.NotBefore, de.Until)
+			}
+		})
+	}
+}
+
+func TestSyncRevokedAccessURL(t *testing.T) {
+	s := newSyncSetup(t)
+	s.bridge.Revoke("c1")
+	got, err := s.run(t, s.first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := reload(t, s.store, s.conn)
+	if c.Status != models.ConnRequiresReconnect || got.Status != models.SyncFailed {
+		t.Fatalf("connection %s, sync %s", c.Status, got.Status)
+	}
+	if n, _ := s.bridge.AccountsRequests(); n != 1 {
+		t.Fatalf("%d requests, want 1 (no retry)", n)
+	}
+}
+
+func syncTask(sy *models.Sync) func() (*asynq.Task, error) {
+	return func() (*asynq.Task, error) { return jobs.NewSimplefinSyncTask(sy.FamilyID, sy.ID) }
+}

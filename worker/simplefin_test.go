@@ -1,0 +1,135 @@
+package worker_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/jobs"
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
+	"coffer/models/modelstest"
+	"coffer/worker"
+)
+
+// simplefinWorker runs a real asynq server on the test Redis with the
+// SimpleFIN handlers pointed at a fake Bridge.
+func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspector, *simplefintest.Server) {
+	t.Helper()
+	store := modelstest.NewStore(t)
+	opt := modelstest.Redis(t, redisDB)
+	rdb := opt.MakeRedisClient().(redis.UniversalClient)
+	t.Cleanup(func() { rdb.Close() })
+	queue := asynq.NewClientFromRedisClient(rdb)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := &jobs.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
+		SimpleFIN:   simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: h, Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	return store, queue, insp, simplefintest.New(t)
+}
+
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok, seen := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; saw %s", what, seen)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSimplefinThroughWorker: a setup token goes through the claim, the
+// fetch and the account steps on a real worker, and the parent sync
+// completes after every step.
+func TestSimplefinThroughWorker(t *testing.T) {
+	store, queue, _, bridge := simplefinWorker(t)
+	ctx := context.Background()
+	data := simplefintest.Generate(11, 4, 100, 60, time.Now().UTC())
+	bridge.SetDataset(data)
+	f := modelstest.NewFamily(t, store, "sfworker")
+	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
+	if err := store.CreateConnection(ctx, c, bridge.Token("w1")); err != nil {
+		t.Fatal(err)
+	}
+	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	if _, err := queue.Enqueue(claim); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first sync to complete", func() (bool, string) {
+		syncs, _, err := store.Syncs(ctx, f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
+		if err != nil || len(syncs) == 0 {
+			return false, "no sync"
+		}
+		return syncs[0].Status == models.SyncCompleted, syncs[0].Status
+	})
+	syncs, _, _ := store.Syncs(ctx, f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
+	got, _ := store.Sync(ctx, f.Family.ID, syncs[0].ID)
+	if got.TransactionsCreated != data.Count() || len(got.Children) != 4 {
+		t.Fatalf("counts %+v, %d steps", got.SyncCounts, len(got.Children))
+	}
+	for _, st := range got.Children {
+		if st.Status != models.SyncCompleted || st.FinishedAt.After(*got.FinishedAt) {
+			t.Fatalf("step %s %s finished after its parent", st.ID, st.Status)
+		}
+	}
+}
+
+// TestSimplefinRateLimitDefers: a 429 leaves one deferred task due at the
+// connection's retry_after, and no second request.
+func TestSimplefinRateLimitDefers(t *testing.T) {
+	store, queue, insp, bridge := simplefinWorker(t)
+	ctx := context.Background()
+	bridge.SetAccounts(simplefintest.Accounts429, "")
+	f := modelstest.NewFamily(t, store, "sfdefer")
+	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
+	if err := store.CreateConnection(ctx, c, bridge.Token("w2")); err != nil {
+		t.Fatal(err)
+	}
+	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	if _, err := queue.Enqueue(claim); err != nil {
+		t.Fatal(err)
+	}
+	var sy *models.Sync
+	waitFor(t, "the rate limit", func() (bool, string) {
+		got, err := store.Connection(ctx, f.Family.ID, c.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		if sy, err = store.ActiveSync(ctx, f.Family.ID, c.ID); err != nil {
+			return false, got.Status
+		}
+		info, err := insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+sy.ID.String())
+		return got.Status == models.ConnRateLimited && err == nil && info.State == asynq.TaskStateRetry, got.Status
+	})
+	got, _ := store.Connection(ctx, f.Family.ID, c.ID)
+	info, _ := insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+sy.ID.String())
+	if d := info.NextProcessAt.Sub(*got.RetryAfter); d < -2*time.Second || d > 2*time.Second || info.Retried != 0 {
+		t.Fatalf("next run %v, retry_after %v, retried %d", info.NextProcessAt, got.RetryAfter, info.Retried)
+	}
+	if n, _ := bridge.AccountsRequests(); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
+	}
+}
