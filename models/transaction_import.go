@@ -191,7 +191,7 @@ func (im *importer) load(ctx context.Context, rows []ImportRow) error {
 		case len(ext) > 0:
 			q.Where("t.external_id IN (?)", bun.In(ext))
 		default:
-			q.Where("t.id IN (?)", bun.In(ids))
+			q.Where("t.id IN (?)", bun.List(ids))
 		}
 		if err := q.Scan(ctx); err != nil {
 			return dbErr("load imported rows by id", err)
