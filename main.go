@@ -59,6 +59,9 @@ Usage:
   coffer migrate             applies pending database migrations
   coffer users create --email E [--password P] [--role member|admin|super_admin]
                       [--family NAME | --family-id ID] [--currency CUR]
+  coffer users set-role --email E --role member|admin|super_admin
+  coffer users set-password --email E [--password P]
+                             (the way back in when password sign-in is limited or off)
   coffer apikeys create --email E [--name N] [--scope read|read_write] [--expires-in 720h]
   coffer audit archive       applies the audit retention tier now (also a scheduled job)
   coffer secrets backfill [--dry-run]
@@ -108,6 +111,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = runMigrate(ctx, cfg, log, stdout)
 	case cmd == "users create":
 		err = createUser(ctx, cfg, args[2:], stdin, stdout)
+	case cmd == "users set-role":
+		err = setUserRole(ctx, cfg, args[2:], stdout)
+	case cmd == "users set-password":
+		err = setUserPassword(ctx, cfg, args[2:], stdin, stdout)
 	case cmd == "apikeys create":
 		err = createAPIKey(ctx, cfg, args[2:], stdout)
 	case cmd == "audit archive":
@@ -516,6 +523,72 @@ func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) e
 		return err
 	}
 	return fn(s)
+}
+
+// setUserRole changes a role from the command line, under the same guards
+// as the admin screen (the last super admin stays); it is audited as a
+// manual change with no acting user.
+func setUserRole(ctx context.Context, cfg *Config, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("users set-role", flag.ContinueOnError)
+	email := fs.String("email", "", "email address (required)")
+	role := fs.String("role", "", "member, admin or super_admin (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if !models.ValidRole(*role) {
+		return errors.New("--role must be member, admin or super_admin")
+	}
+	return withStore(ctx, cfg, func(s *models.Store) error {
+		u, err := s.UserByEmail(ctx, *email)
+		if err != nil {
+			return fmt.Errorf("user %q: %w", *email, err)
+		}
+		if err := s.SetUserRole(ctx, models.AdminChange{ActorRole: models.RoleSuperAdmin, TargetID: u.ID}, *role); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s is now %s\n", u.Email, *role)
+		return nil
+	})
+}
+
+// setUserPassword sets a user's password and ends their sessions.
+func setUserPassword(ctx context.Context, cfg *Config, args []string, stdin io.Reader, stdout io.Writer) error {
+	fs := flag.NewFlagSet("users set-password", flag.ContinueOnError)
+	email := fs.String("email", "", "email address (required)")
+	password := fs.String("password", "", "password; read from the terminal when absent")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	pw := *password
+	if pw == "" {
+		var err error
+		if pw, err = readPassword(stdin); err != nil {
+			return err
+		}
+	}
+	if len(pw) < models.MinPasswordLen || len(pw) > models.MaxPasswordLen {
+		return fmt.Errorf("the password must be %d to %d characters long", models.MinPasswordLen, models.MaxPasswordLen)
+	}
+	hash, err := models.HashPassword(pw, models.DefaultArgon2)
+	if err != nil {
+		return err
+	}
+	return withStore(ctx, cfg, func(s *models.Store) error {
+		u, err := s.UserByEmail(ctx, *email)
+		if err != nil {
+			return fmt.Errorf("user %q: %w", *email, err)
+		}
+		err = s.RunInTx(ctx, func(tx *models.Store) error {
+			if err := tx.SetPassword(ctx, u.ID, hash); err != nil {
+				return err
+			}
+			return tx.DeleteUserSessions(ctx, u.ID, uuid.Nil)
+		})
+		if err == nil {
+			fmt.Fprintf(stdout, "password set for %s; their sessions ended\n", u.Email)
+		}
+		return err
+	})
 }
 
 func createUser(ctx context.Context, cfg *Config, args []string, stdin io.Reader, stdout io.Writer) error {
