@@ -86,14 +86,26 @@ func TestBrowserSSO(t *testing.T) {
 		t.Fatalf("security page: %s", page)
 	}
 	u.run("connect Dex OAuth", chromedp.Click(chromedp.CSS(`form[action="/settings/security/connect/dexoauth"] button`)))
-	// Dex may remember the sign-in and skip its form.
-	waitFor(t, u, `document.querySelector('#login') ? 'login' : document.querySelector('#connect') ? 'connect' : ''`, "login", "connect")
-	if n, _ := chromedp.Run(u.ctx, chromedp.Evaluate[bool](`!!document.querySelector('#login')`)); n {
-		u.run("sign in at Dex again",
+	// Dex may remember the sign-in and skip its form; while its page loads,
+	// a step can find a node that is gone a moment later, so try again.
+	for attempt := 0; ; attempt++ {
+		waitFor(t, u, `document.querySelector('#login') ? 'login' : document.querySelector('#connect') ? 'connect' : ''`, "login", "connect")
+		if at, _ := chromedp.Run(u.ctx, chromedp.Evaluate[bool](`!!document.querySelector('#connect')`)); at {
+			break
+		}
+		err := chromedp.Do(u.ctx,
+			chromedp.WaitVisible(chromedp.ID("login")),
 			chromedp.SendKeys(chromedp.ID("login"), "bob@example.com"),
 			chromedp.SendKeys(chromedp.ID("password"), "bob-password"),
 			chromedp.Click(chromedp.ID("submit-login")),
 		)
+		if err == nil {
+			break
+		}
+		if attempt == 2 {
+			u.fail("sign in at Dex again", err)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	u.run("confirm the link",
 		chromedp.WaitVisible(chromedp.ID("connect")),
