@@ -317,8 +317,10 @@ func mirrorProvidersFile(ctx context.Context, cfg *Config, s *services, reg *sso
 	for _, e := range entries {
 		p := e.Provider
 		enabled := p.Enabled
-		p.Enabled = false // the discovery check runs below, as a warning
-		errs := sso.ValidateProvider(ctx, p, e.Secrets, true, reg.Options())
+		// Validated as a disabled, existing provider so that discovery is
+		// not fetched here; it runs below, as a warning only.
+		p.Enabled = false
+		errs := sso.ValidateProvider(ctx, p, e.Secrets, false, reg.Options())
 		p.Enabled = enabled
 		for field, msg := range errs {
 			if w, ok := strings.CutPrefix(field, sso.WarningPrefix); ok {
@@ -371,7 +373,10 @@ func ssoHTTPClient(cfg *Config) (*http.Client, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Timeout: cfg.SSOHTTPTimeout, Transport: tr}, nil
+	// No redirects: a 307 from a token endpoint would re-send the client
+	// secret wherever it points.
+	return &http.Client{Timeout: cfg.SSOHTTPTimeout, Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, nil
 }
 
 func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) error {

@@ -250,7 +250,7 @@ func (h *Handler) adminCreateProvider(c *fiber.Ctx) error {
 	if err := h.saveSecrets(p, in); err != nil {
 		return err
 	}
-	err := h.store.CreateSSOProvider(ctx, p, h.providerChange(c, nil))
+	err := h.store.CreateSSOProvider(ctx, p, h.providerChange(c, changedFields(&models.SSOProvider{}, p)))
 	if errors.Is(err, models.ErrConflict) {
 		return h.providerFormPage(c, fiber.StatusUnprocessableEntity, providerForm{P: p, Creating: true,
 			Errors: sso.FieldErrors{"name": "Name is already used."}}, "")
@@ -258,8 +258,8 @@ func (h *Handler) adminCreateProvider(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.providersChanged(c)
-	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was created.", p.Label))
+	note := h.providersChanged(c)
+	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was created.", p.Label)+note)
 }
 
 func (h *Handler) adminUpdateProvider(c *fiber.Ctx) error {
@@ -284,8 +284,8 @@ func (h *Handler) adminUpdateProvider(c *fiber.Ctx) error {
 	if err := h.store.UpdateSSOProvider(ctx, &p, h.providerChange(c, changedFields(old, &p))); err != nil {
 		return err
 	}
-	h.providersChanged(c)
-	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was saved.", p.Label))
+	note := h.providersChanged(c)
+	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was saved.", p.Label)+note)
 }
 
 func (h *Handler) adminToggleProvider(c *fiber.Ctx) error {
@@ -305,15 +305,15 @@ func (h *Handler) adminToggleProvider(c *fiber.Ctx) error {
 			return h.providerFormPage(c, fiber.StatusUnprocessableEntity, providerForm{P: &p, Errors: errs}, "")
 		}
 	}
-	if err := h.store.UpdateSSOProvider(ctx, &p, h.providerChange(c, []string{"enabled"})); err != nil {
+	if err := h.store.SetProviderEnabled(ctx, p.ID, p.Enabled, h.providerChange(c, nil)); err != nil {
 		return err
 	}
-	h.providersChanged(c)
+	note := h.providersChanged(c)
 	state := "disabled"
 	if p.Enabled {
 		state = "enabled"
 	}
-	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s is %s.", p.Label, state))
+	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s is %s.", p.Label, state)+note)
 }
 
 type providerTestData struct {
@@ -361,17 +361,19 @@ func (h *Handler) adminDeleteProvider(c *fiber.Ctx) error {
 	if err := h.store.DeleteSSOProvider(c.UserContext(), id, h.providerChange(c, nil)); err != nil {
 		return err
 	}
-	h.providersChanged(c)
-	return h.redirect(c, "/admin/sso_providers", "The provider was deleted.")
+	note := h.providersChanged(c)
+	return h.redirect(c, "/admin/sso_providers", "The provider was deleted."+note)
 }
 
-// providersChanged tells every web instance to reload providers. The
-// change is committed already; if Redis is down, instances read the
-// database directly until it is back.
-func (h *Handler) providersChanged(c *fiber.Ctx) {
+// providersChanged tells every web instance to reload providers, and
+// returns what the flash message should add when it could not: the change
+// is committed, and the others pick it up within a minute anyway.
+func (h *Handler) providersChanged(c *fiber.Ctx) string {
 	if err := h.sso.Registry.Changed(c.UserContext()); err != nil {
 		h.log.Error("sso: provider change not announced", "err", err)
+		return " Other web processes apply it within a minute (Redis is unreachable)."
 	}
+	return ""
 }
 
 // changedFields names the settings that differ, never their values.

@@ -154,6 +154,17 @@ func (h *Handler) adminSyncRoles(c *fiber.Ctx) error {
 	}
 	_, err = h.queue.EnqueueContext(c.UserContext(), task)
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		// A sync that failed for good keeps its id in the archive; it must
+		// not block the next one.
+		insp := asynq.NewInspectorFromRedisClient(h.redis)
+		info, ierr := insp.GetTaskInfo(jobs.QueueDefault, "roles:sync:"+u.ID.String())
+		if ierr == nil && (info.State == asynq.TaskStateArchived || info.State == asynq.TaskStateCompleted) {
+			if ierr = insp.DeleteTask(jobs.QueueDefault, info.ID); ierr == nil {
+				_, err = h.queue.EnqueueContext(c.UserContext(), task)
+			}
+		}
+	}
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
 		return h.redirect(c, "/admin/users/"+u.ID.String(), "A sync is already queued.")
 	}
 	if err != nil {

@@ -216,9 +216,16 @@ type securityData struct {
 	LocalLogin  bool
 	HasPassword bool
 	Sessions    int
-	Identities  []models.SSOIdentity
-	CanUnlink   bool // the user keeps a way in after any one unlink
+	Identities  []identityRow
+	CanUnlink   bool // some identity may be unlinked
 	Connectable []*models.SSOProvider
+}
+
+// identityRow is a connected account and whether the user keeps a way to
+// sign in without it.
+type identityRow struct {
+	models.SSOIdentity
+	CanUnlink bool
 }
 
 func (h *Handler) security(c *fiber.Ctx) error {
@@ -244,7 +251,7 @@ func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
 	if err != nil {
 		return err
 	}
-	d := securityData{LocalLogin: h.web.LocalLogin, HasPassword: u.PasswordHash != nil, Sessions: n, Identities: idents}
+	d := securityData{LocalLogin: h.web.LocalLogin, HasPassword: u.PasswordHash != nil, Sessions: n}
 	linked, usable := map[string]bool{}, 0
 	for _, i := range idents {
 		linked[i.Provider.Name] = true
@@ -252,7 +259,17 @@ func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
 			usable++
 		}
 	}
-	d.CanUnlink = usable > 1 || h.mayUsePassword(u)
+	// The rule of models.UnlinkIdentity: another identity at an enabled
+	// provider, or a password that may be used, must remain.
+	for _, i := range idents {
+		others := usable
+		if i.Provider.Enabled {
+			others--
+		}
+		row := identityRow{SSOIdentity: i, CanUnlink: others > 0 || h.mayUsePassword(u)}
+		d.CanUnlink = d.CanUnlink || row.CanUnlink
+		d.Identities = append(d.Identities, row)
+	}
 	for _, e := range enabled {
 		if !linked[e.Provider.Name] {
 			d.Connectable = append(d.Connectable, e.Provider)

@@ -21,6 +21,7 @@ func (h *Handler) routes(app *fiber.App) {
 	app.Get("/sessions/new", screen(h.newSession)...)
 	app.Post("/sessions", screen(h.createSession)...)
 	app.Post("/sessions/logout", screen(h.deleteSession)...)
+	app.Delete("/sessions/logout", screen(h.deleteSession)...)
 	app.Get("/registrations/new", screen(h.localOff, h.newRegistration)...)
 	app.Post("/registrations", screen(h.localOff, h.createRegistration)...)
 	app.Get("/password/forgot", screen(h.localOff, h.forgotPassword)...)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -156,13 +157,18 @@ func (h *Handler) deleteSession(c *fiber.Ctx) error {
 	if err := h.store.DeleteSession(ctx, s.ID); err != nil {
 		return err
 	}
-	if target, protocol := h.federatedLogout(c, s); target != "" {
-		if err := h.store.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogoutIdP, &s.UserID, map[string]any{"protocol": protocol})); err != nil {
+	target, protocol, provider := h.federatedLogout(c, s)
+	if target != "" {
+		rec := h.auditRecord(c, models.EventLogoutIdP, &s.UserID, map[string]any{"protocol": protocol})
+		rec.Provider = provider
+		if err := h.store.CreateAuditLog(ctx, rec); err != nil {
 			return err
 		}
 		return c.Redirect(target, fiber.StatusFound)
 	}
-	if err := h.store.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogout, &s.UserID, map[string]any{"session_method": s.Method})); err != nil {
+	rec := h.auditRecord(c, models.EventLogout, &s.UserID, map[string]any{"session_method": s.Method})
+	rec.Provider = provider
+	if err := h.store.CreateAuditLog(ctx, rec); err != nil {
 		return err
 	}
 	return h.redirect(c, "/sessions/new", "You have signed out.")
@@ -170,31 +176,36 @@ func (h *Handler) deleteSession(c *fiber.Ctx) error {
 
 // federatedLogout returns where an SSO session's logout continues: the
 // OIDC end-session endpoint or the SAML IdP's single logout; "" when the
-// provider offers none (or is gone, disabled or unusable).
-func (h *Handler) federatedLogout(c *fiber.Ctx, s *models.Session) (target, protocol string) {
+// provider offers none (or is gone, disabled or unusable). provider is
+// the session's provider name for the audit record, when there is one.
+func (h *Handler) federatedLogout(c *fiber.Ctx, s *models.Session) (target, protocol string, provider *string) {
 	if s.Method != models.MethodSSO || s.ProviderID == nil {
-		return "", ""
+		return "", "", nil
 	}
 	ctx := c.UserContext()
 	e, err := h.sso.Registry.ByID(ctx, *s.ProviderID)
-	if err != nil || !e.Provider.Enabled {
-		return "", ""
+	if err != nil {
+		return "", "", nil
+	}
+	name := e.Provider.Name
+	if !e.Provider.Enabled {
+		return "", "", &name
 	}
 	if e.Provider.Strategy == models.StrategySAML {
-		return h.samlLogoutTarget(c, e, s), "saml"
+		return h.samlLogoutTarget(c, e, s), "saml", &name
 	}
 	if e.Provider.Strategy != models.StrategyOIDC {
-		return "", ""
+		return "", "", &name
 	}
 	rp, err := h.sso.Registry.OAuth(ctx, e)
 	if err != nil {
-		return "", ""
+		return "", "", &name
 	}
 	state, err := randomToken()
 	if err != nil {
-		return "", ""
+		return "", "", &name
 	}
-	return rp.EndSessionURL(h.store.SessionIDToken(s), state, h.sso.Registry.Options().BaseURL+"/sessions/new"), "oidc"
+	return rp.EndSessionURL(h.store.SessionIDToken(s), state, h.sso.Registry.Options().BaseURL+"/sessions/new"), "oidc", &name
 }
 
 // auditRecord fills the request's client details into a new record.
@@ -303,15 +314,34 @@ func signInUnavailable(err error) error {
 		message: "Sign-in temporarily unavailable."}, err)
 }
 
+// clip is cleanText for an optional column: nil when nothing is left.
 func clip(s string, n int) *string {
+	s = cleanText(s, n)
 	if s == "" {
 		return nil
 	}
-	if len(s) > n {
-		s = s[:n]
-	}
-	s = strings.Clone(s)
 	return &s
+}
+
+// cleanText makes a string from outside (a header, an identity provider's
+// claim) storable in both databases: valid UTF-8, no control characters
+// (PostgreSQL refuses NUL), at most n bytes, cut between characters.
+func cleanText(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut]
+	}
+	return strings.Clone(s)
 }
 
 // dummy returns a hash no password matches, made with the live parameters

@@ -19,6 +19,15 @@ func (h *Handler) connectProvider(c *fiber.Ctx) error {
 		return err
 	}
 	uid := sessionOf(c).UserID
+	idents, err := h.store.UserIdentities(c.UserContext(), uid)
+	if err != nil {
+		return err
+	}
+	for _, i := range idents {
+		if i.ProviderID == e.Provider.ID {
+			return h.redirect(c, "/settings/security", "Already connected.")
+		}
+	}
 	return h.beginSSO(c, e, "/settings/security", intentLink, &uid)
 }
 

@@ -28,6 +28,14 @@ func (h *Handler) resolveIdentity(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, 
 func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, intent string, linkUser *uuid.UUID, returnTo string, retry bool) error {
 	ctx := c.UserContext()
 	p := e.Provider
+	if problem := cleanIdentity(id); problem != "" {
+		reason := sso.ReasonUserinfoInvalid
+		if p.Strategy == models.StrategySAML {
+			reason = sso.ReasonSAMLInvalid
+		}
+		return h.ssoRefused(c, e, fiber.StatusBadRequest, reason,
+			fmt.Sprintf("The sign-in response from %s could not be accepted.", p.Label), problem, nil)
+	}
 	known, err := h.store.IdentityBySubject(ctx, p.ID, id.Subject)
 	if err == nil {
 		return h.knownIdentity(c, e, known, id, intent, linkUser, returnTo)
@@ -36,7 +44,7 @@ func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, inte
 		return err
 	}
 	if intent == intentLink && linkUser != nil {
-		return h.startPending(c, pendingLink{ProviderID: p.ID, Identity: *id, Intent: intentLink, User: *linkUser, ReturnTo: "/settings/security"})
+		return h.startPending(c, p, id, pendingLink{Intent: intentLink, User: *linkUser, ReturnTo: "/settings/security"})
 	}
 	if id.Email == "" || !id.EmailVerified {
 		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonEmailUnverified,
@@ -44,7 +52,7 @@ func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, inte
 	}
 	owner, err := h.store.UserByEmail(ctx, id.Email)
 	if err == nil {
-		return h.startPending(c, pendingLink{ProviderID: p.ID, Identity: *id, Intent: intentLogin, User: owner.ID, ReturnTo: returnTo})
+		return h.startPending(c, p, id, pendingLink{Intent: intentLogin, User: owner.ID, ReturnTo: returnTo})
 	}
 	if !errors.Is(err, models.ErrNotFound) {
 		return err
@@ -121,7 +129,7 @@ func (h *Handler) createJITAccount(c *fiber.Ctx, e *sso.Entry, id *sso.Identity,
 	u := &models.User{Email: id.Email, Role: role, FirstName: nonEmpty(id.FirstName), LastName: nonEmpty(id.LastName)}
 	ident := &models.SSOIdentity{}
 	return h.ssoLoginTx(c, e, u, ident, id, returnTo, models.RoleSourceJIT, func(tx *models.Store) error {
-		f := &models.Family{Name: clipString(name, 100), Currency: "USD"}
+		f := &models.Family{Name: cleanText(name, 100), Currency: "USD"}
 		if err := tx.CreateFamily(c.UserContext(), f); err != nil {
 			return err
 		}
@@ -131,25 +139,33 @@ func (h *Handler) createJITAccount(c *fiber.Ctx, e *sso.Entry, id *sso.Identity,
 		}
 		ident.UserID = u.ID
 		return nil
-	}, func(tx *models.Store) error {
+	}, func(tx *models.Store, login map[string]any) error {
 		return tx.CreateAuditLog(c.UserContext(), h.ssoAudit(c, e, models.EventJITCreated, &u.ID, map[string]any{
-			"identity_id": ident.ID.String(), "family_id": u.FamilyID.String(), "role": role,
+			"identity_id": ident.ID.String(), "family_id": u.FamilyID.String(), "role": login["role"],
 		}))
 	})
 }
 
 // ssoLogin signs u in through identity ident (nil ID: a new link).
-func (h *Handler) ssoLogin(c *fiber.Ctx, e *sso.Entry, u *models.User, ident *models.SSOIdentity, id *sso.Identity, returnTo, source string, after func(tx *models.Store) error) error {
+func (h *Handler) ssoLogin(c *fiber.Ctx, e *sso.Entry, u *models.User, ident *models.SSOIdentity, id *sso.Identity, returnTo, source string, after func(tx *models.Store, login map[string]any) error) error {
 	return h.ssoLoginTx(c, e, u, ident, id, returnTo, source, nil, after)
 }
 
 // ssoLoginTx does, in one transaction: before (JIT creation), the identity
 // insert or update with role mapping, the session, the login record, and
 // after (link and JIT records). Then it sets the cookie.
-func (h *Handler) ssoLoginTx(c *fiber.Ctx, e *sso.Entry, u *models.User, ident *models.SSOIdentity, id *sso.Identity, returnTo, source string, before, after func(tx *models.Store) error) error {
+func (h *Handler) ssoLoginTx(c *fiber.Ctx, e *sso.Entry, u *models.User, ident *models.SSOIdentity, id *sso.Identity, returnTo, source string, before func(tx *models.Store) error, after func(tx *models.Store, login map[string]any) error) error {
 	ctx := c.UserContext()
 	var token string
 	err := h.store.RunInTx(ctx, func(tx *models.Store) error {
+		// When this login may change a role, the role lock comes first, as
+		// on every path that changes roles, so that this transaction and an
+		// admin's cannot wait on each other.
+		if e.Provider.HasMappings() {
+			if err := tx.LockRoles(ctx); err != nil {
+				return err
+			}
+		}
 		if before != nil {
 			if err := before(tx); err != nil {
 				return err
@@ -168,7 +184,7 @@ func (h *Handler) ssoLoginTx(c *fiber.Ctx, e *sso.Entry, u *models.User, ident *
 			return err
 		}
 		if after != nil {
-			if err := after(tx); err != nil {
+			if err := after(tx, meta); err != nil {
 				return err
 			}
 		}
@@ -262,9 +278,41 @@ func (h *Handler) ssoAudit(c *fiber.Ctx, e *sso.Entry, event string, userID *uui
 	return rec
 }
 
-func clipString(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
+// cleanIdentity makes what the provider said storable, or names why it
+// cannot be used: a subject or an email no column could hold unchanged.
+func cleanIdentity(id *sso.Identity) string {
+	if id.Subject == "" || len(id.Subject) > 1024 || cleanText(id.Subject, 1024) != id.Subject {
+		return "subject is empty, too long or not plain text"
 	}
-	return s
+	if len(id.Email) > 320 || cleanText(id.Email, 320) != id.Email {
+		return "email is too long or not plain text"
+	}
+	id.FirstName, id.LastName = cleanText(id.FirstName, 255), cleanText(id.LastName, 255)
+	for i, g := range id.Groups {
+		id.Groups[i] = cleanText(g, 256)
+	}
+	if id.Claims == nil {
+		id.Claims = map[string]any{}
+	}
+	id.Claims = cleanClaims(id.Claims).(map[string]any)
+	return ""
+}
+
+// cleanClaims cleans every string in a decoded JSON value.
+func cleanClaims(v any) any {
+	switch v := v.(type) {
+	case string:
+		return cleanText(v, 1024)
+	case []any:
+		for i := range v {
+			v[i] = cleanClaims(v[i])
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[cleanText(k, 256)] = cleanClaims(x)
+		}
+		return out
+	}
+	return v
 }

@@ -22,34 +22,45 @@ type pendingLink struct {
 	Intent     string       `json:"intent"`
 	User       uuid.UUID    `json:"user"` // link: the signed-in user who pressed Connect; login: the owner of the email
 	ReturnTo   string       `json:"return_to"`
-	Failures   int          `json:"failures"`
 }
 
 const msgPendingExpired = "This sign-in has expired. Please start again."
 
 func pendingKey(id string) string { return "sso:pending:" + id }
 
-func (h *Handler) startPending(c *fiber.Ctx, p pendingLink) error {
+// startPending keeps what the link needs for ten minutes: the identity
+// with only the claims a login stores, and the ID token sealed.
+func (h *Handler) startPending(c *fiber.Ctx, prov *models.SSOProvider, ident *sso.Identity, p pendingLink) error {
 	id, err := randomToken()
 	if err != nil {
 		return err
 	}
-	if err := h.savePending(c, id, &p); err != nil {
-		return err
+	p.ProviderID, p.Identity = prov.ID, *ident
+	p.Identity.Claims = storedClaims(prov, ident)
+	if p.Identity.IDToken != "" {
+		if p.Identity.IDToken, err = h.store.Secrets.Seal(ident.IDToken, "sso_pending", "id_token", id); err != nil {
+			return err
+		}
 	}
-	h.setShortCookie(c, cookieSSOPending, id, "/auth")
-	return c.Redirect("/auth/link", fiber.StatusSeeOther)
-}
-
-func (h *Handler) savePending(c *fiber.Ctx, id string, p *pendingLink) error {
-	b, err := json.Marshal(p)
+	b, err := json.Marshal(&p)
 	if err != nil {
 		return err
 	}
 	if err := h.redis.Set(c.UserContext(), pendingKey(id), b, ssoStateLife).Err(); err != nil {
 		return signInUnavailable(err)
 	}
-	return nil
+	h.setShortCookie(c, cookieSSOPending, id, "/auth")
+	return c.Redirect("/auth/link", fiber.StatusSeeOther)
+}
+
+// pendingFailure counts a wrong password on a pending link, atomically,
+// in a key that ends with the link.
+func (h *Handler) pendingFailure(c *fiber.Ctx, id string) (int64, error) {
+	n, err := h.incrWindow(c.UserContext(), pendingKey(id)+":failures", ssoStateLife)
+	if err != nil {
+		return 0, signInUnavailable(err)
+	}
+	return n, nil
 }
 
 // loadPending returns the pending link this browser holds, or nil when it
@@ -157,7 +168,7 @@ func (h *Handler) confirmLink(c *fiber.Ctx) error {
 }
 
 func (h *Handler) dropPending(c *fiber.Ctx, id string) {
-	if err := h.redis.Del(c.UserContext(), pendingKey(id)).Err(); err != nil {
+	if err := h.redis.Del(c.UserContext(), pendingKey(id), pendingKey(id)+":failures").Err(); err != nil {
 		h.log.Warn("sso: pending link not deleted", "err", err)
 	}
 	h.clearCookie(c, cookieSSOPending, "/auth")
@@ -167,6 +178,9 @@ func (h *Handler) linkBySession(c *fiber.Ctx, pid string, p *pendingLink, e *sso
 	ctx := c.UserContext()
 	ident := &models.SSOIdentity{}
 	err := h.store.RunInTx(ctx, func(tx *models.Store) error {
+		if err := tx.LockRoles(ctx); err != nil { // first, as every role change takes it
+			return err
+		}
 		if _, err := h.applyIdentity(c, tx, e, u, ident, &p.Identity, models.RoleSourceLogin); err != nil {
 			return err
 		}
@@ -212,13 +226,13 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 		if err := h.writeFailure(c, rec); err != nil {
 			return err
 		}
-		p.Failures++
-		if p.Failures >= 5 {
+		n, err := h.pendingFailure(c, pid)
+		if err != nil {
+			return err
+		}
+		if n >= 5 {
 			h.dropPending(c, pid)
 			return h.loginPage(c, fiber.StatusUnprocessableEntity, msgPendingExpired, loginData{ReturnTo: "/"})
-		}
-		if err := h.savePending(c, pid, p); err != nil {
-			return err
 		}
 		return h.renderLink(c, fiber.StatusUnprocessableEntity, p, "The password is not correct.")
 	}
@@ -226,8 +240,12 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 		return signInUnavailable(err)
 	}
 	h.dropPending(c, pid)
+	if p.Identity.IDToken != "" {
+		// Unreadable (a rotated key): the session just has no logout hint.
+		p.Identity.IDToken, _ = h.store.Secrets.Open(p.Identity.IDToken, "sso_pending", "id_token", pid)
+	}
 	ident := &models.SSOIdentity{}
-	err = h.ssoLogin(c, e, u, ident, &p.Identity, p.ReturnTo, models.RoleSourceLogin, func(tx *models.Store) error {
+	err = h.ssoLogin(c, e, u, ident, &p.Identity, p.ReturnTo, models.RoleSourceLogin, func(tx *models.Store, _ map[string]any) error {
 		return tx.CreateAuditLog(ctx, h.ssoAudit(c, e, models.EventLink, &u.ID, map[string]any{"identity_id": ident.ID.String(), "proof": "password"}))
 	})
 	if errors.Is(err, models.ErrConflict) {

@@ -543,3 +543,33 @@ func TestJITRaceMakesOneAccount(t *testing.T) {
 		t.Fatalf("jit records = %d", c)
 	}
 }
+
+func TestOIDCHostileClaims(t *testing.T) {
+	s := newSSOEnv(t, models.StrategyOIDC)
+	u := ssotest.DefaultUser()
+	u.GivenName = "Pat\x00" + strings.Repeat("é", 300)
+	u.FamilyName = "D\u0000oe"
+	u.Groups = []string{"staff\x00", strings.Repeat("g", 2000)}
+	u.Extra = map[string]any{"nested": map[string]any{"k\x00": []any{"v\x00", nil, 3}}}
+	s.idp.SetUser(u)
+	b := s.browser(t)
+	b.ip = "10.0.0.1" // any address; the user agent below is not UTF-8
+	r := b.send("GET", "/sessions/new", nil, map[string]string{"User-Agent": "bad \xff\xfe agent \x00"})
+	if r.status != 200 {
+		t.Fatalf("login page: %d", r.status)
+	}
+	if r := s.ssoLogin(b); r.status != 303 {
+		t.Fatalf("login: %d %s", r.status, r.body)
+	}
+	got := s.user(t, "pat@example.com")
+	if strings.ContainsRune(models.Str(got.FirstName), 0) || len(models.Str(got.FirstName)) > 255 {
+		t.Fatalf("first name stored as %q", models.Str(got.FirstName))
+	}
+	// A subject that no column could hold unchanged is refused, not a 500.
+	u = ssotest.DefaultUser()
+	u.Subject = "sub\x00ject"
+	s.idp.SetUser(u)
+	if r := s.ssoLogin(s.browser(t)); r.status != 400 {
+		t.Fatalf("NUL in the subject: %d", r.status)
+	}
+}

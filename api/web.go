@@ -194,10 +194,12 @@ func (h *Handler) issueCSRF(c *fiber.Ctx) (string, error) {
 }
 
 // csrfExempt serves a cross-site POST that carries no form token (the
-// SAML ACS): pages it renders still get a token for their own forms.
+// SAML ACS). A page it renders gets a token when the browser sent its CSRF
+// cookie; a new cookie is never set here, since the browser may have left
+// the old one behind (SameSite) and other tabs' forms still use it.
 func (h *Handler) csrfExempt(c *fiber.Ctx) error {
-	if _, err := h.issueCSRF(c); err != nil {
-		return err
+	if cookie := c.Cookies(cookieCSRF); len(cookie) == 43 {
+		c.Locals(localCSRF, h.csrfToken(strings.Clone(cookie)))
 	}
 	return c.Next()
 }

@@ -22,6 +22,7 @@ var sealedColumns = []struct{ table, column string }{
 	{"sso_providers", ColSPPrivateKey},
 	{"provider_connections", "access_url_enc"},
 	{"provider_connections", "setup_token_enc"},
+	{"sessions", "id_token_enc"},
 }
 
 // BackfillSecrets seals plaintext secrets left by older rows and re-seals
@@ -44,33 +45,44 @@ func (s *Store) BackfillSecrets(ctx context.Context, dryRun bool) (BackfillRepor
 		for _, row := range rows {
 			r.Scanned++
 			plain := row.Value
-			switch {
-			case !IsSealed(row.Value):
-				r.Encrypted++
-			case s.Secrets.Current(row.Value):
-				r.Current++
-				continue
-			default:
+			if IsSealed(row.Value) {
+				// Opened even under the current key, so that a value moved
+				// from another row or damaged is reported, not counted as done.
 				var err error
 				if plain, err = s.Secrets.Open(row.Value, sc.table, sc.column, row.ID.String()); err != nil {
 					r.Unreadable++
 					continue
 				}
-				r.Reencrypted++
+				if s.Secrets.Current(row.Value) {
+					r.Current++
+					continue
+				}
 			}
 			if dryRun {
+				count(&r, row.Value)
 				continue
 			}
 			sealed, err := s.Secrets.Seal(plain, sc.table, sc.column, row.ID.String())
 			if err != nil {
 				return r, err
 			}
-			_, err = s.db.NewUpdate().Table(sc.table).Set("? = ?", bun.Ident(sc.column), sealed).
+			res, err := s.db.NewUpdate().Table(sc.table).Set("? = ?", bun.Ident(sc.column), sealed).
 				Where("id = ?", row.ID).Where("? = ?", bun.Ident(sc.column), row.Value).Exec(ctx)
 			if err != nil {
 				return r, dbErr("backfill secret", err)
 			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				count(&r, row.Value) // else a concurrent edit won, and wrote a sealed value itself
+			}
 		}
 	}
 	return r, nil
+}
+
+func count(r *BackfillReport, old string) {
+	if IsSealed(old) {
+		r.Reencrypted++
+	} else {
+		r.Encrypted++
+	}
 }

@@ -237,3 +237,25 @@ func TestMirrorFileProviders(t *testing.T) {
 		}
 	}
 }
+
+func TestMappedRoleDemotesAFormerSuperAdmin(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "former")
+	other := modelstest.NewFamily(t, s, "other")
+	for _, u := range []*models.User{f.User, other.User} {
+		if err := s.SetUserRole(ctx, models.AdminChange{ActorRole: models.RoleSuperAdmin, TargetID: u.ID}, models.RoleSuperAdmin); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another super admin exists, so f's user loses super_admin; being the
+	// family's only admin, they keep admin.
+	role, guard, err := s.ApplyMappedRole(ctx, models.MappedRole{UserID: f.User.ID, Target: models.RoleMember, Source: models.RoleSourceLogin, Provider: "corp"})
+	if err != nil || role != models.RoleAdmin || guard != models.GuardLastFamilyAdmin {
+		t.Fatalf("role=%s guard=%s err=%v", role, guard, err)
+	}
+	logs, _, _ := s.AuditLogs(ctx, models.AuditFilter{EventType: models.EventRoleChanged}, models.Page{Number: 1, Size: 1})
+	if len(logs) != 1 || logs[0].Metadata["from"] != models.RoleSuperAdmin || logs[0].Metadata["to"] != models.RoleAdmin {
+		t.Fatalf("role_changed = %+v", logs)
+	}
+}

@@ -315,3 +315,21 @@ func (s *Store) MirrorFileProviders(ctx context.Context, ps []*SSOProvider) erro
 		return dbErr("disable removed providers", err)
 	})
 }
+
+// SetProviderEnabled switches a provider on or off without touching its
+// other settings, so it cannot undo an edit saved a moment before.
+func (s *Store) SetProviderEnabled(ctx context.Context, id uuid.UUID, enabled bool, c ProviderChange) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		res, err := tx.db.NewUpdate().Model((*SSOProvider)(nil)).Set("enabled = ?", enabled).
+			Set("updated_at = ?", tx.now()).Set("updated_by = ?", actorPtr(c.ActorID)).Where("id = ?", id).Exec(ctx)
+		if err := affectedOne(res, err, "toggle sso provider"); err != nil {
+			return err
+		}
+		p, err := tx.SSOProvider(ctx, id)
+		if err != nil {
+			return err
+		}
+		c.Changed = []string{"enabled"}
+		return tx.auditProvider(ctx, EventProviderUpdated, c, p, nil)
+	})
+}

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"errors"
 
 	"github.com/google/uuid"
 )
@@ -33,12 +32,13 @@ type MappedRole struct {
 	UA       *string
 }
 
-// ApplyMappedRole sets the user's role to m.Target unless a guard keeps
-// it, and records role_changed. It returns the role the user has after
-// and the guard that kept it, if any. Unlike a manual change, a guard
-// never refuses: the login goes on with the role kept. A family's only
-// active admin stays an admin, so a new family's creator keeps
-// administering it whatever the mappings say.
+// ApplyMappedRole moves the user to m.Target as far as the guards allow,
+// and records role_changed when the role changes. It returns the role the
+// user has after and the guard that held it up, if any. Unlike a manual
+// change, a guard never refuses: the login goes on. The last active super
+// admin stays one; a family's only active admin stays at least an admin
+// (so a new family's creator keeps administering it whatever the mappings
+// say), and a super admin who is both drops only to admin.
 func (s *Store) ApplyMappedRole(ctx context.Context, m MappedRole) (role, guard string, err error) {
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		if err := tx.lockRoles(ctx); err != nil {
@@ -48,40 +48,40 @@ func (s *Store) ApplyMappedRole(ctx context.Context, m MappedRole) (role, guard 
 		if err != nil {
 			return err
 		}
+		next := m.Target
+		if u.Status == UserActive {
+			if u.Role == RoleSuperAdmin && next != RoleSuperAdmin {
+				others, err := tx.db.NewSelect().Model((*User)(nil)).
+					Where("role = ?", RoleSuperAdmin).Where("status = ?", UserActive).Where("id <> ?", u.ID).Count(ctx)
+				if err != nil {
+					return dbErr("count super admins", err)
+				}
+				if others == 0 {
+					next, guard = RoleSuperAdmin, GuardLastSuperAdmin
+				}
+			}
+			if next == RoleMember && u.Role != RoleMember {
+				admins, err := tx.db.NewSelect().Model((*User)(nil)).
+					Where("family_id = ?", u.FamilyID).Where("status = ?", UserActive).Where("id <> ?", u.ID).
+					Where("role IN (?, ?)", RoleAdmin, RoleSuperAdmin).Count(ctx)
+				if err != nil {
+					return dbErr("count family admins", err)
+				}
+				if admins == 0 {
+					next, guard = RoleAdmin, GuardLastFamilyAdmin
+				}
+			}
+		}
 		role = u.Role
-		if u.Role == m.Target {
+		if next == u.Role {
 			return nil
 		}
-		keepsSuper, keepsAdmin := m.Target == RoleSuperAdmin, m.Target != RoleMember
-		if err := tx.checkGuards(ctx, u, keepsSuper, keepsAdmin); err != nil {
-			var inv *InvalidError
-			if !errors.As(err, &inv) {
-				return err
-			}
-			guard = GuardLastFamilyAdmin
-			if len(inv.Problems) == 1 && inv.Problems[0] == MsgLastSuperAdmin {
-				guard = GuardLastSuperAdmin
-			}
-			return nil
-		}
-		if !keepsAdmin && u.Status == UserActive && (u.Role == RoleAdmin || u.Role == RoleSuperAdmin) {
-			admins, err := tx.db.NewSelect().Model((*User)(nil)).
-				Where("family_id = ?", u.FamilyID).Where("status = ?", UserActive).Where("id <> ?", u.ID).
-				Where("role IN (?, ?)", RoleAdmin, RoleSuperAdmin).Count(ctx)
-			if err != nil {
-				return dbErr("count family admins", err)
-			}
-			if admins == 0 {
-				guard = GuardLastFamilyAdmin
-				return nil
-			}
-		}
-		res, err := tx.db.NewUpdate().Model((*User)(nil)).Set("role = ?", m.Target).Set("updated_at = ?", tx.now()).
+		res, err := tx.db.NewUpdate().Model((*User)(nil)).Set("role = ?", next).Set("updated_at = ?", tx.now()).
 			Where("id = ?", u.ID).Exec(ctx)
 		if err := affectedOne(res, err, "set role"); err != nil {
 			return err
 		}
-		role = m.Target
+		role = next
 		actor := m.ActorID
 		if actor == nil {
 			actor = &u.ID
@@ -89,8 +89,12 @@ func (s *Store) ApplyMappedRole(ctx context.Context, m MappedRole) (role, guard 
 		provider := m.Provider
 		return tx.CreateAuditLog(ctx, &AuditLog{EventType: EventRoleChanged, UserID: actor, Provider: &provider,
 			IP: m.IP, UserAgent: m.UA, Metadata: map[string]any{
-				"target_user_id": u.ID.String(), "from": u.Role, "to": m.Target, "source": m.Source, "provider": provider,
+				"target_user_id": u.ID.String(), "from": u.Role, "to": next, "source": m.Source, "provider": provider,
 			}})
 	})
 	return role, guard, err
 }
+
+// LockRoles takes the lock every change of roles runs under, for callers
+// that change other rows before the role in the same transaction.
+func (s *Store) LockRoles(ctx context.Context) error { return s.lockRoles(ctx) }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
@@ -35,11 +36,17 @@ type Registry struct {
 	o     Options
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	version int64 // -1: nothing loaded
-	byName  map[string]*Entry
-	byID    map[uuid.UUID]*Entry
+	mu       sync.Mutex
+	version  int64 // -1: nothing loaded
+	loadedAt time.Time
+	byName   map[string]*Entry
+	byID     map[uuid.UUID]*Entry
 }
+
+// maxAge bounds how long a loaded set is trusted without a version change:
+// a change whose announcement never reached Redis is still in force
+// everywhere within this time.
+const maxAge = time.Minute
 
 // Entry is one provider with its relying party, built on first use.
 type Entry struct {
@@ -67,18 +74,24 @@ func (r *Registry) snapshot(ctx context.Context) (map[string]*Entry, map[uuid.UU
 	}
 	if err != nil {
 		r.log.Warn("sso: provider version unreadable; reading the database", "err", err)
+		// Forget the loaded set: changes made while Redis was away may
+		// never have bumped the version.
+		r.mu.Lock()
+		r.version = -1
+		r.mu.Unlock()
 		return r.load(ctx)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if v == r.version {
+	now := r.o.now()
+	if v == r.version && now.Sub(r.loadedAt) < maxAge {
 		return r.byName, r.byID, nil
 	}
 	byName, byID, err := r.load(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	r.version, r.byName, r.byID = v, byName, byID
+	r.version, r.loadedAt, r.byName, r.byID = v, now, byName, byID
 	return byName, byID, nil
 }
 
@@ -137,13 +150,22 @@ func (r *Registry) ByID(ctx context.Context, id uuid.UUID) (*Entry, error) {
 	return nil, models.ErrNotFound
 }
 
-// Changed announces a committed provider change to every instance.
+// Changed announces a committed provider change to every instance. It
+// tries three times; if Redis stays away, every instance still reloads
+// within maxAge, and this one at once.
 func (r *Registry) Changed(ctx context.Context) error {
-	v, err := r.redis.Incr(ctx, VersionKey).Result()
-	if err != nil {
-		return err
+	r.mu.Lock()
+	r.version = -1
+	r.mu.Unlock()
+	var err error
+	for attempt := range 3 {
+		var v int64
+		if v, err = r.redis.Incr(ctx, VersionKey).Result(); err == nil {
+			return r.redis.Publish(ctx, ChangedChannel, v).Err()
+		}
+		time.Sleep(time.Duration(attempt+1) * 100 * time.Millisecond)
 	}
-	return r.redis.Publish(ctx, ChangedChannel, v).Err()
+	return err
 }
 
 // Watch drops the loaded providers whenever a change is published, so the
