@@ -49,6 +49,7 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeSimplefinSync, h.SimplefinSync)
 	mux.HandleFunc(jobs.TypeSimplefinImport, h.SimplefinImport)
 	mux.HandleFunc(jobs.TypeSimplefinFetchInfo, h.SimplefinFetchInfo)
+	mux.HandleFunc(jobs.TypeSimplefinPurge, h.SimplefinPurge)
 	mux.HandleFunc(jobs.TypeSimplefinSchedule, h.SimplefinSchedule)
 	mux.HandleFunc(jobs.TypeSimplefinSweep, h.SimplefinSweep)
 	mux.HandleFunc(jobs.TypeRolesSync, h.RolesSync)
