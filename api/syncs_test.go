@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"coffer/api"
 	"coffer/jobs/simplefin/simplefintest"
@@ -157,5 +158,32 @@ func TestDisconnectDeletingTransactions(t *testing.T) {
 	}
 	if got := e.do("GET", "/api/v1/syncs/latest", e.alpha.Key, nil).json(t); got["status"] != "failed" || got["error"] != "disconnected" {
 		t.Errorf("active sync after disconnect: %v", got)
+	}
+}
+
+// TestSyncNowOverBudget: with 24 requests in the last day, Sync now sends
+// nothing and answers 202 with a sync waiting for the first free slot.
+func TestSyncNowOverBudget(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	bridge := simplefintest.New(t)
+	conn, first := activeConnection(t, e, bridge)
+	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
+		t.Fatal(err)
+	}
+	oldest := time.Now().Add(-20 * time.Hour)
+	for i := 0; i < 24; i++ {
+		at := oldest.Add(time.Duration(i) * time.Minute)
+		e.rdb.ZAdd(t.Context(), "simplefin:budget:{"+conn.ID.String()+"}", redis.Z{Score: float64(at.UnixMilli()), Member: i})
+	}
+	r := e.do("POST", "/api/v1/provider_connections/"+conn.ID.String()+"/sync", e.alpha.Key, nil)
+	if r.status != 202 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	notBefore, _ := time.Parse(time.RFC3339, r.json(t)["not_before"].(string))
+	if want := oldest.Add(24 * time.Hour); notBefore.Sub(want).Abs() > 2*time.Second {
+		t.Fatalf("not_before %v, want %v", notBefore, want)
+	}
+	if n, _ := bridge.AccountsRequests(); n != 0 {
+		t.Fatal("a request was sent")
 	}
 }
