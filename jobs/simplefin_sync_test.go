@@ -3,6 +3,8 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,7 +51,26 @@ func newSyncSetup(t *testing.T) *syncSetup {
 	}
 	rdb.Del(context.Background(), "simplefin:budget:{"+s.conn.ID.String()+"}")
 	s.first = sy
+	t.Cleanup(func() { checkRequests(t, s.bridge) })
 	return s
+}
+
+// checkRequests holds every test to the protocol rules the fake can see:
+// never pending=0, every window at most 90 days, no credential in a query.
+func checkRequests(t *testing.T, bridge *simplefintest.Server) {
+	for _, q := range bridge.Queries() {
+		if v, ok := q["pending"]; ok && (len(v) != 1 || v[0] != "1") {
+			t.Errorf("pending sent as %v", v)
+		}
+		start, err1 := strconv.ParseInt(q.Get("start-date"), 10, 64)
+		end, err2 := strconv.ParseInt(q.Get("end-date"), 10, 64)
+		if err1 != nil || err2 != nil || end <= start || end-start > 90*86400 {
+			t.Errorf("window %s..%s", q.Get("start-date"), q.Get("end-date"))
+		}
+		if strings.Contains(q.Encode(), "s3cret") {
+			t.Error("a credential in a query string")
+		}
+	}
 }
 
 func task(t *testing.T, build func() (*asynq.Task, error)) *asynq.Task {
