@@ -157,6 +157,17 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 	if c.LastSyncedAt == nil || c.Status != models.ConnActive {
 		t.Fatalf("connection after sync: %+v", c)
 	}
+	// Each ledger account shows the bank's balance once recalculated.
+	pas, _ := s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)
+	for _, pa := range pas {
+		if err := s.store.RecalculateBalance(context.Background(), s.f.Family.ID, *pa.AccountID); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := s.store.Account(context.Background(), s.f.Family.ID, *pa.AccountID)
+		if a.Balance != *pa.Balance {
+			t.Fatalf("account %s balance %v, bank says %v", a.Name, a.Balance, *pa.Balance)
+		}
+	}
 
 	again, err := s.run(t, s.newSync(t, true))
 	if err != nil {
