@@ -66,9 +66,12 @@ func logging(log *slog.Logger) asynq.MiddlewareFunc {
 			err := next.ProcessTask(ctx, t)
 			attrs := []any{slog.String("task_type", t.Type()), slog.String("task_id", id),
 				slog.Int("retry", retry), slog.Duration("took", time.Since(start))}
-			if err != nil {
+			switch {
+			case err != nil && !jobs.IsFailure(err):
+				log.Info("task deferred", append(attrs, slog.Any("error", err))...)
+			case err != nil:
 				log.Error("task failed", append(attrs, slog.Any("error", err))...)
-			} else {
+			default:
 				log.Debug("task done", attrs...)
 			}
 			return err
