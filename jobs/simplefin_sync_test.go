@@ -37,6 +37,7 @@ func newSyncSetup(t *testing.T) *syncSetup {
 	rdb := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rdb.Close() })
 	h.Redis = rdb
+	h.SyncOptions.OverlapDays = 7 // the production default
 	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
 		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond})
 	s := &syncSetup{h: h, store: store, bridge: simplefintest.New(t), f: modelstest.NewFamily(t, store, "sync"), redisOpt: opt}
@@ -244,4 +245,27 @@ func TestSyncRevokedAccessURL(t *testing.T) {
 
 func syncTask(sy *models.Sync) func() (*asynq.Task, error) {
 	return func() (*asynq.Task, error) { return jobs.NewSimplefinSyncTask(sy.FamilyID, sy.ID) }
+}
+
+// TestIncrementalWindow: after a completed sync, the next one reads from
+// the overlap before the day the last one started, in one request.
+func TestIncrementalWindow(t *testing.T) {
+	s := newSyncSetup(t)
+	s.h.SyncOptions.OverlapDays = 7
+	s.bridge.SetDataset(simplefintest.Generate(12, 1, 20, 60, time.Now().UTC()))
+	first, err := s.run(t, s.first)
+	if err != nil || first.Status != models.SyncCompleted {
+		t.Fatalf("first: %v", err)
+	}
+	second, err := s.run(t, s.newSync(t, false))
+	if err != nil || second.Status != models.SyncCompleted {
+		t.Fatalf("second: %v", err)
+	}
+	y, m, d := first.StartedAt.UTC().Date()
+	if want := time.Date(y, m, d-7, 0, 0, 0, 0, time.UTC); !second.WindowStart.Equal(want) {
+		t.Fatalf("window starts %v, want %v", second.WindowStart, want)
+	}
+	if second.RequestsUsed != 1 || second.TransactionsCreated != 0 {
+		t.Fatalf("second: %d requests, counts %+v", second.RequestsUsed, second.SyncCounts)
+	}
 }
