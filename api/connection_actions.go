@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -211,7 +212,16 @@ func (h *Handler) syncConnection(c *fiber.Ctx) error {
 	case models.ConnClaiming, models.ConnClaimFailed, models.ConnDisconnected:
 		return conflict("The connection is " + strings.ReplaceAll(conn.Status, "_", " ") + "; it cannot sync")
 	}
-	sy, created, err := h.store.CreateSync(ctx, &models.Sync{FamilyID: k.FamilyID, ConnectionID: conn.ID, Trigger: models.TriggerManual, Full: full})
+	// With the budget used up, the new sync waits for the first free slot,
+	// and the answer says when.
+	notBefore := h.now()
+	if h.redis != nil {
+		if at, err := jobs.BudgetFreeAt(ctx, h.redis, conn.ID, jobs.DefaultDailyBudget, notBefore); err == nil {
+			notBefore = at
+		}
+	}
+	sy, created, err := h.store.CreateSync(ctx, &models.Sync{FamilyID: k.FamilyID, ConnectionID: conn.ID, Trigger: models.TriggerManual,
+		Full: full, NotBefore: notBefore.UTC().Truncate(time.Microsecond)})
 	if err != nil {
 		return err
 	}

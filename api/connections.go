@@ -160,14 +160,45 @@ func (h *Handler) enqueueClaim(c *fiber.Ctx, conn *models.Connection) {
 }
 
 // deleteConnection disconnects: the stored credentials are destroyed and
-// the imported data is kept.
+// the imported data is kept, unless delete_transactions=true (a family
+// admin only), which queues the purge of what the connection imported.
 func (h *Handler) deleteConnection(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), keyOf(c)
 	id, err := pathID(c)
 	if err != nil {
 		return err
 	}
-	if err := h.store.DisconnectConnection(c.UserContext(), keyOf(c).FamilyID, id); err != nil {
+	purge := false
+	switch c.Query("delete_transactions") {
+	case "", "false":
+	case "true":
+		purge = true
+		u, err := h.store.User(ctx, k.FamilyID, k.UserID)
+		if err != nil {
+			return err
+		}
+		if u.Role != models.RoleAdmin && u.Role != models.RoleSuperAdmin {
+			return &apiError{status: fiber.StatusForbidden, code: "forbidden", message: "Only a family admin can delete imported transactions"}
+		}
+	default:
+		return invalid([]string{"delete_transactions must be true or false"})
+	}
+	ended, err := h.store.DisconnectConnection(ctx, k.FamilyID, id)
+	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"message": "Connection disconnected; imported data was kept"})
+	if h.redis != nil {
+		jobs.ForgetConnection(ctx, h.redis, id, ended)
+	}
+	if !purge {
+		return c.JSON(fiber.Map{"message": "Connection disconnected; imported data was kept"})
+	}
+	task, err := jobs.NewSimplefinPurgeTask(k.FamilyID, id)
+	if err == nil {
+		_, err = h.queue.EnqueueContext(ctx, task)
+	}
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return err
+	}
+	return c.JSON(fiber.Map{"message": "Connection disconnected; its imported transactions are being deleted"})
 }

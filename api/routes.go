@@ -145,4 +145,15 @@ func (h *Handler) routes(app *fiber.App) {
 	v1.Get("/syncs", read, h.listSyncs)
 	v1.Get("/syncs/latest", read, h.latestSync)
 	v1.Get("/syncs/:id", read, h.showSync)
+
+	// The bank connections screen; its template is added here so that
+	// the list of the other screens stays as it is.
+	h.pages["connections"] = connectionsTemplate()
+	app.Get("/settings/connections", screen(h.signedIn, h.connectionsScreen)...)
+	app.Post("/settings/connections", screen(h.signedIn, h.createConnectionScreen)...)
+	app.Post("/settings/connections/:id/sync", screen(h.signedIn, h.syncConnectionScreen)...)
+	app.Post("/settings/connections/:id/reconnect", screen(h.signedIn, h.reconnectScreen)...)
+	app.Post("/settings/connections/:id/retry", screen(h.signedIn, h.retryClaimScreen)...)
+	app.Post("/settings/connections/:id/disconnect", screen(h.signedIn, h.disconnectScreen)...)
+	app.Post("/settings/connections/:id/accounts/:account_id", screen(h.signedIn, h.linkAccountScreen)...)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"coffer/api"
 	"coffer/jobs/simplefin/simplefintest"
@@ -130,4 +131,59 @@ func TestConnectionSettingsAndAccounts(t *testing.T) {
 	wantError(t, e.do("PATCH", base, e.alpha.Key, map[string]any{"setup_token": bridge.Token("third")}), 409, "conflict")
 	wantError(t, e.do("POST", base+"/sync", e.alpha.Key, nil), 409, "conflict")
 	wantError(t, e.do("PATCH", base, e.alpha.Key, map[string]any{"setup_token": "@@@"}), 422, "setup_token_not_base64")
+}
+
+func TestDisconnectDeletingTransactions(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	bridge := simplefintest.New(t)
+	conn, _ := activeConnection(t, e, bridge)
+	base := "/api/v1/provider_connections/" + conn.ID.String()
+	member := &models.User{FamilyID: e.alpha.Family.ID, Email: "member-" + conn.ID.String()[:8] + "@example.com", Role: models.RoleMember}
+	if err := e.store.CreateUser(t.Context(), member); err != nil {
+		t.Fatal(err)
+	}
+	key, err := e.store.CreateAPIKey(t.Context(), e.alpha.Family.ID, &models.APIKey{UserID: member.ID, Name: "m", Scope: models.ScopeReadWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, e.do("DELETE", base+"?delete_transactions=true", key, nil), 403, "forbidden")
+	wantError(t, e.do("DELETE", base+"?delete_transactions=maybe", e.alpha.Key, nil), 422, "validation_failed")
+	if r := e.do("DELETE", base+"?delete_transactions=true", e.alpha.Key, nil); r.status != 200 {
+		t.Fatalf("disconnect and delete: %d %s", r.status, r.body)
+	}
+	insp := asynq.NewInspector(e.redis)
+	defer insp.Close()
+	if _, err := insp.GetTaskInfo("low", "simplefin:purge:"+conn.ID.String()); err != nil {
+		t.Errorf("purge not queued: %v", err)
+	}
+	if got := e.do("GET", "/api/v1/syncs/latest", e.alpha.Key, nil).json(t); got["status"] != "failed" || got["error"] != "disconnected" {
+		t.Errorf("active sync after disconnect: %v", got)
+	}
+}
+
+// TestSyncNowOverBudget: with 24 requests in the last day, Sync now sends
+// nothing and answers 202 with a sync waiting for the first free slot.
+func TestSyncNowOverBudget(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	bridge := simplefintest.New(t)
+	conn, first := activeConnection(t, e, bridge)
+	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
+		t.Fatal(err)
+	}
+	oldest := time.Now().Add(-20 * time.Hour)
+	for i := 0; i < 24; i++ {
+		at := oldest.Add(time.Duration(i) * time.Minute)
+		e.rdb.ZAdd(t.Context(), "simplefin:budget:{"+conn.ID.String()+"}", redis.Z{Score: float64(at.UnixMilli()), Member: i})
+	}
+	r := e.do("POST", "/api/v1/provider_connections/"+conn.ID.String()+"/sync", e.alpha.Key, nil)
+	if r.status != 202 {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	notBefore, _ := time.Parse(time.RFC3339, r.json(t)["not_before"].(string))
+	if want := oldest.Add(24 * time.Hour); notBefore.Sub(want).Abs() > 2*time.Second {
+		t.Fatalf("not_before %v, want %v", notBefore, want)
+	}
+	if n, _ := bridge.AccountsRequests(); n != 0 {
+		t.Fatal("a request was sent")
+	}
 }

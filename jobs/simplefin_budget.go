@@ -75,3 +75,17 @@ const DefaultDailyBudget = 24
 func RequestsLast24h(ctx context.Context, rdb redis.UniversalClient, connectionID uuid.UUID, now time.Time) (int, error) {
 	return budget{rdb: rdb}.used(ctx, connectionID, now)
 }
+
+// BudgetFreeAt returns when the connection's next request fits in its
+// budget without reserving it: now when it fits already.
+func BudgetFreeAt(ctx context.Context, rdb redis.UniversalClient, connectionID uuid.UUID, limit int, now time.Time) (time.Time, error) {
+	scores, err := rdb.ZRangeByScoreWithScores(ctx, budgetKey(connectionID), &redis.ZRangeBy{
+		Min: strconv.FormatInt(now.Add(-24*time.Hour).UnixMilli()+1, 10), Max: "+inf"}).Result()
+	if err != nil {
+		return now, fmt.Errorf("jobs: read request budget: %w", err)
+	}
+	if len(scores) < limit {
+		return now, nil
+	}
+	return time.UnixMilli(int64(scores[len(scores)-limit].Score)).Add(24 * time.Hour).UTC(), nil
+}

@@ -111,7 +111,10 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 	o := h.SyncOptions.withDefaults()
 	err = h.Store.ImportTransactions(ctx, step, *pa.AccountID, rows.Rows, models.ImportOptions{
 		ConnectionID: conn.ID, IncludePending: conn.IncludePending, MatchDays: o.PendingMatchDays,
-		StaleDays: o.StalePendingDays, Today: models.DateOf(h.now())})
+		StaleDays: o.StalePendingDays, Today: models.DateOf(h.now()), Balance: pa.Balance})
+	if errors.Is(err, models.ErrNotFound) {
+		return fmt.Errorf("%w: the ledger account is gone", errStepFailed)
+	}
 	if err != nil {
 		return err
 	}

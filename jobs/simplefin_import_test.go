@@ -31,7 +31,7 @@ func TestImportBadInput(t *testing.T) {
 	  {"id":"A1","name":"Checking","currency":"usd","balance":"100.00","balance-date":` + fmt.Sprint(day) + `,"org":{"name":"Bank"},"transactions":[` +
 		strings.Join([]string{
 			tx("e1", `"1e3"`, ""), tx("e2", `"NaN"`, ""), tx("e3", `"1,000.00"`, ""), tx("e4", `""`, ""),
-			tx("r1", `"12.345678"`, ""), tx("r2", `"-0.5"`, ""), tx("r3", `"0.00"`, ""), tx("r4", `" 42 "`, ""), tx("r5", `12.5`, ""),
+			tx("r1", `"12.345678"`, ""), tx("r2", `"-0.5"`, ""), tx("r3", `"0.00"`, ""), tx("r4", `" 42 "`, ""), tx("r5", `12.5`, ""), tx("r6", `"1.23456789"`, ""),
 			fmt.Sprintf(`{"id":"p1","amount":"-5.00","description":"CAFE","pending":true,"transacted_at":%d}`, day-86400),
 			`{"id":"d1","amount":"-5.00","description":"NO DATE"}`,
 			`{"id":"d2","posted":"unavailable","amount":"-5.00","description":"BAD DATE"}`,
@@ -51,7 +51,7 @@ func TestImportBadInput(t *testing.T) {
 		t.Fatalf("sync: %v %s %v", err, got.Status, got.Error)
 	}
 	rows := byExternalID(s.imported(t))
-	for id, want := range map[string]string{"r1": "-12.3457", "r2": "0.5000", "r3": "0.0000", "r4": "-42.0000", "r5": "-12.5000", "p1": "5.0000", "dup": "7.0000"} {
+	for id, want := range map[string]string{"r1": "-12.3457", "r2": "0.5000", "r3": "0.0000", "r4": "-42.0000", "r5": "-12.5000", "r6": "-1.2346", "p1": "5.0000", "dup": "7.0000"} {
 		r, ok := rows[id]
 		if !ok || r.Amount.String() != want {
 			t.Errorf("%s: %v, want %s", id, r.Amount, want)
@@ -81,7 +81,7 @@ func TestImportBadInput(t *testing.T) {
 		t.Errorf("%d rows for an id in two accounts, want 2", same)
 	}
 	warnings := strings.Join(got.Warnings, "\n")
-	for _, w := range []string{"e1 rejected", "r1: amount rounded", "currency", "unreadable balance", "without an id"} {
+	for _, w := range []string{"e1 rejected", "r1: amount rounded", "r6: amount rounded", "currency", "unreadable balance", "without an id"} {
 		if !strings.Contains(warnings, w) {
 			t.Errorf("no warning %q in %s", w, warnings)
 		}

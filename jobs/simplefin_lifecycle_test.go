@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
+	"coffer/jobs"
 	"coffer/jobs/simplefin/simplefintest"
 	"coffer/models"
 )
@@ -251,5 +254,31 @@ func TestBudgetNeverExceeded(t *testing.T) {
 	}
 	if n, _ := s.bridge.AccountsRequests(); n != 2 {
 		t.Fatalf("%d requests, want 2", n)
+	}
+}
+
+// TestImportCancelledMidway: an import whose worker context ends writes
+// nothing; its step goes back to pending and the re-delivery completes it
+// with the same rows and counts as an undisturbed run.
+func TestImportCancelledMidway(t *testing.T) {
+	s := newSyncSetup(t)
+	data := simplefintest.Generate(10, 1, 30, 20, time.Now().UTC())
+	s.bridge.SetDataset(data)
+	if err := s.h.SimplefinSync(context.Background(), task(t, syncTask(s.first))); err != nil {
+		t.Fatal(err)
+	}
+	parent, _ := s.store.Sync(context.Background(), s.f.Family.ID, s.first.ID)
+	step := parent.Children[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.h.SimplefinImport(ctx, task(t, func() (*asynq.Task, error) { return jobs.NewSimplefinImportTask(step.FamilyID, step.ID) })); err == nil {
+		t.Fatal("a cancelled import reported success")
+	}
+	if n := len(s.imported(t)); n != 0 {
+		t.Fatalf("%d rows written by a cancelled import", n)
+	}
+	got, err := s.run(t, s.first)
+	if err != nil || got.Status != models.SyncCompleted || got.TransactionsCreated != data.Count() || len(s.imported(t)) != data.Count() {
+		t.Fatalf("re-delivery: %v %s %+v", err, got.Status, got.SyncCounts)
 	}
 }

@@ -171,7 +171,9 @@ func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Conn
 	last, err := h.Store.LastCompletedSync(ctx, sy.FamilyID, sy.ConnectionID)
 	switch {
 	case err == nil:
-		plan.LastStart = last.WindowStart
+		// Incremental: from the day the last completed sync started, less
+		// the overlap that catches late arrivals.
+		plan.LastStart = last.StartedAt
 	case !errors.Is(err, models.ErrNotFound):
 		return err
 	}

@@ -3,6 +3,8 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +37,7 @@ func newSyncSetup(t *testing.T) *syncSetup {
 	rdb := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rdb.Close() })
 	h.Redis = rdb
+	h.SyncOptions.OverlapDays = 7 // the production default
 	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
 		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond})
 	s := &syncSetup{h: h, store: store, bridge: simplefintest.New(t), f: modelstest.NewFamily(t, store, "sync"), redisOpt: opt}
@@ -49,7 +52,26 @@ func newSyncSetup(t *testing.T) *syncSetup {
 	}
 	rdb.Del(context.Background(), "simplefin:budget:{"+s.conn.ID.String()+"}")
 	s.first = sy
+	t.Cleanup(func() { checkRequests(t, s.bridge) })
 	return s
+}
+
+// checkRequests holds every test to the protocol rules the fake can see:
+// never pending=0, every window at most 90 days, no credential in a query.
+func checkRequests(t *testing.T, bridge *simplefintest.Server) {
+	for _, q := range bridge.Queries() {
+		if v, ok := q["pending"]; ok && (len(v) != 1 || v[0] != "1") {
+			t.Errorf("pending sent as %v", v)
+		}
+		start, err1 := strconv.ParseInt(q.Get("start-date"), 10, 64)
+		end, err2 := strconv.ParseInt(q.Get("end-date"), 10, 64)
+		if err1 != nil || err2 != nil || end <= start || end-start > 90*86400 {
+			t.Errorf("window %s..%s", q.Get("start-date"), q.Get("end-date"))
+		}
+		if strings.Contains(q.Encode(), "s3cret") {
+			t.Error("a credential in a query string")
+		}
+	}
 }
 
 func task(t *testing.T, build func() (*asynq.Task, error)) *asynq.Task {
@@ -136,6 +158,17 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 	if c.LastSyncedAt == nil || c.Status != models.ConnActive {
 		t.Fatalf("connection after sync: %+v", c)
 	}
+	// Each ledger account shows the bank's balance once recalculated.
+	pas, _ := s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)
+	for _, pa := range pas {
+		if err := s.store.RecalculateBalance(context.Background(), s.f.Family.ID, *pa.AccountID); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := s.store.Account(context.Background(), s.f.Family.ID, *pa.AccountID)
+		if a.Balance != *pa.Balance {
+			t.Fatalf("account %s balance %v, bank says %v", a.Name, a.Balance, *pa.Balance)
+		}
+	}
 
 	again, err := s.run(t, s.newSync(t, true))
 	if err != nil {
@@ -212,4 +245,27 @@ func TestSyncRevokedAccessURL(t *testing.T) {
 
 func syncTask(sy *models.Sync) func() (*asynq.Task, error) {
 	return func() (*asynq.Task, error) { return jobs.NewSimplefinSyncTask(sy.FamilyID, sy.ID) }
+}
+
+// TestIncrementalWindow: after a completed sync, the next one reads from
+// the overlap before the day the last one started, in one request.
+func TestIncrementalWindow(t *testing.T) {
+	s := newSyncSetup(t)
+	s.h.SyncOptions.OverlapDays = 7
+	s.bridge.SetDataset(simplefintest.Generate(12, 1, 20, 60, time.Now().UTC()))
+	first, err := s.run(t, s.first)
+	if err != nil || first.Status != models.SyncCompleted {
+		t.Fatalf("first: %v", err)
+	}
+	second, err := s.run(t, s.newSync(t, false))
+	if err != nil || second.Status != models.SyncCompleted {
+		t.Fatalf("second: %v", err)
+	}
+	y, m, d := first.StartedAt.UTC().Date()
+	if want := time.Date(y, m, d-7, 0, 0, 0, 0, time.UTC); !second.WindowStart.Equal(want) {
+		t.Fatalf("window starts %v, want %v", second.WindowStart, want)
+	}
+	if second.RequestsUsed != 1 || second.TransactionsCreated != 0 {
+		t.Fatalf("second: %d requests, counts %+v", second.RequestsUsed, second.SyncCounts)
+	}
 }

@@ -92,9 +92,10 @@ func (s *Store) Connections(ctx context.Context, familyID uuid.UUID, p Page) ([]
 }
 
 // DisconnectConnection destroys a connection's stored credentials and
-// fails its active syncs, in one transaction; what it imported stays.
-func (s *Store) DisconnectConnection(ctx context.Context, familyID, id uuid.UUID) error {
-	return s.RunInTx(ctx, func(tx *Store) error {
+// fails its active syncs, in one transaction; what it imported stays. It
+// returns the syncs it ended, whose tasks the caller deletes.
+func (s *Store) DisconnectConnection(ctx context.Context, familyID, id uuid.UUID) (ended []Sync, err error) {
+	err = s.RunInTx(ctx, func(tx *Store) error {
 		now := tx.now()
 		res, err := tx.db.NewUpdate().Model((*Connection)(nil)).
 			Set("status = ?", ConnDisconnected).Set("status_message = NULL").
@@ -105,12 +106,17 @@ func (s *Store) DisconnectConnection(ctx context.Context, familyID, id uuid.UUID
 		if err := affectedOne(res, err, "disconnect connection"); err != nil {
 			return err
 		}
+		if err := tx.db.NewSelect().Model(&ended).Where("sy.family_id = ?", familyID).Where("sy.connection_id = ?", id).
+			Where("sy.status IN (?)", bun.In([]string{SyncPending, SyncRunning})).Scan(ctx); err != nil {
+			return dbErr("list active syncs", err)
+		}
 		_, err = tx.db.NewUpdate().Model((*Sync)(nil)).
 			Set("status = ?", SyncFailed).Set("error = ?", "disconnected").Set("finished_at = ?", now).Set("lease_until = NULL").
 			Where("family_id = ?", familyID).Where("connection_id = ?", id).Where("status IN (?)", bun.In([]string{SyncPending, SyncRunning})).
 			Exec(ctx)
 		return dbErr("fail syncs of disconnected connection", err)
 	})
+	return ended, err
 }
 
 // SetupToken opens a connection's sealed setup token.

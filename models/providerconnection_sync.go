@@ -152,3 +152,39 @@ func jsonList(v []string) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// PurgeConnectionBatch deletes up to limit of the transactions a
+// connection imported and returns how many; the purge job calls it until
+// it returns 0, so that no transaction holds locks for long.
+func (s *Store) PurgeConnectionBatch(ctx context.Context, familyID, connectionID uuid.UUID, limit int) (int, error) {
+	ids := s.db.NewSelect().Model((*Transaction)(nil)).Column("id").Where("family_id = ?", familyID).
+		Where("provider_connection_id = ?", connectionID).Limit(int64(limit))
+	res, err := s.db.NewDelete().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("id IN (?)", ids).Exec(ctx)
+	if err != nil {
+		return 0, dbErr("purge imported transactions", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// PurgeConnectionAccounts deletes the remote accounts of a connection and
+// the ledger accounts they feed that hold no transaction any more.
+func (s *Store) PurgeConnectionAccounts(ctx context.Context, familyID, connectionID uuid.UUID) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		var linked []uuid.UUID
+		if err := tx.db.NewSelect().Model((*ProviderAccount)(nil)).Column("account_id").Where("family_id = ?", familyID).
+			Where("connection_id = ?", connectionID).Where("account_id IS NOT NULL").Scan(ctx, &linked); err != nil {
+			return dbErr("list linked accounts", err)
+		}
+		if _, err := tx.db.NewDelete().Model((*ProviderAccount)(nil)).Where("family_id = ?", familyID).
+			Where("connection_id = ?", connectionID).Exec(ctx); err != nil {
+			return dbErr("delete provider accounts", err)
+		}
+		if len(linked) == 0 {
+			return nil
+		}
+		_, err := tx.db.NewDelete().Model((*Account)(nil)).Where("family_id = ?", familyID).Where("id IN (?)", bun.In(linked)).
+			Where("id NOT IN (SELECT account_id FROM transactions WHERE family_id = ? AND account_id IN (?))", familyID, bun.In(linked)).Exec(ctx)
+		return dbErr("delete empty accounts", err)
+	})
+}

@@ -222,8 +222,10 @@ func (s *Store) DeferSync(ctx context.Context, sy *Sync, notBefore time.Time, wa
 	if warning != "" {
 		sy.Warnings = appendWarning(sy.Warnings, warning)
 	}
+	// Only a run that still holds the sync hands it back: a step another
+	// worker completed meanwhile stays completed.
 	_, err := s.db.NewUpdate().Model(sy).Column("status", "not_before", "lease_until", "warnings", "requests_used").
-		Where("family_id = ?", sy.FamilyID).WherePK().Exec(ctx)
+		Where("family_id = ?", sy.FamilyID).WherePK().Where("status = ?", SyncRunning).Exec(ctx)
 	return dbErr("defer sync", err)
 }
 

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -182,7 +183,8 @@ func (s *Store) transactionSelect(model any, familyID uuid.UUID) *bun.SelectQuer
 		Relation("Account").
 		Relation("Category").
 		Relation("Merchant").
-		Where("t.family_id = ?", familyID)
+		Where("t.family_id = ?", familyID).
+		Where("t.deleted_at IS NULL") // tombstones of deleted imported rows are invisible
 }
 
 // insertTransactionSQL inserts a transaction only while its account is an
@@ -291,12 +293,15 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 	t.UpdatedAt = s.now()
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var before Transaction
-		err := tx.db.NewSelect().Model(&before).Column("account_id").
-			Where("family_id = ?", t.FamilyID).Where("id = ?", t.ID).Scan(ctx)
+		err := tx.db.NewSelect().Model(&before).Column("account_id", "source", "locked_fields").
+			Where("family_id = ?", t.FamilyID).Where("id = ?", t.ID).Where("deleted_at IS NULL").Scan(ctx)
 		if err != nil {
 			return dbErr("get transaction", err)
 		}
 		previousAccount = before.AccountID
+		if locked := lockEdited(before, columns); locked != nil {
+			t.LockedFields, columns = locked, append(columns, "locked_fields")
+		}
 		refs := TransactionRefs{CategoryID: t.CategoryID, MerchantID: t.MerchantID}
 		if t.AccountID != before.AccountID {
 			refs.AccountID = &t.AccountID
@@ -328,17 +333,49 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 }
 
 // DeleteTransaction removes a transaction (and the transfer it was part
-// of) and returns its account, whose balance changes.
+// of) and returns its account, whose balance changes. An imported row is
+// tombstoned instead, so that the next import does not bring it back.
 func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (accountID uuid.UUID, err error) {
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var t Transaction
-		err := tx.db.NewSelect().Model(&t).Column("account_id").
-			Where("family_id = ?", familyID).Where("id = ?", id).Scan(ctx)
+		err := tx.db.NewSelect().Model(&t).Column("account_id", "source").
+			Where("family_id = ?", familyID).Where("id = ?", id).Where("deleted_at IS NULL").Scan(ctx)
 		if err != nil {
 			return dbErr("get transaction", err)
 		}
 		accountID = t.AccountID
+		if t.Source != nil && *t.Source == SourceSimpleFIN {
+			now := tx.now()
+			res, err := tx.db.NewUpdate().Model((*Transaction)(nil)).Set("deleted_at = ?", now).Set("updated_at = ?", now).
+				Where("family_id = ?", familyID).Where("id = ?", id).Exec(ctx)
+			return affectedOne(res, err, "tombstone transaction")
+		}
 		return tx.deleteOne(ctx, (*Transaction)(nil), familyID, id, "delete transaction")
 	})
 	return accountID, err
+}
+
+// lockedByColumn names the provider-owned field a user edit of a column
+// locks on an imported row.
+var lockedByColumn = map[string]string{"date": "date", "amount": "amount", "name": "name", "notes": "notes",
+	"category_id": "category", "excluded": "excluded"}
+
+// lockEdited returns an imported row's locked fields with those the edit
+// touches added, or nil when nothing new is locked (or the row was not
+// imported): the importer never writes a locked field again.
+func lockEdited(before Transaction, columns []string) []string {
+	if before.Source == nil || *before.Source != SourceSimpleFIN {
+		return nil
+	}
+	locked := append([]string{}, before.LockedFields...)
+	added := false
+	for _, c := range columns {
+		if f, ok := lockedByColumn[c]; ok && !slices.Contains(locked, f) {
+			locked, added = append(locked, f), true
+		}
+	}
+	if !added {
+		return nil
+	}
+	return locked
 }

@@ -36,6 +36,9 @@ type ImportOptions struct {
 	MatchDays      int  // largest gap between a pending row and its posted twin
 	StaleDays      int  // age after which a pending row that never posted is excluded
 	Today          Date // in UTC
+	// Balance is the bank's balance of the account, nil when unknown; the
+	// ledger account is brought to it (see alignBalance).
+	Balance *Amount
 }
 
 // storedTx is what the importer reads of an imported row.
@@ -118,6 +121,11 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		}
 		n, _ := res.RowsAffected()
 		step.StalePendingExcluded += int(n)
+		if o.Balance != nil {
+			if err := tx.alignBalance(ctx, a, *o.Balance, o.Today); err != nil {
+				return err
+			}
+		}
 		return tx.completeChild(ctx, step)
 	})
 }
@@ -430,4 +438,35 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// alignOpeningSQL sets the opening balance that makes the derived balance
+// (see balanceSQL) equal the bank's: the bank is the truth for an imported
+// account, whatever rows it never sent. It writes only when it changes.
+const alignOpeningSQL = `
+UPDATE accounts SET opening_balance = ? - (CASE WHEN account_type IN ('credit_card', 'loan', 'other_liability') THEN 1 ELSE -1 END) *
+        COALESCE((SELECT SUM(t.amount) FROM transactions t
+                  WHERE t.account_id = accounts.id AND t.family_id = accounts.family_id
+                    AND t.currency = accounts.currency AND t.date <= ?
+                    AND t.deleted_at IS NULL AND NOT t.excluded), 0),
+    updated_at = ?
+WHERE family_id = ? AND id = ? AND opening_balance <> ? - (CASE WHEN account_type IN ('credit_card', 'loan', 'other_liability') THEN 1 ELSE -1 END) *
+        COALESCE((SELECT SUM(t.amount) FROM transactions t
+                  WHERE t.account_id = accounts.id AND t.family_id = accounts.family_id
+                    AND t.currency = accounts.currency AND t.date <= ?
+                    AND t.deleted_at IS NULL AND NOT t.excluded), 0)`
+
+// alignBalance brings a ledger account to the bank's balance, shown the
+// ledger's way: as sent for an asset or untyped account, negated for a
+// credit card (debt positive), its absolute value for a loan.
+func (s *Store) alignBalance(ctx context.Context, a *Account, bank Amount, today Date) error {
+	target := bank
+	switch a.AccountType {
+	case "credit_card":
+		target = -bank
+	case "loan":
+		target = bank.Abs()
+	}
+	_, err := s.db.NewRaw(alignOpeningSQL, target, today, s.now(), a.FamilyID, a.ID, target, today).Exec(ctx)
+	return dbErr("align balance", err)
 }

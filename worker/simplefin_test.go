@@ -133,3 +133,16 @@ func TestSimplefinRateLimitDefers(t *testing.T) {
 		t.Fatalf("%d requests, want 1", n)
 	}
 }
+
+func TestSchedulerRegistersSimplefinSync(t *testing.T) {
+	opt := modelstest.Redis(t, redisDB)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *", SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York"}
+	if _, err := worker.NewScheduler(o); err != nil {
+		t.Fatal(err)
+	}
+	o.SimplefinSyncTZ = "Nowhere/Else"
+	if _, err := worker.NewScheduler(o); err == nil {
+		t.Fatal("an unknown time zone was accepted")
+	}
+}

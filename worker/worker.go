@@ -49,6 +49,7 @@ func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
 	mux.HandleFunc(jobs.TypeSimplefinSync, h.SimplefinSync)
 	mux.HandleFunc(jobs.TypeSimplefinImport, h.SimplefinImport)
 	mux.HandleFunc(jobs.TypeSimplefinFetchInfo, h.SimplefinFetchInfo)
+	mux.HandleFunc(jobs.TypeSimplefinPurge, h.SimplefinPurge)
 	mux.HandleFunc(jobs.TypeSimplefinSchedule, h.SimplefinSchedule)
 	mux.HandleFunc(jobs.TypeSimplefinSweep, h.SimplefinSweep)
 	mux.HandleFunc(jobs.TypeRolesSync, h.RolesSync)
@@ -66,9 +67,12 @@ func logging(log *slog.Logger) asynq.MiddlewareFunc {
 			err := next.ProcessTask(ctx, t)
 			attrs := []any{slog.String("task_type", t.Type()), slog.String("task_id", id),
 				slog.Int("retry", retry), slog.Duration("took", time.Since(start))}
-			if err != nil {
+			switch {
+			case err != nil && !jobs.IsFailure(err):
+				log.Info("task deferred", append(attrs, slog.Any("error", err))...)
+			case err != nil:
 				log.Error("task failed", append(attrs, slog.Any("error", err))...)
-			} else {
+			default:
 				log.Debug("task done", attrs...)
 			}
 			return err

@@ -13,7 +13,7 @@ type Plan struct {
 	LookbackDays int        // initial history depth
 	ChunkDays    int        // the largest window per request (at most 90)
 	OverlapDays  int        // how far a regular sync re-reads
-	LastStart    *time.Time // window start of the last completed sync; nil: first sync
+	LastStart    *time.Time // when the last completed sync started; nil: first sync
 	Full         bool
 }
 

@@ -1,6 +1,7 @@
 package simplefin
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -43,6 +44,31 @@ func FuzzParseRemoteAmount(f *testing.F) {
 			if r != '.' && r != '-' && r != '+' && (r < '0' || r > '9') {
 				t.Fatalf("%q accepted as %v", s, a)
 			}
+		}
+	})
+}
+
+func FuzzAccountSet(f *testing.F) {
+	for _, s := range []string{
+		`{"errors":[],"accounts":[{"id":"A","name":"n","currency":"USD","balance":"1","balance-date":1,"transactions":[{"id":"t","posted":"1767225600","amount":"-1.5","description":"d"}]}]}`,
+		`{"accounts":"nope"}`, `{"error":"x","accounts":[{"id":5}]}`, `{"accounts":[{"transactions":[{"amount":12.5,"posted":null,"pending":true,"transacted_at":99}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	now := time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var set AccountSet
+		if json.Unmarshal(b, &set) != nil {
+			return
+		}
+		for _, a := range set.Accounts {
+			rows := NormalizeTransactions(a.Transactions, now)
+			for _, r := range rows.Rows {
+				if r.ExternalID == "" || r.Date == "" || r.Name == "" {
+					t.Fatalf("accepted an incomplete row %+v", r)
+				}
+			}
+			NormalizeCurrency(a.Currency)
 		}
 	})
 }

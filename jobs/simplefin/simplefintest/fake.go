@@ -46,6 +46,7 @@ const (
 	AccountsHTML429                            // a Cloudflare 429 without Retry-After
 	AccountsGenAuth                            // a v2 200 with gen.auth and no accounts
 	AccountsRedirect                           // a 302 to another host
+	AccountsHang                               // no answer until the client gives up
 )
 
 // Server is a fake Bridge.
@@ -246,6 +247,8 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusTooManyRequests)
 		fmt.Fprint(w, "<html><body>Rate limited | Cloudflare</body></html>")
+	case AccountsHang:
+		<-r.Context().Done()
 	case AccountsRedirect:
 		http.Redirect(w, r, "http://elsewhere.example/simplefin/accounts", http.StatusFound)
 	case AccountsGenAuth:
