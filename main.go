@@ -392,8 +392,8 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, Web: web,
 		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
-		SimpleFINAllowHTTP: cfg.SimpleFINAllowHTTP,
-		Mail:               api.MailOptions{SMTPURL: cfg.SMTPURL, From: cfg.MailFrom, LogOnly: cfg.SMTPURL == "" && cfg.Env == "development"},
+		SimpleFINAllowHTTP: cfg.SimpleFINAllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
+		Mail: api.MailOptions{SMTPURL: cfg.SMTPURL, From: cfg.MailFrom, LogOnly: cfg.SMTPURL == "" && cfg.Env == "development"},
 	})
 	if err != nil {
 		return err

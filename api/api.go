@@ -46,7 +46,10 @@ type Options struct {
 	Mail      MailOptions
 	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
 	SimpleFINAllowHTTP bool
-	SSO                SSOOptions
+	// SimpleFINDailyBudget is the requests per connection and rolling day
+	// that the worker allows; 0 means jobs.DefaultDailyBudget.
+	SimpleFINDailyBudget int
+	SSO                  SSOOptions
 }
 
 // SSOOptions configure single sign-on.
@@ -96,6 +99,7 @@ type Handler struct {
 	sso       SSOOptions
 
 	simplefinHTTP bool
+	dailyBudget   int
 	pages         map[string]*template.Template
 	dummyOnce     sync.Once
 	dummyHash     string // checked for unknown emails, so they take as long as known ones; made on first use
@@ -116,9 +120,13 @@ func New(o Options) (*fiber.App, error) {
 		sso:       o.SSO,
 
 		simplefinHTTP: o.SimpleFINAllowHTTP,
+		dailyBudget:   o.SimpleFINDailyBudget,
 	}
 	if h.now == nil {
 		h.now = time.Now
+	}
+	if h.dailyBudget <= 0 {
+		h.dailyBudget = jobs.DefaultDailyBudget
 	}
 	if h.log == nil {
 		h.log = slog.Default()

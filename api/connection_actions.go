@@ -62,7 +62,7 @@ func (h *Handler) connectionDetail(c *fiber.Ctx, conn *models.Connection) (conne
 	for i := range pas {
 		out.Accounts[i] = renderProviderAccount(&pas[i])
 	}
-	budget := jobs.DefaultDailyBudget
+	budget := h.dailyBudget
 	out.RequestBudget = &budget
 	if h.redis != nil {
 		used, err := jobs.RequestsLast24h(c.UserContext(), h.redis, conn.ID, h.now())
@@ -216,7 +216,7 @@ func (h *Handler) syncConnection(c *fiber.Ctx) error {
 	// and the answer says when.
 	notBefore := h.now()
 	if h.redis != nil {
-		if at, err := jobs.BudgetFreeAt(ctx, h.redis, conn.ID, jobs.DefaultDailyBudget, notBefore); err == nil {
+		if at, err := jobs.BudgetFreeAt(ctx, h.redis, conn.ID, h.dailyBudget, notBefore); err == nil {
 			notBefore = at
 		}
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"errors"
-	"html/template"
 	"strconv"
 	"strings"
 	"time"
@@ -14,12 +13,6 @@ import (
 	"coffer/jobs/simplefin"
 	"coffer/models"
 )
-
-// connectionsTemplate parses the bank connections screen. The template is
-// embedded, so an error is a programming error caught by every test.
-func connectionsTemplate() *template.Template {
-	return template.Must(template.New("connections").ParseFS(templateFiles, "templates/layout.html", "templates/connections.html"))
-}
 
 type connectionCard struct {
 	Conn     models.Connection
@@ -58,7 +51,7 @@ func (h *Handler) connectionsPage(c *fiber.Ctx, status int, msg string) error {
 	}
 	d := connectionsData{}
 	for _, conn := range conns {
-		card := connectionCard{Conn: conn, Budget: jobs.DefaultDailyBudget}
+		card := connectionCard{Conn: conn, Budget: h.dailyBudget}
 		pas, err := h.store.ProviderAccounts(ctx, fam, conn.ID)
 		if err != nil {
 			return err

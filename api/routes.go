@@ -146,9 +146,7 @@ func (h *Handler) routes(app *fiber.App) {
 	v1.Get("/syncs/latest", read, h.latestSync)
 	v1.Get("/syncs/:id", read, h.showSync)
 
-	// The bank connections screen; its template is added here so that
-	// the list of the other screens stays as it is.
-	h.pages["connections"] = connectionsTemplate()
+	// The bank connections screen.
 	app.Get("/settings/connections", screen(h.signedIn, h.connectionsScreen)...)
 	app.Post("/settings/connections", screen(h.signedIn, h.createConnectionScreen)...)
 	app.Post("/settings/connections/:id/sync", screen(h.signedIn, h.syncConnectionScreen)...)

@@ -56,7 +56,7 @@ func parseTemplates() (map[string]*template.Template, error) {
 	}
 	for _, name := range []string{"login", "home", "api_keys", "error", "admin_users", "admin_user", "admin_audit",
 		"register", "password_forgot", "password_reset", "security", "link",
-		"admin_providers", "admin_provider_form", "admin_provider_test", "admin_provider_delete"} {
+		"admin_providers", "admin_provider_form", "admin_provider_test", "admin_provider_delete", "connections"} {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, err

@@ -107,12 +107,12 @@ func (s *Store) DisconnectConnection(ctx context.Context, familyID, id uuid.UUID
 			return err
 		}
 		if err := tx.db.NewSelect().Model(&ended).Where("sy.family_id = ?", familyID).Where("sy.connection_id = ?", id).
-			Where("sy.status IN (?)", bun.In([]string{SyncPending, SyncRunning})).Scan(ctx); err != nil {
+			Where("sy.status IN (?)", bun.List([]string{SyncPending, SyncRunning})).Scan(ctx); err != nil {
 			return dbErr("list active syncs", err)
 		}
 		_, err = tx.db.NewUpdate().Model((*Sync)(nil)).
 			Set("status = ?", SyncFailed).Set("error = ?", "disconnected").Set("finished_at = ?", now).Set("lease_until = NULL").
-			Where("family_id = ?", familyID).Where("connection_id = ?", id).Where("status IN (?)", bun.In([]string{SyncPending, SyncRunning})).
+			Where("family_id = ?", familyID).Where("connection_id = ?", id).Where("status IN (?)", bun.List([]string{SyncPending, SyncRunning})).
 			Exec(ctx)
 		return dbErr("fail syncs of disconnected connection", err)
 	})

@@ -19,7 +19,7 @@ func (s *Store) ConnectionFetched(ctx context.Context, c *Connection, providerEr
 	_, err := s.db.NewUpdate().Model((*Connection)(nil)).
 		Set("status = ?", ConnActive).Set("status_message = NULL").Set("retry_after = NULL").
 		Set("consecutive_rate_limits = 0").Set("provider_errors = ?", jsonList(providerErrors)).Set("updated_at = ?", s.now()).
-		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status IN (?)", bun.In(recoverable)).Exec(ctx)
+		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status IN (?)", bun.List(recoverable)).Exec(ctx)
 	return dbErr("connection fetched", err)
 }
 
@@ -29,7 +29,7 @@ func (s *Store) ConnectionFetched(ctx context.Context, c *Connection, providerEr
 func (s *Store) ConnectionFetchFailed(ctx context.Context, c *Connection, status, message string, retryAfter *time.Time) error {
 	q := s.db.NewUpdate().Model((*Connection)(nil)).
 		Set("status = ?", status).Set("status_message = ?", message).Set("updated_at = ?", s.now()).
-		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status IN (?)", bun.In(recoverable))
+		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status IN (?)", bun.List(recoverable))
 	if status == ConnRateLimited {
 		q.Set("retry_after = ?", retryAfter).Set("consecutive_rate_limits = consecutive_rate_limits + 1")
 	} else {
@@ -83,7 +83,7 @@ func (s *Store) ReconnectConnection(ctx context.Context, c *Connection, setupTok
 		return err
 	}
 	res, err := s.db.NewUpdate().Model((*Connection)(nil)).
-		Set("prev_status = CASE WHEN status IN (?) THEN NULL ELSE status END", bun.In([]string{ConnClaimFailed, ConnDisconnected})).
+		Set("prev_status = CASE WHEN status IN (?) THEN NULL ELSE status END", bun.List([]string{ConnClaimFailed, ConnDisconnected})).
 		Set("status = ?", ConnClaiming).Set("status_message = NULL").Set("setup_token_enc = ?", sealed).
 		Set("claim_seq = claim_seq + 1").Set("claim_sent_at = NULL").Set("claim_retryable = FALSE").Set("updated_at = ?", s.now()).
 		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status <> ?", ConnClaiming).Exec(ctx)
@@ -116,7 +116,7 @@ func (s *Store) SchedulableConnections(ctx context.Context, now time.Time, after
 	var out []ConnectionRef
 	err := s.db.NewSelect().Model((*Connection)(nil)).Column("family_id", "id", "claim_seq").
 		Where("(status IN (?) OR (status = ? AND (retry_after IS NULL OR retry_after <= ?)))",
-			bun.In([]string{ConnActive, ConnPaymentRequired}), ConnRateLimited, now).
+			bun.List([]string{ConnActive, ConnPaymentRequired}), ConnRateLimited, now).
 		Where("id > ?", after).OrderExpr("id").Limit(int64(limit)).Scan(ctx, &out)
 	return out, dbErr("list schedulable connections", err)
 }
@@ -183,8 +183,8 @@ func (s *Store) PurgeConnectionAccounts(ctx context.Context, familyID, connectio
 		if len(linked) == 0 {
 			return nil
 		}
-		_, err := tx.db.NewDelete().Model((*Account)(nil)).Where("family_id = ?", familyID).Where("id IN (?)", bun.In(linked)).
-			Where("id NOT IN (SELECT account_id FROM transactions WHERE family_id = ? AND account_id IN (?))", familyID, bun.In(linked)).Exec(ctx)
+		_, err := tx.db.NewDelete().Model((*Account)(nil)).Where("family_id = ?", familyID).Where("id IN (?)", bun.List(linked)).
+			Where("id NOT IN (SELECT account_id FROM transactions WHERE family_id = ? AND account_id IN (?))", familyID, bun.List(linked)).Exec(ctx)
 		return dbErr("delete empty accounts", err)
 	})
 }

@@ -121,7 +121,7 @@ func (s *Store) CreateSync(ctx context.Context, sy *Sync) (*Sync, bool, error) {
 func (s *Store) ActiveSync(ctx context.Context, familyID, connectionID uuid.UUID) (*Sync, error) {
 	sy := new(Sync)
 	err := s.db.NewSelect().Model(sy).Where("sy.family_id = ?", familyID).Where("sy.connection_id = ?", connectionID).
-		Where("sy.kind = ?", SyncKindConnection).Where("sy.status IN (?)", bun.In([]string{SyncPending, SyncRunning})).
+		Where("sy.kind = ?", SyncKindConnection).Where("sy.status IN (?)", bun.List([]string{SyncPending, SyncRunning})).
 		Limit(1).Scan(ctx)
 	return sy, dbErr("get active sync", err)
 }
@@ -244,7 +244,7 @@ func (s *Store) FailSync(ctx context.Context, sy *Sync, message string) error {
 		res, err := tx.db.NewUpdate().Model((*Sync)(nil)).
 			Set("status = ?", SyncFailed).Set("error = ?", message).Set("finished_at = ?", now).Set("lease_until = NULL").
 			Set("requests_used = ?", sy.RequestsUsed).Set("warnings = ?", jsonList(sy.Warnings)).
-			Where("family_id = ?", sy.FamilyID).Where("id = ?", sy.ID).Where("status IN (?)", bun.In([]string{SyncPending, SyncRunning})).
+			Where("family_id = ?", sy.FamilyID).Where("id = ?", sy.ID).Where("status IN (?)", bun.List([]string{SyncPending, SyncRunning})).
 			Exec(ctx)
 		if err != nil {
 			return dbErr("fail sync", err)
@@ -284,7 +284,7 @@ func (s *Store) StartImport(ctx context.Context, parent *Sync, providerAccountID
 			return err
 		}
 		err = tx.db.NewSelect().Model(&todo).Where("sy.family_id = ?", parent.FamilyID).Where("sy.parent_id = ?", parent.ID).
-			Where("sy.status IN (?)", bun.In([]string{SyncPending, SyncRunning})).OrderExpr("sy.id").Scan(ctx)
+			Where("sy.status IN (?)", bun.List([]string{SyncPending, SyncRunning})).OrderExpr("sy.id").Scan(ctx)
 		if err != nil {
 			return dbErr("list sync steps", err)
 		}

@@ -195,9 +195,9 @@ func (im *importer) load(ctx context.Context, rows []ImportRow) error {
 			Where("t.source = ?", SourceSimpleFIN)
 		switch {
 		case len(ext) > 0 && len(ids) > 0:
-			q.Where("(t.external_id IN (?) OR t.id IN (?))", bun.In(ext), bun.In(ids))
+			q.Where("(t.external_id IN (?) OR t.id IN (?))", bun.List(ext), bun.List(ids))
 		case len(ext) > 0:
-			q.Where("t.external_id IN (?)", bun.In(ext))
+			q.Where("t.external_id IN (?)", bun.List(ext))
 		default:
 			q.Where("t.id IN (?)", bun.List(ids))
 		}
