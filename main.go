@@ -530,6 +530,21 @@ func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) e
 	return fn(s)
 }
 
+// newPasswordHash hashes the --password value, or one read from the
+// terminal when it is empty, after checking its length.
+func newPasswordHash(pw string, stdin io.Reader) (string, error) {
+	if pw == "" {
+		var err error
+		if pw, err = readPassword(stdin); err != nil {
+			return "", err
+		}
+	}
+	if len(pw) < models.MinPasswordLen || len(pw) > models.MaxPasswordLen {
+		return "", fmt.Errorf("the password must be %d to %d characters long", models.MinPasswordLen, models.MaxPasswordLen)
+	}
+	return models.HashPassword(pw, models.DefaultArgon2)
+}
+
 // setUserRole changes a role from the command line, under the same guards
 // as the admin screen (the last super admin stays); it is audited as a
 // manual change with no acting user.
@@ -564,17 +579,7 @@ func setUserPassword(ctx context.Context, cfg *Config, args []string, stdin io.R
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	pw := *password
-	if pw == "" {
-		var err error
-		if pw, err = readPassword(stdin); err != nil {
-			return err
-		}
-	}
-	if len(pw) < models.MinPasswordLen || len(pw) > models.MaxPasswordLen {
-		return fmt.Errorf("the password must be %d to %d characters long", models.MinPasswordLen, models.MaxPasswordLen)
-	}
-	hash, err := models.HashPassword(pw, models.DefaultArgon2)
+	hash, err := newPasswordHash(*password, stdin)
 	if err != nil {
 		return err
 	}
@@ -624,17 +629,7 @@ func createUser(ctx context.Context, cfg *Config, args []string, stdin io.Reader
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}
-	pw := *password
-	if pw == "" {
-		var err error
-		if pw, err = readPassword(stdin); err != nil {
-			return err
-		}
-	}
-	if len(pw) < models.MinPasswordLen || len(pw) > models.MaxPasswordLen {
-		return fmt.Errorf("the password must be %d to %d characters long", models.MinPasswordLen, models.MaxPasswordLen)
-	}
-	hash, err := models.HashPassword(pw, models.DefaultArgon2)
+	hash, err := newPasswordHash(*password, stdin)
 	if err != nil {
 		return err
 	}

@@ -22,14 +22,7 @@ func TestBrowserSSO(t *testing.T) {
 	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
 	c := newChrome(t)
 
-	c.run("sign in as the super admin",
-		chromedp.Navigate(base+"/sessions/new"),
-		chromedp.WaitVisible(chromedp.ID("email")),
-		chromedp.SendKeys(chromedp.ID("email"), root.Email),
-		chromedp.SendKeys(chromedp.ID("password"), "correct horse battery"),
-		chromedp.Submit(chromedp.ID("password")),
-		chromedp.WaitVisible(chromedp.CSS(`header form`)),
-	)
+	c.signIn(base, root.Email)
 	c.run("add Dex as an OpenID Connect provider",
 		chromedp.Navigate(base+"/admin/sso_providers/new?strategy=openid_connect"),
 		chromedp.WaitVisible(chromedp.ID("issuer")),
@@ -152,14 +145,7 @@ func TestBrowserSAML(t *testing.T) {
 	idp.AddUser("carol", "pw", "carol@example.org", "staff")
 	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
 	c := newChrome(t)
-	c.run("sign in as the super admin",
-		chromedp.Navigate(base+"/sessions/new"),
-		chromedp.WaitVisible(chromedp.ID("email")),
-		chromedp.SendKeys(chromedp.ID("email"), root.Email),
-		chromedp.SendKeys(chromedp.ID("password"), "correct horse battery"),
-		chromedp.Submit(chromedp.ID("password")),
-		chromedp.WaitVisible(chromedp.CSS(`header form`)),
-	)
+	c.signIn(base, root.Email)
 	c.run("add a SAML provider",
 		chromedp.Navigate(base+"/admin/sso_providers/new?strategy=saml"),
 		chromedp.WaitVisible(chromedp.ID("idp_entity_id")),
@@ -211,4 +197,17 @@ func TestBrowserSAML(t *testing.T) {
 	if idents, _ := e.store.UserIdentities(t.Context(), carol.ID); len(idents) != 1 || idents[0].Provider.Name != "corp" {
 		t.Fatalf("identities: %+v", idents)
 	}
+}
+
+// signIn signs in with the password every test member has.
+func (c *chrome) signIn(base, email string) {
+	c.t.Helper()
+	c.run("sign in as "+email,
+		chromedp.Navigate(base+"/sessions/new"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("password"), "correct horse battery"),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+	)
 }
