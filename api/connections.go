@@ -190,15 +190,22 @@ func (h *Handler) deleteConnection(c *fiber.Ctx) error {
 	if h.redis != nil {
 		jobs.ForgetConnection(ctx, h.redis, id, ended)
 	}
-	if !purge {
-		return c.JSON(fiber.Map{"message": "Connection disconnected; imported data was kept"})
+	if purge {
+		task, err := jobs.NewSimplefinPurgeTask(k.FamilyID, id)
+		if err == nil {
+			_, err = h.queue.EnqueueContext(ctx, task)
+		}
+		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return err
+		}
 	}
-	task, err := jobs.NewSimplefinPurgeTask(k.FamilyID, id)
-	if err == nil {
-		_, err = h.queue.EnqueueContext(ctx, task)
-	}
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	conn, err := h.store.Connection(ctx, k.FamilyID, id)
+	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"message": "Connection disconnected; its imported transactions are being deleted"})
+	out, err := h.connectionDetail(c, conn)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
 }

@@ -46,8 +46,8 @@ func NewSimplefinClaimTask(familyID, connectionID uuid.UUID, seq int) (*asynq.Ta
 	if err != nil {
 		return nil, fmt.Errorf("jobs: claim payload: %w", err)
 	}
-	return asynq.NewTask(TypeSimplefinClaim, payload, asynq.Queue(QueueCritical), asynq.MaxRetry(5),
-		asynq.Timeout(2*time.Minute), asynq.TaskID("simplefin:claim:"+connectionID.String()+":"+strconv.Itoa(seq))), nil
+	return asynq.NewTask(TypeSimplefinClaim, payload, asynq.Queue(QueueCritical), asynq.MaxRetry(3),
+		asynq.Timeout(60*time.Second), asynq.TaskID("simplefin:claim:"+connectionID.String()+":"+strconv.Itoa(seq))), nil
 }
 
 // SimplefinClaim handles TypeSimplefinClaim. It records that the POST is
