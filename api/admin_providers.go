@@ -273,6 +273,9 @@ func (h *Handler) adminUpdateProvider(c *fiber.Ctx) error {
 	}
 	p := *old
 	in := readProviderForm(c, &p, false)
+	// The box confirms a change to super_admin; a default that already was
+	// super_admin needs no new confirmation at every edit.
+	in.ConfirmSuperAdmin = in.ConfirmSuperAdmin || old.DefaultRole == models.RoleSuperAdmin
 	// Disabling never runs the discovery check, so a broken provider can
 	// always be switched off.
 	if errs := sso.ValidateProvider(ctx, &p, in, false, h.sso.Registry.Options()); errs.HasErrors() {

@@ -203,7 +203,8 @@ func (h *Handler) ssoLoginTx(c *fiber.Ctx, e *sso.Entry, u *models.User, ident *
 func (h *Handler) applyIdentity(c *fiber.Ctx, tx *models.Store, e *sso.Entry, u *models.User, ident *models.SSOIdentity, id *sso.Identity, source string) (map[string]any, error) {
 	ctx := c.UserContext()
 	p := e.Provider
-	fillIdentity(ident, id, p)
+	rules, _ := models.ParseRules(models.Str(p.Rules), p.Strategy) // validated on save; nil reads as none
+	fillIdentity(ident, id, p, rules)
 	var err error
 	if ident.ID == uuid.Nil {
 		ident.UserID, ident.ProviderID = u.ID, p.ID
@@ -221,7 +222,6 @@ func (h *Handler) applyIdentity(c *fiber.Ctx, tx *models.Store, e *sso.Entry, u 
 	if id.GroupsMissing {
 		meta["groups_claim_missing"] = true
 	}
-	rules, _ := models.ParseRules(models.Str(p.Rules), p.Strategy) // validated on save
 	decision := models.ComputeRole(p, rules, id.Groups, !id.GroupsMissing, id.Claims)
 	if !decision.Mapped {
 		return meta, nil
@@ -240,7 +240,7 @@ func (h *Handler) applyIdentity(c *fiber.Ctx, tx *models.Store, e *sso.Entry, u 
 }
 
 // fillIdentity copies what the provider said into the identity row.
-func fillIdentity(ident *models.SSOIdentity, id *sso.Identity, p *models.SSOProvider) {
+func fillIdentity(ident *models.SSOIdentity, id *sso.Identity, p *models.SSOProvider, rules *models.Rules) {
 	if p.Strategy == models.StrategyOIDC && models.Str(ident.Issuer) == "" {
 		ident.Issuer = nonEmpty(id.Issuer)
 	}
@@ -248,19 +248,15 @@ func fillIdentity(ident *models.SSOIdentity, id *sso.Identity, p *models.SSOProv
 	ident.Email = nonEmpty(id.Email)
 	ident.EmailVerified = id.EmailVerified
 	ident.FirstName, ident.LastName = nonEmpty(id.FirstName), nonEmpty(id.LastName)
-	ident.Claims = storedClaims(p, id)
+	ident.Claims = storedClaims(rules, id)
 }
 
 // storedClaims keeps what a later role sync reads: the groups and the
 // claims that rule conditions name.
-func storedClaims(p *models.SSOProvider, id *sso.Identity) map[string]any {
+func storedClaims(rules *models.Rules, id *sso.Identity) map[string]any {
 	out := map[string]any{}
 	if !id.GroupsMissing {
 		out["groups"] = id.Groups
-	}
-	rules, err := models.ParseRules(models.Str(p.Rules), p.Strategy)
-	if err != nil {
-		return out
 	}
 	for _, name := range rules.ConditionAttributes() {
 		if v, ok := id.Claims[name]; ok {

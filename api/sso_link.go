@@ -36,7 +36,8 @@ func (h *Handler) startPending(c *fiber.Ctx, prov *models.SSOProvider, ident *ss
 		return err
 	}
 	p.ProviderID, p.Identity = prov.ID, *ident
-	p.Identity.Claims = storedClaims(prov, ident)
+	rules, _ := models.ParseRules(models.Str(prov.Rules), prov.Strategy)
+	p.Identity.Claims = storedClaims(rules, ident)
 	if p.Identity.IDToken != "" {
 		if p.Identity.IDToken, err = h.store.Secrets.Seal(ident.IDToken, "sso_pending", "id_token", id); err != nil {
 			return err
