@@ -45,19 +45,34 @@ func budgetKey(connectionID uuid.UUID) string {
 }
 
 // reserve takes n slots now, or returns the earliest time they fit.
-func (b budget) reserve(ctx context.Context, connectionID uuid.UUID, n int, now time.Time) (ok bool, freeAt time.Time, err error) {
+// The slots are returned so that one whose request never left can be
+// given back.
+func (b budget) reserve(ctx context.Context, connectionID uuid.UUID, n int, now time.Time) (slots []string, freeAt time.Time, err error) {
 	if n > b.limit {
-		return false, now.Add(24 * time.Hour), nil
+		return nil, now.Add(24 * time.Hour), nil
 	}
 	member := strconv.FormatInt(now.UnixNano(), 36) + ":" + uuid.NewString()[:8]
 	res, err := b.rdb.Eval(ctx, reserveScript, []string{budgetKey(connectionID)}, now.UnixMilli(), b.limit, n, member).Int64()
 	if err != nil {
-		return false, time.Time{}, fmt.Errorf("jobs: reserve request budget: %w", err)
+		return nil, time.Time{}, fmt.Errorf("jobs: reserve request budget: %w", err)
 	}
-	if res == 0 {
-		return true, time.Time{}, nil
+	if res != 0 {
+		return nil, time.UnixMilli(res).UTC(), nil
 	}
-	return false, time.UnixMilli(res).UTC(), nil
+	slots = make([]string, n)
+	for i := range slots {
+		slots[i] = member + ":" + strconv.Itoa(i+1)
+	}
+	return slots, time.Time{}, nil
+}
+
+// release gives back a slot whose request provably never reached the
+// Bridge (DNS or dial failure), so it does not count against the day.
+func (b budget) release(ctx context.Context, connectionID uuid.UUID, slot string) error {
+	if err := b.rdb.ZRem(ctx, budgetKey(connectionID), slot).Err(); err != nil {
+		return fmt.Errorf("jobs: release request budget: %w", err)
+	}
+	return nil
 }
 
 // used counts the requests of the last 24 h.

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -51,12 +52,18 @@ func (h *Handlers) SimplefinFetchInfo(ctx context.Context, t *asynq.Task) error 
 	if err != nil || conn.Status == models.ConnDisconnected {
 		return nil
 	}
-	ok, _, err := budget{rdb: h.Redis, limit: h.SyncOptions.withDefaults().DailyBudget}.reserve(ctx, conn.ID, 1, h.now())
-	if err != nil || !ok {
+	b := budget{rdb: h.Redis, limit: h.SyncOptions.withDefaults().DailyBudget}
+	slots, _, err := b.reserve(ctx, conn.ID, 1, h.now())
+	if err != nil || slots == nil {
 		h.logger(ctx, t).Warn("server versions not read: no request budget", "connection_id", conn.ID)
 		return nil
 	}
 	versions, err := h.SimpleFIN.Info(ctx, access)
+	if errors.Is(err, simplefin.ErrNotSent) {
+		if err := b.release(ctx, conn.ID, slots[0]); err != nil {
+			return err
+		}
+	}
 	if err != nil {
 		h.logger(ctx, t).Warn("server versions not read", "connection_id", conn.ID, "error", err)
 		return nil

@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
+	"coffer/jobs"
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/simplefintest"
 	"coffer/models"
@@ -97,5 +100,28 @@ func TestReadTimeout(t *testing.T) {
 	used, _ := s.h.Redis.ZCard(context.Background(), "simplefin:budget:{"+s.conn.ID.String()+"}").Result()
 	if used != 4 {
 		t.Fatalf("budget counts %d, want 4", used)
+	}
+}
+
+// TestDialFailureReleasesBudget: a Bridge that refuses connections gets
+// 4 attempts that never leave; none of them stays counted in the budget,
+// neither for a sync nor for /info.
+func TestDialFailureReleasesBudget(t *testing.T) {
+	s := newSyncSetup(t)
+	s.bridge.Close() // nothing listens there any more: connection refused
+	got, err := s.run(t, s.first)
+	if err == nil || got.Status != models.SyncPending || got.RequestsUsed != 0 || len(s.imported(t)) != 0 {
+		t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
+	}
+	key := "simplefin:budget:{" + s.conn.ID.String() + "}"
+	if used, _ := s.h.Redis.ZCard(context.Background(), key).Result(); used != 0 {
+		t.Fatalf("budget counts %d after refused connections, want 0", used)
+	}
+	tk, _ := jobs.NewSimplefinFetchInfoTask(s.f.Family.ID, s.conn.ID)
+	if err := s.h.SimplefinFetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
+		t.Fatal(err)
+	}
+	if used, _ := s.h.Redis.ZCard(context.Background(), key).Result(); used != 0 {
+		t.Fatalf("budget counts %d after a refused /info, want 0", used)
 	}
 }

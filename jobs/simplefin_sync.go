@@ -190,12 +190,14 @@ func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Conn
 		}
 	}
 	b := budget{rdb: h.Redis, limit: o.DailyBudget}
+	var slots []string // one per request still to send; given back if it never leaves
 	if todo > 0 {
-		ok, freeAt, err := b.reserve(ctx, conn.ID, todo, h.now())
+		var freeAt time.Time
+		slots, freeAt, err = b.reserve(ctx, conn.ID, todo, h.now())
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if slots == nil {
 			return h.deferSync(ctx, sy, freeAt, "request budget used up; deferred")
 		}
 	}
@@ -208,17 +210,27 @@ func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Conn
 		if have[i] {
 			continue
 		}
+		slot := slots[0]
+		slots = slots[1:]
 		set, err := h.SimpleFIN.Accounts(ctx, access, simplefin.FetchOptions{Start: w.Start, End: w.End, Pending: conn.IncludePending,
 			MaxBody: o.MaxBody, Attempt: func(n int) error {
 				sy.RequestsUsed++
 				if n == 0 {
 					return nil // reserved with the plan
 				}
-				ok, freeAt, err := b.reserve(ctx, conn.ID, 1, h.now())
-				if err == nil && !ok {
+				more, freeAt, err := b.reserve(ctx, conn.ID, 1, h.now())
+				if err == nil && more == nil {
 					return &DeferError{Until: freeAt}
 				}
+				if err == nil {
+					slot = more[0]
+				}
 				return err
+			}, NotSent: func(int) {
+				sy.RequestsUsed--
+				if err := b.release(ctx, conn.ID, slot); err != nil {
+					h.Log.WarnContext(ctx, "request budget slot not released", "connection_id", conn.ID, "error", err)
+				}
 			}})
 		if err != nil {
 			return h.fetchFailed(ctx, sy, conn, err)

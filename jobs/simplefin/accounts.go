@@ -153,10 +153,18 @@ type FetchError struct {
 	Kind       FetchKind
 	RetryAfter time.Duration // from Retry-After, when the server sent one
 	Retry      bool          // a BadAnswer worth another try later (unreadable JSON)
+	NotSent    bool          // the request provably never left (DNS, dial, address refused)
 	Detail     string
 }
 
 func (e *FetchError) Error() string { return "simplefin: accounts: " + e.Detail }
+
+// Is makes errors.Is(err, ErrNotSent) true for a request that never left.
+func (e *FetchError) Is(target error) bool { return target == ErrNotSent && e.NotSent }
+
+// ErrNotSent matches a FetchError whose request never reached the server,
+// whose budget slot is therefore given back.
+var ErrNotSent = errors.New("simplefin: the request was never sent")
 
 // FetchOptions select the window of one /accounts request.
 type FetchOptions struct {
@@ -167,6 +175,9 @@ type FetchOptions struct {
 	// an error stops the request before anything is sent. The sync uses
 	// it to count each retry against the connection's request budget.
 	Attempt func(n int) error
+	// NotSent, when set, is called after attempt n failed before anything
+	// was written (DNS, dial, an address the guard refused).
+	NotSent func(n int)
 }
 
 // Accounts reads one window of every account of an access URL. Network
@@ -211,10 +222,14 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 		req.Header.Set("Accept", "application/json")
 		resp, err := c.http.Do(req)
 		if err != nil {
-			if errors.Is(err, ErrPrivateHost) {
-				return backoff.Permanent(&FetchError{Kind: AuthFailed, Detail: "the access URL points at a private address"})
+			notSent := errors.Is(err, ErrPrivateHost) || neverSent(err)
+			if notSent && o.NotSent != nil {
+				o.NotSent(attempt - 1)
 			}
-			return &FetchError{Kind: Unavailable, Detail: opName(err)}
+			if errors.Is(err, ErrPrivateHost) {
+				return backoff.Permanent(&FetchError{Kind: AuthFailed, NotSent: true, Detail: "the access URL points at a private address"})
+			}
+			return &FetchError{Kind: Unavailable, NotSent: notSent, Detail: opName(err)}
 		}
 		defer resp.Body.Close()
 		body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))

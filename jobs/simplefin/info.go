@@ -3,6 +3,7 @@ package simplefin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,7 +29,8 @@ func (c *Client) Info(ctx context.Context, accessURL string) ([]string, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, &FetchError{Kind: Unavailable, Detail: "info: " + opName(err)}
+		notSent := errors.Is(err, ErrPrivateHost) || neverSent(err)
+		return nil, &FetchError{Kind: Unavailable, NotSent: notSent, Detail: "info: " + opName(err)}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
