@@ -18,8 +18,10 @@ type connectionCard struct {
 	Conn     models.Connection
 	Accounts []accountRow
 	Syncs    []models.Sync
-	Requests int
-	Budget   int
+	// AccountNames names the remote accounts of the sync history's steps.
+	AccountNames map[string]string
+	Requests     int
+	Budget       int
 }
 
 type accountRow struct {
@@ -77,6 +79,13 @@ func (h *Handler) connectionsPage(c *fiber.Ctx, status int, msg string) error {
 		}
 		if card.Syncs, _, err = h.store.Syncs(ctx, fam, models.SyncFilter{ConnectionID: &conn.ID}, models.Page{Number: 1, Size: 10}); err != nil {
 			return err
+		}
+		if err := h.store.AttachChildren(ctx, fam, card.Syncs); err != nil {
+			return err
+		}
+		card.AccountNames = make(map[string]string, len(pas))
+		for _, pa := range pas {
+			card.AccountNames[pa.ID.String()] = pa.Name
 		}
 		if h.redis != nil {
 			card.Requests, _ = jobs.RequestsLast24h(ctx, h.redis, conn.ID, h.now())

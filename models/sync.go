@@ -176,6 +176,31 @@ func (s *Store) Sync(ctx context.Context, familyID, id uuid.UUID) (*Sync, error)
 	return sy, nil
 }
 
+// AttachChildren fills the Children of each parent sync with one query,
+// for lists that show every parent's account steps.
+func (s *Store) AttachChildren(ctx context.Context, familyID uuid.UUID, parents []Sync) error {
+	if len(parents) == 0 {
+		return nil
+	}
+	ids := make([]uuid.UUID, len(parents))
+	at := make(map[uuid.UUID]int, len(parents))
+	for i := range parents {
+		ids[i], at[parents[i].ID] = parents[i].ID, i
+		parents[i].Children = []Sync{}
+	}
+	var children []Sync
+	err := s.db.NewSelect().Model(&children).Where("sy.family_id = ?", familyID).Where("sy.parent_id IN (?)", bun.List(ids)).
+		OrderExpr("sy.created_at, sy.id").Scan(ctx)
+	if err != nil {
+		return dbErr("list sync steps", err)
+	}
+	for _, c := range children {
+		i := at[*c.ParentID]
+		parents[i].Children = append(parents[i].Children, c)
+	}
+	return nil
+}
+
 // SyncFilter narrows a list of parent syncs.
 type SyncFilter struct {
 	ConnectionID *uuid.UUID

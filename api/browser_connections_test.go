@@ -1,0 +1,138 @@
+package api_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/hibiken/asynq"
+
+	"coffer/api"
+	"coffer/jobs"
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
+	"coffer/worker"
+)
+
+// TestBrowserConnections connects a fake Bridge on the settings screen in
+// Chromium while a real worker claims and syncs; then it opens a sync's
+// account steps, syncs again and disconnects, deleting the imported rows.
+func TestBrowserConnections(t *testing.T) {
+	e, base := serveEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	bridge := simplefintest.New(t)
+	data := simplefintest.Generate(11, 2, 40, 20, time.Now())
+	bridge.SetDataset(data)
+	runWorker(t, e)
+	setPassword(t, e, e.alpha.User, "correct horse battery")
+
+	c := newChrome(t)
+	c.signIn(base, e.alpha.User.Email)
+	c.run("paste a setup token",
+		chromedp.Navigate(base+"/settings/connections"),
+		chromedp.WaitVisible(chromedp.ID("setup_token")),
+		chromedp.SetValue(chromedp.ID("setup_token"), bridge.Token("browser")),
+		chromedp.SendKeys(chromedp.ID("name"), "Family bank"),
+		chromedp.Submit(chromedp.ID("setup_token")),
+		chromedp.WaitVisible(chromedp.CSS(`.card h2 .status`)),
+	)
+	reloadUntil(c, base+"/settings/connections", `(document.querySelector("tbody.sync td:nth-child(3)")||{}).textContent||""`, "completed")
+	if got := c.text(`.card h2 .status`); got != "active" {
+		t.Fatalf("status %q", got)
+	}
+	c.run("open the first sync's account steps",
+		chromedp.Click(chromedp.CSS(`tbody.sync details summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr.step`)),
+	)
+	steps, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](
+		`[...document.querySelectorAll("tbody.sync:first-of-type tr.step")].map(r => r.cells[0].textContent + ":" + r.cells[1].textContent).join(",")`))
+	if err != nil {
+		c.fail("read the steps", err)
+	}
+	if steps != "Account 0:completed,Account 1:completed" && steps != "Account 1:completed,Account 0:completed" {
+		t.Fatalf("account steps: %q", steps)
+	}
+	if n := importedRows(t, e); n != data.Count() {
+		t.Fatalf("%d rows imported, want %d", n, data.Count())
+	}
+
+	c.run("sync now", chromedp.Submit(chromedp.CSS(`form[action$="/sync"] button`)))
+	reloadUntil(c, base+"/settings/connections",
+		`[...document.querySelectorAll("tbody.sync")].map(b => b.rows[0].cells[2].textContent.split(":")[0]).join(",")`, "completed,completed")
+	if n := importedRows(t, e); n != data.Count() {
+		t.Fatalf("%d rows after a second sync, want %d", n, data.Count())
+	}
+	html, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
+	if err != nil || strings.Contains(html, "s3cret") {
+		t.Fatalf("a credential reached the page (%v)", err)
+	}
+
+	c.run("disconnect and delete the imported rows",
+		chromedp.Click(chromedp.CSS(`form[action$="/disconnect"] input[name=delete_transactions]`)),
+		chromedp.Submit(chromedp.CSS(`form[action$="/disconnect"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.card h2 .status`)),
+	)
+	if got := c.text(`.card h2 .status`); got != "disconnected" {
+		t.Fatalf("after disconnect: %q", got)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for importedRows(t, e) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d imported rows left after the purge", importedRows(t, e))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runWorker runs a real asynq worker beside the test app, on its database
+// and Redis, talking to fake Bridges on loopback.
+func runWorker(t *testing.T, e *env) {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(testLog{t}, nil))
+	queue := asynq.NewClientFromRedisClient(e.rdb)
+	h := &jobs.Handlers{Store: e.store, Queue: queue, Log: log, Redis: e.rdb,
+		SimpleFIN:   simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- worker.Run(ctx, worker.Options{Redis: e.redis, Handlers: h, Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// reloadUntil reloads url until expr, evaluated in the page, yields want:
+// the page shows what the worker did only when it is loaded again.
+func reloadUntil(c *chrome, url, expr, want string) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c.run("load "+url, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`header form`)))
+		got, err := chromedp.Run(c.ctx, chromedp.Evaluate[string](expr))
+		if err == nil && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.fail("waiting for "+want+", last saw "+got, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func importedRows(t *testing.T, e *env) int {
+	t.Helper()
+	n, err := e.store.DB().NewSelect().Table("transactions").Where("family_id = ?", e.alpha.Family.ID).
+		Where("source = ?", models.SourceSimpleFIN).Count(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
+}
