@@ -59,7 +59,7 @@ func TestBrowserConnections(t *testing.T) {
 		t.Fatalf("%d rows imported, want %d", n, data.Count())
 	}
 
-	c.run("sync now", chromedp.Submit(chromedp.CSS(`form[action$="/sync"] button`)))
+	submitAndWait(c, "sync now", `form[action$="/sync"] button`)
 	reloadUntil(c, base+"/settings/connections",
 		`[...document.querySelectorAll("tbody.sync")].map(b => b.rows[0].cells[2].textContent.split(":")[0]).join(",")`, "completed,completed")
 	if n := importedRows(t, e); n != data.Count() {
@@ -70,11 +70,8 @@ func TestBrowserConnections(t *testing.T) {
 		t.Fatalf("a credential reached the page (%v)", err)
 	}
 
-	c.run("disconnect and delete the imported rows",
-		chromedp.Click(chromedp.CSS(`form[action$="/disconnect"] input[name=delete_transactions]`)),
-		chromedp.Submit(chromedp.CSS(`form[action$="/disconnect"] button`)),
-		chromedp.WaitVisible(chromedp.CSS(`.card h2 .status`)),
-	)
+	c.run("tick delete", chromedp.Click(chromedp.CSS(`form[action$="/disconnect"] input[name=delete_transactions]`)))
+	submitAndWait(c, "disconnect and delete the imported rows", `form[action$="/disconnect"] button`)
 	if got := c.text(`.card h2 .status`); got != "disconnected" {
 		t.Fatalf("after disconnect: %q", got)
 	}
@@ -107,6 +104,14 @@ func runWorker(t *testing.T, e *env) {
 			t.Error(err)
 		}
 	})
+}
+
+// submitAndWait submits the form of sel and waits for the page it leads
+// to, so that the next step cannot cut the request short.
+func submitAndWait(c *chrome, what, sel string) {
+	c.t.Helper()
+	c.run(what, chromedp.Evaluate[chromedp.Void](`document.body.dataset.before = "1"`), chromedp.Submit(chromedp.CSS(sel)))
+	waitFor(c.t, c, `document.readyState === "complete" && document.body && !document.body.dataset.before ? "loaded" : ""`, "loaded")
 }
 
 // reloadUntil reloads url until expr, evaluated in the page, yields want:
