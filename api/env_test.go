@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api"
+	"coffer/jobs/simplefin/simplefintest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/sso"
@@ -185,6 +186,7 @@ func (e *env) do(method, path, key string, body any) response {
 		e.t.Fatal(err)
 	}
 	r := response{status: resp.StatusCode, header: resp.Header, body: out}
+	noLeak(e.t, r)
 	e.validate(req, r)
 	return r
 }
@@ -239,12 +241,24 @@ func wantError(t *testing.T, r response, status int, code string) map[string]any
 	return m
 }
 
+// noLeak fails the test when a response carries a secret of the fake
+// Bridge: no API answer or page may ever show one (spec §14.3, 9).
+func noLeak(t testing.TB, r response) {
+	t.Helper()
+	if m := simplefintest.Leak(string(r.body)); m != "" {
+		t.Errorf("a response carries %q", m)
+	}
+}
+
 // testLog sends the service's log lines to the test's log, shown when the
 // test fails.
 type testLog struct{ t testing.TB }
 
 func (w testLog) Write(p []byte) (int, error) {
 	w.t.Helper()
+	if m := simplefintest.Leak(string(p)); m != "" {
+		w.t.Errorf("a log line carries %q", m)
+	}
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
@@ -273,6 +287,7 @@ func (e *env) send(req *http.Request) response {
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
 	r := response{status: resp.StatusCode, header: resp.Header, body: out}
+	noLeak(e.t, r)
 	e.validate(req, r)
 	return r
 }

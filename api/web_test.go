@@ -69,7 +69,9 @@ func (b *browser) send(method, path string, form url.Values, header map[string]s
 	if resp.StatusCode == 500 {
 		b.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, out)
 	}
-	return response{status: resp.StatusCode, header: resp.Header, body: out}
+	r := response{status: resp.StatusCode, header: resp.Header, body: out}
+	noLeak(b.t, r)
+	return r
 }
 
 func (b *browser) get(path string) response { b.t.Helper(); return b.send("GET", path, nil, nil) }

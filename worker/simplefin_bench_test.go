@@ -1,111 +1,241 @@
 package worker_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"coffer/jobs"
+	"github.com/redis/go-redis/v9"
+	"github.com/uptrace/bun"
+
 	"coffer/jobs/simplefin/simplefintest"
 	"coffer/models"
 	"coffer/models/modelstest"
 )
 
+// benchRedisDB is the Redis database the benchmark's processes use.
+const benchRedisDB = 14
+
 // TestSimplefinBulkImport is the performance bar of spec §14.4, run only
-// with COFFER_BENCH_SIMPLEFIN=1 (deploy/loadtest/simplefin.sh sets it,
-// pins two cores and reads the peak RSS): 100,000 transactions across 20
-// accounts from the fake Bridge, through a real worker (concurrency 4),
-// from the claim to the completed parent; then a full re-sync of the same
-// data, which must write nothing.
+// when COFFER_BENCH_BIN names a built coffer binary
+// (deploy/loadtest/simplefin.sh builds it): `coffer web` and
+// `coffer worker` (concurrency 4) run as their own processes, pinned to
+// two cores, on PostgreSQL and Redis; 100,000 transactions across 20
+// accounts go from POST /provider_connections on the fake Bridge to the
+// completed parent sync; then a full re-sync of the same data must write
+// nothing. The worker's peak RSS is its own, read from /proc.
 func TestSimplefinBulkImport(t *testing.T) {
-	if os.Getenv("COFFER_BENCH_SIMPLEFIN") == "" {
-		t.Skip("set COFFER_BENCH_SIMPLEFIN=1 to run the SimpleFIN import benchmark")
+	bin := os.Getenv("COFFER_BENCH_BIN")
+	if bin == "" || modelstest.Embedded() {
+		t.Skip("set COFFER_BENCH_BIN to a coffer binary to run the SimpleFIN import benchmark (server mode)")
 	}
-	store, queue, _, bridge := simplefinWorker(t)
-	ctx := context.Background()
+	dbURL := modelstest.PostgresURL(t)
+	ropt := modelstest.Redis(t, benchRedisDB)
+	rdb := ropt.MakeRedisClient().(redis.UniversalClient)
+	defer rdb.Close()
+	rdb.FlushDB(context.Background())
+	t.Cleanup(func() {
+		c := ropt.MakeRedisClient().(redis.UniversalClient)
+		c.FlushDB(context.Background())
+		c.Close()
+	})
+	port := freePort(t)
+	base := "http://127.0.0.1:" + port
+	env := append(os.Environ(), "DATABASE_URL="+dbURL, fmt.Sprintf("REDIS_URL=redis://%s/%d", ropt.Addr, ropt.DB),
+		"HOST=127.0.0.1", "PORT="+port, "APP_URL="+base, "SECRETS_ENCRYPTION_KEY="+randomKey(32), "SECRET_KEY_BASE="+hex.EncodeToString([]byte(randomKey(32))),
+		"SIMPLEFIN_ALLOW_HTTP=true", "SIMPLEFIN_ALLOW_PRIVATE_HOSTS=true", "WORKER_CONCURRENCY=4", "GOMAXPROCS=2", "LOG_LEVEL=warn",
+		"API_RATE_LIMIT_PER_HOUR=0")
+	cli := func(args ...string) string {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("coffer %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	cli("migrate")
+	cli("users", "create", "--email", "bench@example.com", "--password", "correct horse battery")
+	lines := strings.Split(cli("apikeys", "create", "--email", "bench@example.com", "--name", "bench"), "\n")
+	key := lines[len(lines)-1]
+	web := start(t, bin, env, "web")
+	worker := start(t, bin, env, "worker")
+	api := benchClient{t: t, base: base, key: key}
+	api.waitReady()
+
+	bridge := simplefintest.New(t)
 	data := simplefintest.Generate(2026, 20, 5000, 85, time.Now().UTC())
 	bridge.SetDataset(data)
-	f := modelstest.NewFamily(t, store, "bench")
-	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
-	if err := store.CreateConnection(ctx, c, bridge.Token("bench")); err != nil {
+	db, err := models.OpenPostgres(context.Background(), dbURL, 2)
+	if err != nil {
 		t.Fatal(err)
 	}
-	latest := func() *models.Sync {
-		syncs, _, err := store.Syncs(ctx, f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 1})
-		if err != nil || len(syncs) == 0 {
-			return nil
-		}
-		return &syncs[0]
-	}
-	wait := func(id func() *models.Sync) *models.Sync {
-		var got *models.Sync
-		deadline := time.Now().Add(5 * time.Minute)
-		for {
-			if got = id(); got != nil && !got.Active() {
-				return got
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("sync not finished after 5 min: %+v", got)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	defer db.Close()
 
-	start := time.Now()
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
-	if _, err := queue.Enqueue(claim); err != nil {
-		t.Fatal(err)
-	}
-	first := wait(latest)
-	importTook := time.Since(start)
-	if first.Status != models.SyncCompleted || first.TransactionsCreated != data.Count() {
-		t.Fatalf("import: %s %v %+v", first.Status, first.Error, first.SyncCounts)
-	}
-
-	before := tupleCounts(t, store)
-	start = time.Now()
-	re, created, err := store.CreateSync(ctx, &models.Sync{FamilyID: f.Family.ID, ConnectionID: c.ID, Trigger: models.TriggerManual, Full: true})
-	if err != nil || !created {
-		t.Fatalf("re-sync: %v", err)
-	}
-	if err := jobs.EnqueueSync(ctx, queue, re, 0); err != nil {
-		t.Fatal(err)
-	}
-	again := wait(func() *models.Sync {
-		got, err := store.Sync(ctx, f.Family.ID, re.ID)
-		if err != nil {
-			return nil
+	began := time.Now()
+	var conn struct{ ID string }
+	api.call("POST", "/api/v1/provider_connections", map[string]any{"provider": "simplefin", "setup_token": bridge.Token("bench")}, 202, &conn)
+	first := api.waitSync(func() string {
+		var list struct{ Syncs []struct{ ID string } }
+		api.call("GET", "/api/v1/syncs?provider_connection_id="+conn.ID, nil, 200, &list)
+		if len(list.Syncs) == 0 {
+			return ""
 		}
-		return got
+		return list.Syncs[len(list.Syncs)-1].ID
 	})
-	resyncTook := time.Since(start)
-	after := tupleCounts(t, store)
-	written := again.TransactionsCreated + again.TransactionsUpdated
-	fmt.Printf("simplefin bulk import: %d transactions in %d accounts: import %.1fs (%.0f rows/s); full re-sync %.1fs, %d rows written, rows/newest xmin of transactions and aliases %s -> %s; peak RSS %s\n",
-		data.Count(), len(data.Accounts), importTook.Seconds(), float64(data.Count())/importTook.Seconds(),
-		resyncTook.Seconds(), written, before, after, peakRSS())
-	if again.Status != models.SyncCompleted || written != 0 || (before != "" && before != after) {
-		t.Fatalf("re-sync wrote: %s %+v", again.Status, again.SyncCounts)
+	importTook := time.Since(began)
+	importRSS := peakRSS(worker.Process.Pid)
+	if first.Status != "completed" || first.Counts.TransactionsCreated != data.Count() {
+		t.Fatalf("import: %+v", first)
+	}
+
+	before := tupleCounts(t, db)
+	began = time.Now()
+	var re struct{ ID string }
+	api.call("POST", "/api/v1/provider_connections/"+conn.ID+"/sync", map[string]any{"full": true}, 202, &re)
+	again := api.waitSync(func() string { return re.ID })
+	resyncTook := time.Since(began)
+	after := tupleCounts(t, db)
+	written := again.Counts.TransactionsCreated + again.Counts.TransactionsUpdated
+	fmt.Printf("simplefin bulk import: %d transactions in %d accounts: import %.1fs (%.0f rows/s), worker peak RSS %s; "+
+		"full re-sync %.1fs, %d rows written, rows/newest xmin of transactions and aliases %s -> %s; worker peak RSS %s, web %s\n",
+		data.Count(), len(data.Accounts), importTook.Seconds(), float64(data.Count())/importTook.Seconds(), importRSS,
+		resyncTook.Seconds(), written, before, after, peakRSS(worker.Process.Pid), peakRSS(web.Process.Pid))
+	if again.Status != "completed" || written != 0 || before != after {
+		t.Fatalf("re-sync wrote: %+v", again)
 	}
 	if importTook > 60*time.Second {
 		t.Fatalf("import took %v, over the 60 s bar", importTook)
 	}
 }
 
+// start runs a coffer subcommand as its own process, pinned to two cores
+// when taskset exists, until the test ends.
+func start(t *testing.T, bin string, env []string, sub string) *exec.Cmd {
+	t.Helper()
+	args := []string{bin, sub}
+	if p, err := exec.LookPath("taskset"); err == nil {
+		args = append([]string{p, "-c", "0,1"}, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = env
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("coffer %s log:\n%s", sub, log.String())
+		}
+	})
+	return cmd
+}
+
+type benchClient struct {
+	t         *testing.T
+	base, key string
+}
+
+func (c benchClient) call(method, path string, body any, want int, out any) {
+	c.t.Helper()
+	var r *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	} else {
+		r = bytes.NewReader(nil)
+	}
+	req, _ := http.NewRequest(method, c.base+path, r)
+	req.Header.Set("X-Api-Key", c.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var raw json.RawMessage
+	_ = json.NewDecoder(resp.Body).Decode(&raw)
+	if resp.StatusCode != want {
+		c.t.Fatalf("%s %s: %d, want %d: %s", method, path, resp.StatusCode, want, raw)
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			c.t.Fatalf("%s %s: %v", method, path, err)
+		}
+	}
+}
+
+func (c benchClient) waitReady() {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(c.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatal("coffer web never became ready")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type benchSync struct {
+	Status string
+	Error  *string
+	Counts models.SyncCounts
+}
+
+// waitSync polls the sync id() names until it is no longer active.
+func (c benchClient) waitSync(id func() string) benchSync {
+	c.t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		if s := id(); s != "" {
+			var got benchSync
+			c.call("GET", "/api/v1/syncs/"+s, nil, 200, &got)
+			if got.Status == "completed" || got.Status == "failed" {
+				return got
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatal("the sync did not finish within 5 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // tupleCounts fingerprints the tables an import writes: their row count
 // and the newest xmin, which any insert or update (of any column) moves,
-// unlike the statistics counters, which backends flush lazily. Empty on
-// SQLite.
-func tupleCounts(t *testing.T, store *models.Store) string {
+// unlike the statistics counters, which backends flush lazily.
+func tupleCounts(t *testing.T, db *bun.DB) string {
 	t.Helper()
-	if !store.Postgres() {
-		return ""
-	}
 	var out string
-	err := store.DB().NewRaw(`SELECT (SELECT count(*) || '/' || coalesce(max(xmin::text::bigint), 0) FROM transactions) || ' ' ||
+	err := db.NewRaw(`SELECT (SELECT count(*) || '/' || coalesce(max(xmin::text::bigint), 0) FROM transactions) || ' ' ||
 		(SELECT count(*) || '/' || coalesce(max(xmin::text::bigint), 0) FROM provider_transaction_aliases)`).Scan(context.Background(), &out)
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +243,9 @@ func tupleCounts(t *testing.T, store *models.Store) string {
 	return out
 }
 
-// peakRSS is this process's high-water resident set (worker, fake Bridge
-// and test together), from /proc.
-func peakRSS() string {
-	b, err := os.ReadFile("/proc/self/status")
+// peakRSS is a process's high-water resident set, from /proc.
+func peakRSS(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return "unknown"
 	}
@@ -126,4 +255,23 @@ func peakRSS() string {
 		}
 	}
 	return "unknown"
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+func randomKey(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }

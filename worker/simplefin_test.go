@@ -27,7 +27,7 @@ func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspect
 	rdb := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rdb.Close() })
 	queue := asynq.NewClientFromRedisClient(rdb)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.NewTextHandler(simplefintest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := &jobs.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
 		SimpleFIN:   simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
 		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}

@@ -77,6 +77,19 @@ func NewDB(t testing.TB) *bun.DB {
 
 func newPostgres(t testing.TB) *bun.DB {
 	t.Helper()
+	db, err := models.OpenPostgres(context.Background(), PostgresURL(t), 20)
+	if err != nil {
+		t.Fatalf("modelstest: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// PostgresURL creates an empty PostgreSQL database that is dropped when
+// the test ends, and returns its URL, for tests that start the service's
+// own processes.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
 	ctx := context.Background()
 	admin := env("COFFER_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable")
 	conn, err := pgx.Connect(ctx, admin)
@@ -93,12 +106,9 @@ func newPostgres(t testing.TB) *bun.DB {
 		t.Fatalf("modelstest: %v", err)
 	}
 	u.Path = "/" + name
-	db, err := models.OpenPostgres(ctx, u.String(), 20)
-	if err != nil {
-		t.Fatalf("modelstest: %v", err)
-	}
+	// Registered first, so it runs after the callers' cleanups close
+	// their connections.
 	t.Cleanup(func() {
-		db.Close()
 		c, err := pgx.Connect(context.Background(), admin)
 		if err != nil {
 			t.Errorf("modelstest: drop database: %v", err)
@@ -109,7 +119,7 @@ func newPostgres(t testing.TB) *bun.DB {
 			t.Errorf("modelstest: drop database: %v", err)
 		}
 	})
-	return db
+	return u.String()
 }
 
 // Redis returns connection options for a Redis the test may use: a fresh
