@@ -196,17 +196,24 @@ func TestTwoWorkersOneSync(t *testing.T) {
 	}
 }
 
-// TestNetworkFaults: 5xx and a reset mid-body are retried inside the
-// request (each attempt counted); a truncated or invalid body writes
+// TestNetworkFaults: a reset mid-body is retried inside the request
+// (each attempt counted); a 5xx, a truncated or an invalid body writes
 // nothing and is retried by asynq.
 func TestNetworkFaults(t *testing.T) {
 	t.Run("500, 503, then 200", func(t *testing.T) {
 		s := newSyncSetup(t)
 		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
 		s.bridge.Script(simplefintest.Accounts500, simplefintest.Accounts5xxOnce)
+		// A 5xx is an answer: no retry within the run, an asynq retry later.
+		for run := 1; run <= 2; run++ {
+			got, err := s.run(t, s.first)
+			if err == nil || got.Status != models.SyncPending || got.RequestsUsed != run || len(s.imported(t)) != 0 {
+				t.Fatalf("run %d: %v %s requests %d", run, err, got.Status, got.RequestsUsed)
+			}
+		}
 		got, err := s.run(t, s.first)
-		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 3 {
-			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
+		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 3 || len(s.imported(t)) != 10 {
+			t.Fatalf("third run: %v %s requests %d", err, got.Status, got.RequestsUsed)
 		}
 	})
 	t.Run("reset mid-body", func(t *testing.T) {

@@ -158,5 +158,10 @@ func (h *Handlers) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	for i := 0; i < n && i < 6; i++ {
 		d *= 4
 	}
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+	var ra *retryAfterError
+	if errors.As(err, &ra) && ra.after > d {
+		return ra.after // the Bridge asked for a longer wait
+	}
+	return d
 }

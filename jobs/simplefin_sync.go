@@ -463,7 +463,7 @@ func (h *Handlers) fetchFailed(ctx context.Context, sy *models.Sync, conn *model
 		if fe.Kind == simplefin.BadAnswer {
 			msg = MsgUnreadable
 		}
-		return h.retryLater(ctx, sy, errors.New(msg))
+		return h.retryLater(ctx, sy, &retryAfterError{msg: msg, after: fe.RetryAfter})
 	default:
 		return h.Store.FailSync(ctx, sy, fe.Detail)
 	}
@@ -491,6 +491,15 @@ func (h *Handlers) deferSync(ctx context.Context, sy *models.Sync, until time.Ti
 	}
 	return &DeferError{Until: until}
 }
+
+// retryAfterError is a failure worth an asynq retry, not sooner than
+// after when the Bridge said so (Retry-After on a 5xx).
+type retryAfterError struct {
+	msg   string
+	after time.Duration
+}
+
+func (e *retryAfterError) Error() string { return e.msg }
 
 // retryLater hands the sync back for an asynq retry, or fails it on the
 // last one.

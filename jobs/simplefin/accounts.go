@@ -152,7 +152,7 @@ const (
 type FetchError struct {
 	Kind       FetchKind
 	RetryAfter time.Duration // from Retry-After, when the server sent one
-	Retry      bool          // a BadAnswer worth another try later (unreadable JSON)
+	Retry      bool          // worth an asynq retry later: a 5xx, unreadable JSON
 	NotSent    bool          // the request provably never left (DNS, dial, address refused)
 	Detail     string
 }
@@ -181,8 +181,9 @@ type FetchOptions struct {
 }
 
 // Accounts reads one window of every account of an access URL. Network
-// failures and 5xx are retried with exponential backoff (at most 3
-// attempts, bound to ctx); every other answer is final.
+// failures (timeouts, resets, refused connections, DNS, a body cut short)
+// are retried with exponential backoff (at most 3 retries, bound to ctx);
+// every answer, 5xx included, is final for this call.
 func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions) (*AccountSet, error) {
 	u, err := url.Parse(accessURL)
 	if err != nil || u.User == nil {
@@ -260,7 +261,10 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 			return backoff.Permanent(&FetchError{Kind: AuthFailed, Detail: fmt.Sprintf("authentication failed (%d)", resp.StatusCode)})
 		case resp.StatusCode >= 500:
-			return &FetchError{Kind: Unavailable, Detail: fmt.Sprintf("server error (%d)", resp.StatusCode)}
+			// An answer came: the Bridge is unwell, not the network. The
+			// job retries later (asynq), not within seconds.
+			return backoff.Permanent(&FetchError{Kind: Unavailable, Retry: true, RetryAfter: retryAfter(resp.Header.Get("Retry-After")),
+				Detail: fmt.Sprintf("server error (%d)", resp.StatusCode)})
 		default:
 			return backoff.Permanent(&FetchError{Kind: BadAnswer, Detail: fmt.Sprintf("unexpected answer (%d)", resp.StatusCode)})
 		}

@@ -91,14 +91,19 @@ func TestAccountsFailures(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a 5xx is retried", func(t *testing.T) {
+	t.Run("a 5xx is an answer, for a retry later", func(t *testing.T) {
 		bridge := simplefintest.New(t)
 		bridge.SetAccounts(simplefintest.Accounts5xxOnce, accountSet)
-		if _, err := fetch(t, bridge, bridge.AccessURL("a"), true); err != nil {
-			t.Fatal(err)
+		_, err := fetch(t, bridge, bridge.AccessURL("a"), true)
+		var fe *simplefin.FetchError
+		if !errors.As(err, &fe) || fe.Kind != simplefin.Unavailable || !fe.Retry {
+			t.Fatalf("err = %v", err)
 		}
-		if n, _ := bridge.AccountsRequests(); n != 2 {
-			t.Errorf("%d requests", n)
+		if n, _ := bridge.AccountsRequests(); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+		if _, err := fetch(t, bridge, bridge.AccessURL("a"), true); err != nil {
+			t.Fatalf("the next run: %v", err)
 		}
 	})
 }
