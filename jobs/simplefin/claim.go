@@ -36,6 +36,9 @@ type Options struct {
 	// RetryInitial is the first backoff interval (then ×2 with 25 %
 	// jitter, at most 30 s, 3 retries). Zero means 2 s; tests shorten it.
 	RetryInitial time.Duration
+	// RootCAs are the certificate authorities trusted for HTTPS; nil: the
+	// system's. Tests add the fake Bridge's CA; verification stays on.
+	RootCAs *x509.CertPool
 }
 
 // ErrPrivateHost is returned when the dialer refuses an address: a URL
@@ -79,6 +82,7 @@ func NewClient(o Options) *Client {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 			Transport: &http.Transport{
 				DialContext:           dialer.DialContext,
+				TLSClientConfig:       &tls.Config{RootCAs: o.RootCAs, MinVersion: tls.VersionTLS12},
 				TLSHandshakeTimeout:   10 * time.Second,
 				ResponseHeaderTimeout: 90 * time.Second,
 				MaxIdleConnsPerHost:   2,
