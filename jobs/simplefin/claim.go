@@ -145,6 +145,11 @@ func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
 			if errors.Is(err, ErrPrivateHost) {
 				return backoff.Permanent(&ClaimError{Outcome: NotAllowed, Detail: "the claim URL points at a private address"})
 			}
+			if !wrote && certRejected(err) {
+				// Nothing was sent, so the token is intact; but another try
+				// meets the same certificate: final, with no backoff.
+				return backoff.Permanent(&ClaimError{Outcome: NeverSent, Detail: "the Bridge's TLS certificate did not verify"})
+			}
 			if !wrote && tlsHandshake(err) {
 				return &ClaimError{Outcome: NeverSent, Detail: "TLS handshake failed"}
 			}
@@ -228,13 +233,18 @@ func neverSent(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// tlsHandshake reports a TLS failure before the request was written,
-// other than a certificate that does not verify (which is final).
-func tlsHandshake(err error) bool {
+// certRejected reports a server certificate that does not verify.
+func certRejected(err error) bool {
 	var certErr *tls.CertificateVerificationError
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
-	if errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostErr) {
+	return errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostErr)
+}
+
+// tlsHandshake reports a TLS failure before the request was written,
+// other than a certificate that does not verify (which is final).
+func tlsHandshake(err error) bool {
+	if certRejected(err) {
 		return false
 	}
 	var recErr tls.RecordHeaderError
