@@ -119,3 +119,27 @@ func mustURL(t *testing.T, s string) *url.URL {
 	}
 	return u
 }
+
+// TestLongLookbackChunks: a 365-day lookback is read in 5 contiguous
+// chunks of at most 90 days (the fake checks each window), and every
+// transaction of the year arrives once.
+func TestLongLookbackChunks(t *testing.T) {
+	clock := simplefintest.NewClock(time.Now().UTC())
+	s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now})
+	s.h.SyncOptions.LookbackDays = 365
+	data := s.bridge.Generate(365, 2, 60, 360)
+	got, err := s.run(t, s.first)
+	if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 5 || got.TransactionsCreated != data.Count() {
+		t.Fatalf("%v %s, %d requests, %+v", err, got.Status, got.RequestsUsed, got.SyncCounts)
+	}
+	reqs := s.bridge.AccountsLog()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if err := simplefintest.Contiguous(reqs); err != nil {
+		t.Fatal(err)
+	}
+	if start, _, _ := reqs[len(reqs)-1].Window(); start != got.WindowStart.Unix() {
+		t.Fatalf("oldest chunk starts %d, the sync %v", start, got.WindowStart)
+	}
+}
