@@ -36,6 +36,9 @@ type Options struct {
 	// RetryInitial is the first backoff interval (then ×2 with 25 %
 	// jitter, at most 30 s, 3 retries). Zero means 2 s; tests shorten it.
 	RetryInitial time.Duration
+	// RootCAs are the certificate authorities trusted for HTTPS; nil: the
+	// system's. Tests add the fake Bridge's CA; verification stays on.
+	RootCAs *x509.CertPool
 }
 
 // ErrPrivateHost is returned when the dialer refuses an address: a URL
@@ -79,6 +82,7 @@ func NewClient(o Options) *Client {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 			Transport: &http.Transport{
 				DialContext:           dialer.DialContext,
+				TLSClientConfig:       &tls.Config{RootCAs: o.RootCAs, MinVersion: tls.VersionTLS12},
 				TLSHandshakeTimeout:   10 * time.Second,
 				ResponseHeaderTimeout: 90 * time.Second,
 				MaxIdleConnsPerHost:   2,
@@ -140,6 +144,11 @@ func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
 		if err != nil {
 			if errors.Is(err, ErrPrivateHost) {
 				return backoff.Permanent(&ClaimError{Outcome: NotAllowed, Detail: "the claim URL points at a private address"})
+			}
+			if !wrote && certRejected(err) {
+				// Nothing was sent, so the token is intact; but another try
+				// meets the same certificate: final, with no backoff.
+				return backoff.Permanent(&ClaimError{Outcome: NeverSent, Detail: "the Bridge's TLS certificate did not verify"})
 			}
 			if !wrote && tlsHandshake(err) {
 				return &ClaimError{Outcome: NeverSent, Detail: "TLS handshake failed"}
@@ -224,13 +233,18 @@ func neverSent(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// tlsHandshake reports a TLS failure before the request was written,
-// other than a certificate that does not verify (which is final).
-func tlsHandshake(err error) bool {
+// certRejected reports a server certificate that does not verify.
+func certRejected(err error) bool {
 	var certErr *tls.CertificateVerificationError
 	var unknownAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
-	if errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostErr) {
+	return errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostErr)
+}
+
+// tlsHandshake reports a TLS failure before the request was written,
+// other than a certificate that does not verify (which is final).
+func tlsHandshake(err error) bool {
+	if certRejected(err) {
 		return false
 	}
 	var recErr tls.RecordHeaderError

@@ -1,10 +1,8 @@
 package simplefintest
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"strconv"
 	"time"
 )
@@ -37,7 +35,17 @@ type Txn struct {
 // the transactions of its window, as the protocol says.
 type Dataset struct {
 	Accounts []Account
-	Errors   []string
+	Errors   []string  // v1 messages; in the v2 shape, gen.* items
+	Problems []Problem // partial errors, rendered in either shape
+}
+
+// Problem is a partial error of an answer: a v2 errlist item, or a v1
+// errors string prefixed with the bank's name.
+type Problem struct {
+	Code      string // gen.*, con.* or act.*
+	Message   string
+	Bank      string // the Org of the bank login a con.* item is about
+	AccountID string // the account an act.* item is about
 }
 
 // Generate builds a seeded dataset: n accounts (USD, CAD, EUR) holding
@@ -76,62 +84,4 @@ func (d *Dataset) Count() int {
 		n += len(a.Transactions)
 	}
 	return n
-}
-
-// render answers one /accounts query from the dataset: start inclusive,
-// end exclusive on posted (transacted_at for pending rows); pending rows
-// only when the pending key is present, whatever its value.
-func (d *Dataset) render(q url.Values) string {
-	start, _ := strconv.ParseInt(q.Get("start-date"), 10, 64)
-	end, err := strconv.ParseInt(q.Get("end-date"), 10, 64)
-	if err != nil {
-		end = 1 << 62
-	}
-	_, pending := q["pending"]
-	type txJSON struct {
-		ID           string `json:"id"`
-		Posted       int64  `json:"posted"`
-		Amount       string `json:"amount"`
-		Description  string `json:"description"`
-		Payee        string `json:"payee,omitempty"`
-		Memo         string `json:"memo,omitempty"`
-		TransactedAt int64  `json:"transacted_at,omitempty"`
-		Pending      bool   `json:"pending,omitempty"`
-	}
-	type acctJSON struct {
-		Org          map[string]string `json:"org"`
-		ID           string            `json:"id"`
-		Name         string            `json:"name"`
-		Currency     string            `json:"currency"`
-		Balance      string            `json:"balance"`
-		BalanceDate  int64             `json:"balance-date"`
-		Transactions []txJSON          `json:"transactions"`
-	}
-	out := struct {
-		Errors   []string   `json:"errors"`
-		Accounts []acctJSON `json:"accounts"`
-	}{Errors: d.Errors, Accounts: []acctJSON{}}
-	if out.Errors == nil {
-		out.Errors = []string{}
-	}
-	for _, a := range d.Accounts {
-		aj := acctJSON{Org: map[string]string{"name": a.Org, "sfin-url": "https://bridge.example/simplefin"}, ID: a.ID, Name: a.Name,
-			Currency: a.Currency, Balance: a.Balance, BalanceDate: a.BalanceDate, Transactions: []txJSON{}}
-		for _, t := range a.Transactions {
-			when := t.Posted
-			if t.Pending || t.Posted == 0 {
-				if !pending {
-					continue
-				}
-				when = t.TransactedAt
-			}
-			if when < start || when >= end {
-				continue
-			}
-			aj.Transactions = append(aj.Transactions, txJSON(t))
-		}
-		out.Accounts = append(out.Accounts, aj)
-	}
-	b, _ := json.Marshal(out)
-	return string(b)
 }

@@ -1,276 +1,224 @@
 // Package simplefintest is a SimpleFIN Bridge server written to the
-// protocol, for tests: it runs on loopback and can be told to misbehave.
-// Tests import it; the service never does.
+// protocol, for tests: it runs on loopback, over HTTP or HTTPS, can be
+// told to misbehave, and checks every test's request log against the
+// protocol rules. Tests import it; the service never does.
 package simplefintest
 
 import (
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
-	"fmt"
+	"encoding/hex"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
-// ClaimBehaviour scripts how the next claims are answered.
-type ClaimBehaviour int
-
-// Claim behaviours.
-const (
-	ClaimNormally ClaimBehaviour = iota // 200 once per token, then 403
-	ClaimHTML403                        // a Cloudflare-style HTML block page
-	Claim500                            // a server error
-	ClaimHang                           // never answer: the client times out after writing
-	ClaimReset                          // consume the token, then drop the connection
-	ClaimBadURL                         // 200 with an access URL that has no password
-)
-
-// AccountsBehaviour scripts how the next /accounts requests are answered.
-type AccountsBehaviour int
-
-// Accounts behaviours.
-const (
-	AccountsNormally  AccountsBehaviour = iota // 200 with Body
-	Accounts402                                // payment required
-	AccountsHTML403                            // a front-end block page, not a revoked URL
-	Accounts429                                // rate limited, Retry-After: 120, HTML body
-	Accounts5xxOnce                            // one 503, then normal
-	AccountsTruncated                          // a 200 whose JSON is cut short
-	AccountsReset                              // drop the connection mid-body
-	Accounts500                                // a server error, every time
-	AccountsBadJSON                            // a complete 200 that is not an account set
-	AccountsQuota                              // a 200 with no accounts and a quota message
-	AccountsHTML429                            // a Cloudflare 429 without Retry-After
-	AccountsGenAuth                            // a v2 200 with gen.auth and no accounts
-	AccountsRedirect                           // a 302 to another host
-	AccountsHang                               // no answer until the client gives up
-)
+// Options configure a fake Bridge; the zero value is a plain-HTTP fake on
+// the real clock, answering in the v1 shape.
+type Options struct {
+	TLS     bool             // serve HTTPS with a self-signed CA (see CertPool)
+	Now     func() time.Time // the clock shared with the service; nil: time.Now
+	Version string           // the answer shape: "1" (default), "2" or "both"
+	Budget  int              // requests per credential and rolling 24 h the log is checked against; 0: 24
+	Quota   Quota            // the Bridge's own warn and block thresholds
+}
 
 // Server is a fake Bridge.
 type Server struct {
 	*httptest.Server
+	root string // every protocol path is under it
 
-	mu        sync.Mutex
-	claimed   map[string]bool // one-time codes, true once claimed
-	posts     map[string]int  // POSTs seen per code
-	revoked   map[string]bool // access passwords revoked at the Bridge
-	Behaviour ClaimBehaviour
-
-	accounts  AccountsBehaviour
-	body      string       // the account set /accounts answers
-	data      *Dataset     // when set, answers are rendered from it per window
-	requests  int          // /accounts requests seen
-	lastQuery url.Values   // of the last /accounts request
-	queries   []url.Values // of every /accounts request
-	script    []AccountsBehaviour
+	mu       sync.Mutex
+	now      func() time.Time
+	clock    *Clock // set through the control endpoint
+	tokens   map[string]*token
+	creds    map[string]*credential // by user
+	byCode   map[string]*credential
+	claim    ClaimBehaviour
+	accounts AccountsBehaviour
+	body     string   // the account set /accounts answers
+	data     *Dataset // when set, answers are rendered from it per window
+	script   []AccountsBehaviour
+	version  string
+	quota    Quota
+	budget   int
+	exempt   Check
+	log      []Request
+	conns    int // connections accepted, TLS handshakes included
 }
 
-// New starts a fake Bridge for the test's lifetime.
-func New(t testing.TB) *Server {
+type credential struct {
+	code, user, pass string
+	revoked          bool
+}
+
+// New starts a plain-HTTP fake Bridge for the test's lifetime.
+func New(t testing.TB) *Server { return Start(t, Options{}) }
+
+// NewTLS starts an HTTPS fake Bridge; its clients need CertPool.
+func NewTLS(t testing.TB) *Server { return Start(t, Options{TLS: true}) }
+
+// Start starts a fake Bridge with options. When the test ends, the server
+// stops and its request log is checked against the protocol rules
+// (Check), so every test that uses a fake is held to them.
+func Start(t testing.TB, o Options) *Server {
 	t.Helper()
-	s := &Server{claimed: map[string]bool{}, posts: map[string]int{}, revoked: map[string]bool{}, body: `{"errors":[],"accounts":[]}`}
+	s := &Server{root: "/simplefin", now: o.Now, tokens: map[string]*token{}, creds: map[string]*credential{},
+		byCode: map[string]*credential{}, body: `{"errors":[],"accounts":[]}`, version: o.Version, quota: o.Quota, budget: o.Budget}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.budget <= 0 {
+		s.budget = 24
+	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /simplefin/claim/{code}", s.claim)
-	mux.HandleFunc("GET /simplefin/accounts", s.accountsHandler)
-	mux.HandleFunc("GET /simplefin/info", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("POST "+s.root+"/claim/{code}", s.claimHandler)
+	mux.HandleFunc("GET "+s.root+"/accounts", s.accountsHandler)
+	mux.HandleFunc("GET "+s.root+"/info", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"versions":["1.0"]}`)
+		s.mu.Lock()
+		shape := s.shape(nil)
+		s.mu.Unlock()
+		if shape == "1" {
+			_, _ = io.WriteString(w, `{"versions":["1.0"]}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"versions":["1.0","2.0"]}`)
 	})
-	s.Server = httptest.NewServer(mux)
-	t.Cleanup(s.Close)
+	s.control(mux)
+	s.Server = httptest.NewUnstartedServer(s.record(mux))
+	// A client that rejects the certificate makes the server log a
+	// handshake error: expected in the tests that do it on purpose.
+	s.Config.ErrorLog = log.New(io.Discard, "", 0)
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.mu.Lock()
+			s.conns++
+			s.mu.Unlock()
+		}
+	}
+	if o.TLS {
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(func() { s.check(t) })
+	t.Cleanup(s.Close) // runs first: the log is complete when checked
 	return s
 }
 
-// Token makes a new one-time setup token.
-func (s *Server) Token(code string) string {
-	s.mu.Lock()
-	s.claimed[code] = false
-	s.mu.Unlock()
-	return base64.StdEncoding.EncodeToString([]byte(s.URL + "/simplefin/claim/" + code))
+// CertPool holds the certificate of an HTTPS fake, for the client's
+// root CAs; nil for a plain-HTTP fake.
+func (s *Server) CertPool() *x509.CertPool {
+	if s.Certificate() == nil {
+		return nil
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	return pool
 }
 
-// Posts reports how many claim POSTs a code received.
-func (s *Server) Posts(code string) int {
+// Connections reports how many connections the fake accepted, including
+// those whose TLS handshake failed before any request.
+func (s *Server) Connections() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.posts[code]
+	return s.conns
 }
 
-// Set changes the claim behaviour.
-func (s *Server) Set(b ClaimBehaviour) {
+// SetNow replaces the fake's clock.
+func (s *Server) SetNow(now func() time.Time) {
 	s.mu.Lock()
-	s.Behaviour = b
+	s.now, s.clock = now, nil
 	s.mu.Unlock()
 }
 
-func (s *Server) claim(w http.ResponseWriter, r *http.Request) {
-	code := r.PathValue("code")
+// Now reads the fake's clock.
+func (s *Server) Now() time.Time {
 	s.mu.Lock()
-	s.posts[code]++
-	behaviour := s.Behaviour
-	used, known := s.claimed[code]
-	s.mu.Unlock()
-	switch behaviour {
-	case ClaimHTML403:
-		w.Header().Set("Content-Type", "text/html; charset=UTF-8")
-		w.WriteHeader(http.StatusForbidden)
-		fmt.Fprint(w, "<!DOCTYPE html><html><head><title>Attention Required! | Cloudflare</title></head><body>blocked</body></html>")
-		return
-	case Claim500:
-		http.Error(w, "upstream unavailable", http.StatusBadGateway)
-		return
-	case ClaimHang:
-		<-r.Context().Done()
-		return
-	}
-	if !known || used {
-		http.Error(w, "Forbidden", http.StatusForbidden)
-		return
-	}
+	defer s.mu.Unlock()
+	return s.nowLocked()
+}
+
+func (s *Server) nowLocked() time.Time { return s.now().UTC() }
+
+// SetVersion selects the answer shape: "1", "2" or "both". A request's
+// own version parameter wins.
+func (s *Server) SetVersion(v string) {
 	s.mu.Lock()
-	s.claimed[code] = true
+	s.version = v
 	s.mu.Unlock()
-	switch behaviour {
-	case ClaimReset:
-		if hj, ok := w.(http.Hijacker); ok {
-			conn, _, err := hj.Hijack()
-			if err == nil {
-				conn.Close()
-			}
-		}
-		return
-	case ClaimBadURL:
-		fmt.Fprint(w, strings.Replace(s.URL, "://", "://user@", 1)+"/simplefin")
-		return
+}
+
+// credFor returns the credentials of a code, made on first use: fresh
+// random ones per fake, so that no test can lean on a fixed password.
+func (s *Server) credFor(code string) *credential {
+	if c := s.byCode[code]; c != nil {
+		return c
 	}
-	w.Header().Set("Content-Type", "text/plain")
-	fmt.Fprint(w, strings.Replace(s.URL, "://", "://demo:s3cret-"+code+"@", 1)+"/simplefin\n")
+	c := &credential{code: code, user: "demo" + randomHex(4), pass: "s3cret-" + code + "-" + randomHex(8)}
+	s.byCode[code], s.creds[c.user] = c, c
+	return c
 }
 
 // AccessURL is the access URL a claim of code returns.
 func (s *Server) AccessURL(code string) string {
-	return strings.Replace(s.URL, "://", "://demo:s3cret-"+code+"@", 1) + "/simplefin"
-}
-
-// SetAccounts sets the /accounts behaviour and the account set it answers.
-func (s *Server) SetAccounts(b AccountsBehaviour, body string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.accounts = b
-	if body != "" {
-		s.body = body
-	}
-}
-
-// SetDataset makes /accounts answer from d, window by window.
-func (s *Server) SetDataset(d *Dataset) {
-	s.mu.Lock()
-	s.data = d
+	c := s.credFor(code)
 	s.mu.Unlock()
+	return strings.Replace(s.URL, "://", "://"+c.user+":"+c.pass+"@", 1) + s.root
 }
 
-// Script makes the next requests behave as listed, one each, before the
-// behaviour set with SetAccounts applies again.
-func (s *Server) Script(bs ...AccountsBehaviour) {
-	s.mu.Lock()
-	s.script = append(s.script, bs...)
-	s.mu.Unlock()
-}
-
-// Queries returns the query of every /accounts request so far.
-func (s *Server) Queries() []url.Values {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]url.Values(nil), s.queries...)
-}
-
-// Revoke revokes the access URL of a code, as a user can at the Bridge.
+// Revoke revokes the access URL of a code, as a user can at the Bridge:
+// its requests get a plain-text 403.
 func (s *Server) Revoke(code string) {
 	s.mu.Lock()
-	s.revoked["s3cret-"+code] = true
+	s.credFor(code).revoked = true
 	s.mu.Unlock()
 }
 
-// AccountsRequests reports the /accounts requests seen and the last query.
-func (s *Server) AccountsRequests() (int, url.Values) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.requests, s.lastQuery
+// Clock is a settable clock that a test shares between the fake and the
+// service (jobs.Handlers.Now, models.Store.Now).
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
 }
 
-func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	s.requests++
-	s.lastQuery = r.URL.Query()
-	s.queries = append(s.queries, r.URL.Query())
-	behaviour, body := s.accounts, s.body
-	if len(s.script) > 0 {
-		behaviour, s.script = s.script[0], s.script[1:]
-	}
-	if s.data != nil {
-		body = s.data.render(r.URL.Query())
-	}
-	user, pass, ok := r.BasicAuth()
-	revoked := s.revoked[pass]
-	if behaviour == Accounts5xxOnce {
-		s.accounts = AccountsNormally
-	}
-	s.mu.Unlock()
-	if !ok || user != "demo" || !strings.HasPrefix(pass, "s3cret-") || revoked {
-		http.Error(w, "Forbidden", http.StatusForbidden)
-		return
-	}
-	switch behaviour {
-	case Accounts402:
-		http.Error(w, "Payment Required", http.StatusPaymentRequired)
-	case AccountsHTML403:
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusForbidden)
-		fmt.Fprint(w, "<html><body>Access denied | Cloudflare</body></html>")
-	case Accounts429:
-		w.Header().Set("Content-Type", "text/html")
-		w.Header().Set("Retry-After", "120")
-		w.WriteHeader(http.StatusTooManyRequests)
-		fmt.Fprint(w, "<html><body>Too many requests</body></html>")
-	case Accounts5xxOnce, Accounts500:
-		http.Error(w, "unavailable", http.StatusServiceUnavailable)
-	case AccountsBadJSON:
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"errors":[],"accounts":"nope"}`)
-	case AccountsQuota:
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"errors":["You must make fewer requests: data is only refreshed once every 24 hours."],"accounts":[]}`)
-	case AccountsHTML429:
-		w.Header().Set("Content-Type", "text/html")
-		w.WriteHeader(http.StatusTooManyRequests)
-		fmt.Fprint(w, "<html><body>Rate limited | Cloudflare</body></html>")
-	case AccountsHang:
-		<-r.Context().Done()
-	case AccountsRedirect:
-		http.Redirect(w, r, "http://elsewhere.example/simplefin/accounts", http.StatusFound)
-	case AccountsGenAuth:
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"errors":[],"errlist":[{"code":"gen.auth","msg":"Authentication failed"}],"accounts":[]}`)
-	case AccountsTruncated:
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, body[:len(body)/2])
-	case AccountsReset:
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		fmt.Fprint(w, body[:len(body)/2])
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-		if hj, ok := w.(http.Hijacker); ok {
-			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
-			}
-		}
-	default:
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, body)
-	}
+// NewClock starts a clock at t; it moves only when told.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now reads the clock.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
 }
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.t = t
+	c.mu.Unlock()
+}
+
+// Advance moves the clock by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }

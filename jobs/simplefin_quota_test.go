@@ -1,0 +1,156 @@
+package jobs_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"coffer/jobs"
+	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
+)
+
+// TestBudgetKeepsUnderTheBridgeQuota: with the Bridge warning at 3 and
+// blocking at 5 requests a day, and the service's budget at 4, a burst of
+// Sync now clicks, 5xx retries (the client's and asynq's) and schedule
+// ticks over three days never take a credential past 4 requests in any
+// 24 h (the fake checks its log with Budget: 4), and never meet a block.
+func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
+	ctx := context.Background()
+	clock := simplefintest.NewClock(time.Now().UTC())
+	s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now, Budget: 4, Quota: simplefintest.Quota{Warn: 3, Block: 5}})
+	s.h.SyncOptions.DailyBudget = 4
+	s.bridge.Generate(5, 2, 20, 30)
+	tick := func() {
+		t.Helper()
+		if err := s.h.SimplefinSchedule(ctx, asynq.NewTask(jobs.TypeSimplefinSchedule, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deferred := func(sy *models.Sync) {
+		t.Helper()
+		got, err := s.run(t, sy)
+		var de *jobs.DeferError
+		if !errors.As(err, &de) || got.Status != models.SyncPending {
+			t.Fatalf("sync %s not deferred: %v %s", sy.ID, err, got.Status)
+		}
+	}
+
+	// The first sync meets two 5xx: the client's retries make 3 requests.
+	s.bridge.Script(simplefintest.Accounts500, simplefintest.Accounts500)
+	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 3 {
+		t.Fatalf("first: %v %s, %d requests", err, got.Status, got.RequestsUsed)
+	}
+	// A burst of Sync now: the first fits (the Bridge warns), the next waits
+	// for the first free slot, a day after the first requests.
+	a, err := s.run(t, s.newSync(t, false))
+	if err != nil || a.Status != models.SyncCompleted || !strings.Contains(strings.Join(a.Warnings, "|"), "quota") {
+		t.Fatalf("second: %v %s %v", err, a.Status, a.Warnings)
+	}
+	b := s.newSync(t, false)
+	deferred(b)
+	if got, _ := s.store.Sync(ctx, b.FamilyID, b.ID); !got.NotBefore.Equal(clock.Now().Truncate(time.Millisecond).Add(24 * time.Hour)) {
+		t.Fatalf("deferred to %v", got.NotBefore)
+	}
+	// A tick adds nothing while b waits; b delivered early sends nothing.
+	tick()
+	if _, err := s.run(t, b); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.bridge.AccountsRequests(); n != 4 {
+		t.Fatalf("%d requests on day one, want 4", n)
+	}
+
+	// A day later b meets 5xx on all four attempts, each one counted; the
+	// asynq retry then finds the budget used up and waits another day.
+	clock.Advance(24*time.Hour + time.Second)
+	s.bridge.Script(simplefintest.Accounts500, simplefintest.Accounts500, simplefintest.Accounts500, simplefintest.Accounts500)
+	if got, err := s.run(t, b); err == nil || got.Status != models.SyncPending || got.RequestsUsed != 4 {
+		t.Fatalf("5xx: %v %s, %d requests", err, got.Status, got.RequestsUsed)
+	}
+	deferred(b)
+	tick()
+
+	// Day three: b completes with one request, then the day's tick runs
+	// its sync after the jitter.
+	clock.Advance(24*time.Hour + time.Second)
+	if got, err := s.run(t, b); err != nil || got.Status != models.SyncCompleted {
+		t.Fatalf("day three: %v %s", err, got.Status)
+	}
+	tick()
+	scheduled, err := s.store.ActiveSync(ctx, s.f.Family.ID, s.conn.ID)
+	if err != nil || scheduled.Trigger != models.TriggerSchedule {
+		t.Fatalf("scheduled sync: %v", err)
+	}
+	insp := asynq.NewInspector(s.redisOpt)
+	defer insp.Close()
+	_ = insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+scheduled.ID.String())
+	clock.Advance(scheduled.NotBefore.Sub(clock.Now()))
+	if got, err := s.run(t, scheduled); err != nil || got.Status != models.SyncCompleted {
+		t.Fatalf("scheduled: %v %s", err, got.Status)
+	}
+
+	if n, _ := s.bridge.AccountsRequests(); n != 10 {
+		t.Fatalf("%d requests, want 3+1, 4, 1+1", n)
+	}
+	for _, r := range s.bridge.AccountsLog() {
+		if strings.HasPrefix(r.Fault, "quota-") {
+			t.Fatalf("the Bridge blocked a request: %+v", r)
+		}
+	}
+	if v := s.bridge.Violations(); len(v) != 0 {
+		t.Fatalf("violations: %v", v)
+	}
+}
+
+// TestBridgeQuotaBlock: when the Bridge blocks anyway (its threshold
+// below the service's budget), every style makes the connection
+// rate_limited, never requires_reconnect, with one request per run and
+// none before retry_after: no retry storm.
+func TestBridgeQuotaBlock(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		quota      simplefintest.Quota
+		retryAfter time.Duration // expected: from Retry-After, else the base cooldown
+	}{
+		{"429 json", simplefintest.Quota{Block: 1, Style: simplefintest.Quota429JSON}, time.Hour},
+		{"429 html with Retry-After", simplefintest.Quota{Block: 1, Style: simplefintest.Quota429HTML, RetryAfter: 7200}, 2 * time.Hour},
+		{"429 html", simplefintest.Quota{Block: 1, Style: simplefintest.Quota429HTML}, time.Hour},
+		{"html 403", simplefintest.Quota{Block: 1, Style: simplefintest.QuotaHTML403}, time.Hour},
+		{"errors in a 200", simplefintest.Quota{Block: 1, Style: simplefintest.QuotaErrors200}, time.Hour},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := simplefintest.NewClock(time.Now().UTC())
+			s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now, Quota: tc.quota})
+			s.bridge.Generate(6, 1, 10, 10)
+			for run := 1; run <= 2; run++ {
+				started := clock.Now()
+				got, err := s.run(t, s.first)
+				var de *jobs.DeferError
+				c := reload(t, s.store, s.conn)
+				if !errors.As(err, &de) || got.Status != models.SyncPending || c.Status != models.ConnRateLimited {
+					t.Fatalf("run %d: %v, sync %s, connection %s", run, err, got.Status, c.Status)
+				}
+				want := tc.retryAfter
+				if tc.quota.RetryAfter == 0 && run == 2 {
+					want *= 2 // the cooldown doubles with each rate limit in a row
+				}
+				if !c.RetryAfter.Equal(started.Add(want).Truncate(time.Microsecond)) {
+					t.Fatalf("run %d: retry_after %v, want %v later", run, c.RetryAfter, want)
+				}
+				// Delivered again before retry_after: nothing is sent.
+				if _, err := s.run(t, s.first); err != nil {
+					t.Fatal(err)
+				}
+				if n, _ := s.bridge.AccountsRequests(); n != run {
+					t.Fatalf("run %d: %d requests", run, n)
+				}
+				clock.Set(*c.RetryAfter)
+			}
+		})
+	}
+}
