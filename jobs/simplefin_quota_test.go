@@ -16,7 +16,7 @@ import (
 
 // TestBudgetKeepsUnderTheBridgeQuota: with the Bridge warning at 3 and
 // blocking at 5 requests a day, and the service's budget at 4, a burst of
-// Sync now clicks, 5xx retries (the client's and asynq's) and schedule
+// Sync now clicks, network retries (the client's and asynq's) and schedule
 // ticks over three days never take a credential past 4 requests in any
 // 24 h (the fake checks its log with Budget: 4), and never meet a block.
 func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
@@ -40,8 +40,9 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 		}
 	}
 
-	// The first sync meets two 5xx: the client's retries make 3 requests.
-	s.bridge.Script(simplefintest.Accounts500, simplefintest.Accounts500)
+	// The first sync meets two connection resets: the client's retries
+	// make 3 requests.
+	s.bridge.Script(simplefintest.AccountsReset, simplefintest.AccountsReset)
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 3 {
 		t.Fatalf("first: %v %s, %d requests", err, got.Status, got.RequestsUsed)
 	}
@@ -65,12 +66,12 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 		t.Fatalf("%d requests on day one, want 4", n)
 	}
 
-	// A day later b meets 5xx on all four attempts, each one counted; the
-	// asynq retry then finds the budget used up and waits another day.
+	// A day later b meets resets on all four attempts, each one counted;
+	// the asynq retry then finds the budget used up and waits another day.
 	clock.Advance(24*time.Hour + time.Second)
-	s.bridge.Script(simplefintest.Accounts500, simplefintest.Accounts500, simplefintest.Accounts500, simplefintest.Accounts500)
+	s.bridge.Script(simplefintest.AccountsReset, simplefintest.AccountsReset, simplefintest.AccountsReset, simplefintest.AccountsReset)
 	if got, err := s.run(t, b); err == nil || got.Status != models.SyncPending || got.RequestsUsed != 4 {
-		t.Fatalf("5xx: %v %s, %d requests", err, got.Status, got.RequestsUsed)
+		t.Fatalf("resets: %v %s, %d requests", err, got.Status, got.RequestsUsed)
 	}
 	deferred(b)
 	tick()

@@ -223,12 +223,16 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 		req.Header.Set("Accept", "application/json")
 		resp, err := c.http.Do(req)
 		if err != nil {
-			notSent := errors.Is(err, ErrPrivateHost) || neverSent(err)
+			notSent := errors.Is(err, ErrPrivateHost) || neverSent(err) || certRejected(err)
 			if notSent && o.NotSent != nil {
 				o.NotSent(attempt - 1)
 			}
 			if errors.Is(err, ErrPrivateHost) {
 				return backoff.Permanent(&FetchError{Kind: AuthFailed, NotSent: true, Detail: "the access URL points at a private address"})
+			}
+			if certRejected(err) {
+				// Final, like the claim's: trying again cannot make it verify.
+				return backoff.Permanent(&FetchError{Kind: BadAnswer, NotSent: true, Detail: "the server's certificate did not verify"})
 			}
 			return &FetchError{Kind: Unavailable, NotSent: notSent, Detail: opName(err)}
 		}

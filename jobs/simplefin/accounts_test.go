@@ -129,3 +129,26 @@ func TestAccountsTolerantDecoding(t *testing.T) {
 		t.Errorf("transactions: %+v", txs)
 	}
 }
+
+// TestAccountsUntrustedCertificate: a certificate that does not verify
+// fails the request once, final and marked as never sent; with the
+// fake's CA the same request succeeds.
+func TestAccountsUntrustedCertificate(t *testing.T) {
+	bridge := simplefintest.NewTLS(t)
+	bridge.SetAccounts(simplefintest.AccountsNormally, accountSet)
+	attempts := 0
+	o := simplefin.FetchOptions{Start: time.Now().AddDate(0, 0, -30), End: time.Now(), Attempt: func(int) error { attempts++; return nil }}
+	c := simplefin.NewClient(simplefin.Options{AllowPrivateHosts: true, RetryInitial: time.Millisecond})
+	_, err := c.Accounts(context.Background(), bridge.AccessURL("a"), o)
+	var fe *simplefin.FetchError
+	if !errors.As(err, &fe) || fe.Kind != simplefin.BadAnswer || !errors.Is(err, simplefin.ErrNotSent) || attempts != 1 {
+		t.Fatalf("err = %v after %d attempts", err, attempts)
+	}
+	if n, _ := bridge.AccountsRequests(); n != 0 {
+		t.Fatalf("%d requests reached the Bridge", n)
+	}
+	trusted := simplefin.NewClient(simplefin.Options{AllowPrivateHosts: true, RootCAs: bridge.CertPool()})
+	if _, err := trusted.Accounts(context.Background(), bridge.AccessURL("a"), o); err != nil {
+		t.Fatal(err)
+	}
+}
