@@ -30,8 +30,10 @@ func NewSimplefinImportTask(familyID, stepID uuid.UUID) (*asynq.Task, error) {
 		return nil, fmt.Errorf("jobs: import payload: %w", err)
 	}
 	return asynq.NewTask(TypeSimplefinImport, payload, asynq.Queue(QueueDefault), asynq.MaxRetry(5),
-		asynq.Timeout(importTimeout), asynq.TaskID("simplefin:import:"+stepID.String())), nil
+		asynq.Timeout(importTimeout), asynq.TaskID(importTaskID(stepID))), nil
 }
+
+func importTaskID(stepID uuid.UUID) string { return "simplefin:import:" + stepID.String() }
 
 // SimplefinImport handles TypeSimplefinImport. The whole step (rows,
 // aliases, counts, the step's completion and maybe the parent's) commits

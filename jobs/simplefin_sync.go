@@ -92,8 +92,10 @@ func NewSimplefinSyncTask(familyID, syncID uuid.UUID) (*asynq.Task, error) {
 		return nil, fmt.Errorf("jobs: sync payload: %w", err)
 	}
 	return asynq.NewTask(TypeSimplefinSync, payload, asynq.Queue(QueueDefault), asynq.MaxRetry(3),
-		asynq.Timeout(syncTimeout), asynq.TaskID("simplefin:sync:"+syncID.String())), nil
+		asynq.Timeout(syncTimeout), asynq.TaskID(syncTaskID(syncID))), nil
 }
+
+func syncTaskID(syncID uuid.UUID) string { return "simplefin:sync:" + syncID.String() }
 
 // EnqueueSync queues a sync's fetch, at once or at the sync's not_before;
 // a task already queued for it counts as success.
