@@ -424,16 +424,14 @@ func (s *Store) LostSyncs(ctx context.Context, now time.Time, limit int) ([]Sync
 // ReleaseSync hands back the lease of a run that stopped early (its
 // worker is shutting down): the sync is pending and due now, so the
 // re-delivered task takes it at once instead of waiting out the lease.
-// A lease another worker has taken since is left alone.
-func (s *Store) ReleaseSync(ctx context.Context, sy *Sync) error {
-	if sy.LeaseUntil == nil {
-		return nil
-	}
+// Only the lease the run took (lease) is handed back: one another worker
+// has taken since is left alone.
+func (s *Store) ReleaseSync(ctx context.Context, sy *Sync, lease time.Time) error {
 	res, err := s.db.NewUpdate().Model((*Sync)(nil)).
 		Set("status = ?", SyncPending).Set("not_before = ?", s.now()).Set("lease_until = NULL").
 		Set("requests_used = ?", sy.RequestsUsed).Set("warnings = ?", jsonList(sy.Warnings)).
 		Where("family_id = ?", sy.FamilyID).Where("id = ?", sy.ID).Where("status = ?", SyncRunning).
-		Where("lease_until = ?", *sy.LeaseUntil).Exec(ctx)
+		Where("lease_until = ?", lease).Exec(ctx)
 	if err != nil {
 		return dbErr("release sync", err)
 	}
