@@ -42,6 +42,26 @@ type Handlers struct {
 	Retention  Retention        // audit retention tier
 	ArchiveDir string           // where audit archive files go
 	Now        func() time.Time // nil: time.Now
+
+	// Hook, when set, is called at the named points of the SimpleFIN jobs
+	// (HookFetch, HookSteps, HookImport, HookImported) with the task's
+	// context, so that a test can stop a worker exactly there. Nil in
+	// production.
+	Hook func(ctx context.Context, point string)
+}
+
+// Points where Handlers.Hook is called.
+const (
+	HookFetch    = "fetch"    // before each /accounts request of a sync
+	HookSteps    = "steps"    // after the account steps are stored, before they are queued
+	HookImport   = "import"   // before an account step's transaction
+	HookImported = "imported" // after an account step committed
+)
+
+func (h *Handlers) hook(ctx context.Context, point string) {
+	if h.Hook != nil {
+		h.Hook(ctx, point)
+	}
 }
 
 func (h *Handlers) now() time.Time {

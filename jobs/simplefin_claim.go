@@ -47,7 +47,11 @@ func NewSimplefinClaimTask(familyID, connectionID uuid.UUID, seq int) (*asynq.Ta
 		return nil, fmt.Errorf("jobs: claim payload: %w", err)
 	}
 	return asynq.NewTask(TypeSimplefinClaim, payload, asynq.Queue(QueueCritical), asynq.MaxRetry(3),
-		asynq.Timeout(60*time.Second), asynq.TaskID("simplefin:claim:"+connectionID.String()+":"+strconv.Itoa(seq))), nil
+		asynq.Timeout(60*time.Second), asynq.TaskID(claimTaskID(connectionID, seq))), nil
+}
+
+func claimTaskID(connectionID uuid.UUID, seq int) string {
+	return "simplefin:claim:" + connectionID.String() + ":" + strconv.Itoa(seq)
 }
 
 // SimplefinClaim handles TypeSimplefinClaim. It records that the POST is

@@ -30,8 +30,10 @@ func NewSimplefinImportTask(familyID, stepID uuid.UUID) (*asynq.Task, error) {
 		return nil, fmt.Errorf("jobs: import payload: %w", err)
 	}
 	return asynq.NewTask(TypeSimplefinImport, payload, asynq.Queue(QueueDefault), asynq.MaxRetry(5),
-		asynq.Timeout(importTimeout), asynq.TaskID("simplefin:import:"+stepID.String())), nil
+		asynq.Timeout(importTimeout), asynq.TaskID(importTaskID(stepID))), nil
 }
+
+func importTaskID(stepID uuid.UUID) string { return "simplefin:import:" + stepID.String() }
 
 // SimplefinImport handles TypeSimplefinImport. The whole step (rows,
 // aliases, counts, the step's completion and maybe the parent's) commits
@@ -109,6 +111,7 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 		}
 	}
 	o := h.SyncOptions.withDefaults()
+	h.hook(ctx, HookImport)
 	err = h.Store.ImportTransactions(ctx, step, *pa.AccountID, rows.Rows, models.ImportOptions{
 		ConnectionID: conn.ID, IncludePending: conn.IncludePending, MatchDays: o.PendingMatchDays,
 		StaleDays: o.StalePendingDays, Today: models.DateOf(h.now()), Balance: pa.Balance})
@@ -118,6 +121,7 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 	if err != nil {
 		return err
 	}
+	h.hook(ctx, HookImported)
 	if h.Queue != nil {
 		if task, err := NewAccountBalanceTask(step.FamilyID, *pa.AccountID); err == nil {
 			if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {

@@ -84,54 +84,6 @@ func (h *Handlers) SimplefinSchedule(ctx context.Context, t *asynq.Task) error {
 	}
 }
 
-// SimplefinSweep handles TypeSimplefinSweep: it re-queues due syncs and
-// claims that have no task (a web request that committed but could not
-// enqueue, a lost worker), ends syncs that can no longer run, erases
-// retryable setup tokens kept over a day, and drops orphaned payloads.
-func (h *Handlers) SimplefinSweep(ctx context.Context, t *asynq.Task) error {
-	now := h.now()
-	log := h.logger(ctx, t)
-	if _, err := h.Store.EraseOldSetupTokens(ctx, now.Add(-24*time.Hour)); err != nil {
-		return err
-	}
-	if _, err := h.Store.ExpireSyncs(ctx, now); err != nil {
-		return err
-	}
-	stale, err := h.Store.StaleSyncs(ctx, now, 1000)
-	if err != nil {
-		return err
-	}
-	for i := range stale {
-		sy := &stale[i]
-		var task *asynq.Task
-		if sy.Kind == models.SyncKindAccount {
-			task, err = NewSimplefinImportTask(sy.FamilyID, sy.ID)
-		} else {
-			task, err = NewSimplefinSyncTask(sy.FamilyID, sy.ID)
-		}
-		if err == nil {
-			_, err = h.Queue.EnqueueContext(ctx, task)
-		}
-		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
-			log.Warn("sync not re-queued", "sync_id", sy.ID, "error", err)
-		}
-	}
-	claiming, err := h.Store.ClaimingConnections(ctx, 1000)
-	if err != nil {
-		return err
-	}
-	for _, c := range claiming {
-		task, err := NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
-		if err == nil {
-			_, err = h.Queue.EnqueueContext(ctx, task)
-		}
-		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-			log.Warn("claim not re-queued", "connection_id", c.ID, "error", err)
-		}
-	}
-	return h.Store.DeleteOldSyncPayloads(ctx, now.Add(-24*time.Hour))
-}
-
 // IsFailure tells the worker that a deferral is not a failure: it uses up
 // no retry and does not count in the error rate.
 func IsFailure(err error) bool {
@@ -140,8 +92,8 @@ func IsFailure(err error) bool {
 }
 
 // RetryDelay is the worker's retry delay: a deferral runs at its own
-// time; SimpleFIN tasks wait 2, 8, 32 min (×RetryBase/2 min) ±20 %; the
-// rest keep asynq's default.
+// time; SimpleFIN tasks wait 2, 8, 32 min (×RetryBase/2 min) ±20 %, or
+// longer when a 5xx said Retry-After; the rest keep asynq's default.
 func (h *Handlers) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	var de *DeferError
 	if errors.As(err, &de) {
@@ -150,6 +102,17 @@ func (h *Handlers) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	if !strings.HasPrefix(t.Type(), "simplefin:") {
 		return asynq.DefaultRetryDelayFunc(n, err, t)
 	}
+	d := time.Duration(float64(h.retryDelay(n)) * (0.8 + 0.4*rand.Float64()))
+	var ra *retryAfterError
+	if errors.As(err, &ra) && ra.after > d {
+		return ra.after // the Bridge asked for a longer wait
+	}
+	return d
+}
+
+// retryDelay is the middle of the wait before retry n+1 of a SimpleFIN
+// task; RetryDelay spreads it by ±20 %.
+func (h *Handlers) retryDelay(n int) time.Duration {
 	base := h.SyncOptions.RetryBase
 	if base <= 0 {
 		base = 2 * time.Minute
@@ -157,11 +120,6 @@ func (h *Handlers) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 	d := base
 	for i := 0; i < n && i < 6; i++ {
 		d *= 4
-	}
-	d = time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
-	var ra *retryAfterError
-	if errors.As(err, &ra) && ra.after > d {
-		return ra.after // the Bridge asked for a longer wait
 	}
 	return d
 }

@@ -92,8 +92,10 @@ func NewSimplefinSyncTask(familyID, syncID uuid.UUID) (*asynq.Task, error) {
 		return nil, fmt.Errorf("jobs: sync payload: %w", err)
 	}
 	return asynq.NewTask(TypeSimplefinSync, payload, asynq.Queue(QueueDefault), asynq.MaxRetry(3),
-		asynq.Timeout(syncTimeout), asynq.TaskID("simplefin:sync:"+syncID.String())), nil
+		asynq.Timeout(syncTimeout), asynq.TaskID(syncTaskID(syncID))), nil
 }
+
+func syncTaskID(syncID uuid.UUID) string { return "simplefin:sync:" + syncID.String() }
 
 // EnqueueSync queues a sync's fetch, at once or at the sync's not_before;
 // a task already queued for it counts as success.
@@ -140,7 +142,22 @@ func (h *Handlers) SimplefinSync(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	conn, err := h.Store.Connection(ctx, p.FamilyID, sy.ConnectionID)
+	lease := *sy.LeaseUntil // the run may clear it on a write that the cancellation then undoes
+	err = h.runSync(ctx, t, sy)
+	if ctx.Err() != nil {
+		// The worker is stopping (asynq has put the task back in the queue)
+		// or the run timed out: hand the sync back, so that the next
+		// delivery takes it at once instead of finding it leased by a run
+		// that is over.
+		if rerr := h.Store.ReleaseSync(context.WithoutCancel(ctx), sy, lease); rerr != nil {
+			h.logger(ctx, t).Warn("sync lease not released", "sync_id", sy.ID, "error", rerr)
+		}
+	}
+	return err
+}
+
+func (h *Handlers) runSync(ctx context.Context, t *asynq.Task, sy *models.Sync) error {
+	conn, err := h.Store.Connection(ctx, sy.FamilyID, sy.ConnectionID)
 	if err != nil {
 		return err
 	}
@@ -212,6 +229,7 @@ func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Conn
 		}
 		slot := slots[0]
 		slots = slots[1:]
+		h.hook(ctx, HookFetch)
 		set, err := h.SimpleFIN.Accounts(ctx, access, simplefin.FetchOptions{Start: w.Start, End: w.End, Pending: conn.IncludePending,
 			MaxBody: o.MaxBody, Attempt: func(n int) error {
 				sy.RequestsUsed++
@@ -418,6 +436,7 @@ func (h *Handlers) startImport(ctx context.Context, t *asynq.Task, sy *models.Sy
 	if err != nil {
 		return err
 	}
+	h.hook(ctx, HookSteps)
 	for i := range steps {
 		task, err := NewSimplefinImportTask(steps[i].FamilyID, steps[i].ID)
 		if err != nil {

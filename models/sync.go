@@ -419,26 +419,51 @@ func (s *Store) StaleSyncs(ctx context.Context, now time.Time, limit int) ([]Syn
 }
 
 // ExpireSyncs fails the pending parents whose start was due more than a
-// day ago, and the running ones whose worker was lost (lease expired more
-// than 10 minutes ago); it returns how many.
+// day ago; it returns how many.
 func (s *Store) ExpireSyncs(ctx context.Context, now time.Time) (int, error) {
 	var stuck []Sync
 	err := s.db.NewSelect().Model(&stuck).Where("sy.kind = ?", SyncKindConnection).
-		Where("(sy.status = ? AND sy.not_before < ?) OR (sy.status = ? AND sy.lease_until < ? AND sy.phase = ?)",
-			SyncPending, now.Add(-24*time.Hour), SyncRunning, now.Add(-10*time.Minute), PhaseFetch).Scan(ctx)
+		Where("sy.status = ?", SyncPending).Where("sy.not_before < ?", now.Add(-24*time.Hour)).Scan(ctx)
 	if err != nil {
 		return 0, dbErr("list expired syncs", err)
 	}
 	for i := range stuck {
-		msg := "expired"
-		if stuck[i].Status == SyncRunning {
-			msg = "worker lost"
-		}
-		if err := s.FailSync(ctx, &stuck[i], msg); err != nil {
+		if err := s.FailSync(ctx, &stuck[i], "expired"); err != nil {
 			return i, err
 		}
 	}
 	return len(stuck), nil
+}
+
+// LostSyncs lists, across families (for the sweeper), the parents still
+// fetching whose lease ran out more than 10 minutes ago: their worker is
+// gone, and the caller fails those that no task will run again.
+func (s *Store) LostSyncs(ctx context.Context, now time.Time, limit int) ([]Sync, error) {
+	var out []Sync
+	err := s.db.NewSelect().Model(&out).Where("sy.kind = ?", SyncKindConnection).
+		Where("sy.status = ?", SyncRunning).Where("sy.phase = ?", PhaseFetch).Where("sy.lease_until < ?", now.Add(-10*time.Minute)).
+		OrderExpr("sy.created_at").Limit(int64(limit)).Scan(ctx)
+	return out, dbErr("list lost syncs", err)
+}
+
+// ReleaseSync hands back the lease of a run that stopped early (its
+// worker is shutting down): the sync is pending and due now, so the
+// re-delivered task takes it at once instead of waiting out the lease.
+// Only the lease the run took (lease) is handed back: one another worker
+// has taken since is left alone.
+func (s *Store) ReleaseSync(ctx context.Context, sy *Sync, lease time.Time) error {
+	res, err := s.db.NewUpdate().Model((*Sync)(nil)).
+		Set("status = ?", SyncPending).Set("not_before = ?", s.now()).Set("lease_until = NULL").
+		Set("requests_used = ?", sy.RequestsUsed).Set("warnings = ?", jsonList(sy.Warnings)).
+		Where("family_id = ?", sy.FamilyID).Where("id = ?", sy.ID).Where("status = ?", SyncRunning).
+		Where("lease_until = ?", lease).Exec(ctx)
+	if err != nil {
+		return dbErr("release sync", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		sy.Status, sy.LeaseUntil = SyncPending, nil
+	}
+	return nil
 }
 
 func appendWarning(ws []string, w string) []string {

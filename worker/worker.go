@@ -31,6 +31,9 @@ type Options struct {
 	// SimplefinSyncTZ (empty: UTC); empty: never.
 	SimplefinSyncCron string
 	SimplefinSyncTZ   string
+	// ShutdownTimeout is how long running tasks get to finish when the
+	// worker stops; the rest go back to the queue. Zero means 25 seconds.
+	ShutdownTimeout time.Duration
 	// LeaseTTL is how long the scheduler's lease lasts unrenewed; a standby
 	// takes over within it. Zero means 30 seconds.
 	LeaseTTL time.Duration
@@ -83,10 +86,14 @@ func logging(log *slog.Logger) asynq.MiddlewareFunc {
 // NewServer builds the asynq server. Running tasks get ShutdownTimeout to
 // finish when it stops; the rest go back to Redis for another worker.
 func NewServer(o Options) *asynq.Server {
+	shutdown := o.ShutdownTimeout
+	if shutdown <= 0 {
+		shutdown = 25 * time.Second
+	}
 	return asynq.NewServer(o.Redis, asynq.Config{
 		Concurrency:     o.Concurrency,
 		Queues:          jobs.Queues(),
-		ShutdownTimeout: 25 * time.Second,
+		ShutdownTimeout: shutdown,
 		// Balance recalculations wait a second after a write; check for due
 		// tasks often enough that balances follow within seconds.
 		DelayedTaskCheckInterval: time.Second,

@@ -1,0 +1,97 @@
+package api_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"coffer/api"
+	"coffer/jobs"
+	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
+)
+
+// familyTasks counts the queued sync tasks of a family.
+func familyTasks(t *testing.T, insp *asynq.Inspector, e *env) int {
+	t.Helper()
+	n := 0
+	for _, list := range []func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){insp.ListPendingTasks, insp.ListScheduledTasks} {
+		infos, err := list(jobs.QueueDefault, asynq.PageSize(1000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, info := range infos {
+			var p jobs.SyncPayload
+			if info.Type == jobs.TypeSimplefinSync && json.Unmarshal(info.Payload, &p) == nil && p.FamilyID == e.alpha.Family.ID {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestSyncNowTwiceWhileQueued: two clicks make one sync row and one task.
+func TestSyncNowTwiceWhileQueued(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	conn, first := activeConnection(t, e, simplefintest.New(t))
+	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+	path := "/api/v1/provider_connections/" + conn.ID.String() + "/sync"
+	r1 := e.do("POST", path, e.alpha.Key, nil)
+	r2 := e.do("POST", path, e.alpha.Key, nil)
+	if r1.status != 202 || r2.status != 200 || r1.json(t)["id"] != r2.json(t)["id"] {
+		t.Fatalf("clicks: %d %s, then %d %s", r1.status, r1.body, r2.status, r2.body)
+	}
+	syncs, n, err := e.store.Syncs(t.Context(), e.alpha.Family.ID, models.SyncFilter{ConnectionID: &conn.ID, Status: models.SyncPending}, models.Page{Number: 1, Size: 10})
+	if err != nil || n != 1 || syncs[0].ID.String() != r1.json(t)["id"] {
+		t.Fatalf("%d pending syncs: %v", n, err)
+	}
+	if got := familyTasks(t, insp, e); got != 1 {
+		t.Fatalf("%d tasks, want 1", got)
+	}
+}
+
+// TestSyncNowRunsAScheduledSync: Sync now on a scheduled sync still
+// waiting for its jitter makes its task due at once; the same sync is
+// answered and no other task is queued.
+func TestSyncNowRunsAScheduledSync(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	conn, first := activeConnection(t, e, simplefintest.New(t))
+	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	today := models.DateOf(time.Now())
+	delay := 20 * time.Minute
+	sy, created, err := e.store.CreateSync(ctx, &models.Sync{FamilyID: e.alpha.Family.ID, ConnectionID: conn.ID,
+		Trigger: models.TriggerSchedule, ScheduledFor: &today, NotBefore: time.Now().Add(delay)})
+	if err != nil || !created {
+		t.Fatalf("scheduled sync: %v %v", created, err)
+	}
+	if err := jobs.EnqueueSync(ctx, asynq.NewClientFromRedisClient(e.rdb), sy, delay); err != nil {
+		t.Fatal(err)
+	}
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+	id := "simplefin:sync:" + sy.ID.String()
+	if info, err := insp.GetTaskInfo(jobs.QueueDefault, id); err != nil || info.State != asynq.TaskStateScheduled {
+		t.Fatalf("before: %v %v", info, err)
+	}
+	r := e.do("POST", "/api/v1/provider_connections/"+conn.ID.String()+"/sync", e.alpha.Key, nil)
+	if r.status != 200 || r.json(t)["id"] != sy.ID.String() {
+		t.Fatalf("sync now: %d %s", r.status, r.body)
+	}
+	if info, err := insp.GetTaskInfo(jobs.QueueDefault, id); err != nil || info.State != asynq.TaskStatePending {
+		t.Fatalf("after: %v %v", info, err)
+	}
+	got, err := e.store.Sync(ctx, e.alpha.Family.ID, sy.ID)
+	if err != nil || got.NotBefore.After(time.Now()) {
+		t.Fatalf("not_before %v after Sync now (%v)", got.NotBefore, err)
+	}
+	if n := familyTasks(t, insp, e); n != 1 {
+		t.Fatalf("%d tasks, want 1", n)
+	}
+}
