@@ -58,7 +58,14 @@ func (h *Handlers) SimplefinSweep(ctx context.Context, t *asynq.Task) error {
 		if sy.Status == models.SyncRunning && sy.LeaseUntil != nil {
 			due = *sy.LeaseUntil
 		}
-		if err := h.ensureQueued(ctx, insp, task, queue, id, due); err != nil {
+		// A dead task is replaced for a day; after that the work is taken
+		// to kill its worker every time, and it is given up.
+		replace := sy.CreatedAt.After(now.Add(-24 * time.Hour))
+		err := h.ensureQueued(ctx, insp, task, queue, id, due, replace)
+		if errors.Is(err, errTaskDead) {
+			err = h.Store.FailSync(ctx, sy, "gave up: its runs kept failing for a day")
+		}
+		if err != nil {
 			log.Warn("sync not re-queued", "sync_id", sy.ID, "error", err)
 		}
 	}
@@ -71,7 +78,7 @@ func (h *Handlers) SimplefinSweep(ctx context.Context, t *asynq.Task) error {
 		if err == nil {
 			// A claim has no due time: one waiting for its retry is left
 			// to it, since the claim job decides what a late run means.
-			err = h.ensureQueued(ctx, insp, task, QueueCritical, claimTaskID(c.ID, c.ClaimSeq), time.Time{})
+			err = h.ensureQueued(ctx, insp, task, QueueCritical, claimTaskID(c.ID, c.ClaimSeq), time.Time{}, true)
 		}
 		if err != nil {
 			log.Warn("claim not re-queued", "connection_id", c.ID, "error", err)
@@ -107,7 +114,9 @@ func syncTaskOf(sy *models.Sync) (*asynq.Task, string, string) {
 //     row was hurried, or a lost worker's task was sent to a long retry):
 //     it is run now;
 //   - pending, active or aggregating: it is left alone.
-func (h *Handlers) ensureQueued(ctx context.Context, insp *asynq.Inspector, task *asynq.Task, queue, id string, due time.Time) error {
+//
+// A dead task is only replaced when replace is set; else errTaskDead.
+func (h *Handlers) ensureQueued(ctx context.Context, insp *asynq.Inspector, task *asynq.Task, queue, id string, due time.Time, replace bool) error {
 	enqueue := func() error {
 		_, err := h.Queue.EnqueueContext(ctx, task, asynq.ProcessAt(due))
 		return err
@@ -130,6 +139,9 @@ func (h *Handlers) ensureQueued(ctx context.Context, insp *asynq.Inspector, task
 	}
 	switch info.State {
 	case asynq.TaskStateArchived, asynq.TaskStateCompleted:
+		if !replace {
+			return errTaskDead
+		}
 		if err := insp.DeleteTask(queue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
 			return fmt.Errorf("jobs: delete dead task %s: %w", id, err)
 		}
@@ -154,6 +166,9 @@ func (h *Handlers) ensureQueued(ctx context.Context, insp *asynq.Inspector, task
 	}
 	return nil
 }
+
+// errTaskDead: the work's task will never run again and was not replaced.
+var errTaskDead = errors.New("jobs: the task is archived")
 
 // taskLive reports whether a task of that id exists and may still run.
 func taskLive(insp *asynq.Inspector, queue, id string) (bool, error) {

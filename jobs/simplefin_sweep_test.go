@@ -156,3 +156,39 @@ func TestSweepWorkerLost(t *testing.T) {
 		t.Fatalf("without a task: %s %v", got.Status, got.Error)
 	}
 }
+
+// TestSweepGivesUpAfterADay: an account step whose task is archived again
+// a day after it was created (its runs keep killing the worker) is failed
+// instead of replaced once more, and its parent finishes, failed.
+func TestSweepGivesUpAfterADay(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	insp := asynq.NewInspectorFromRedisClient(s.h.Redis)
+	s.bridge.SetDataset(simplefintest.Generate(22, 1, 5, 5, time.Now().UTC()))
+	if err := s.h.SimplefinSync(ctx, task(t, syncTask(s.first))); err != nil {
+		t.Fatal(err)
+	}
+	_ = insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+s.first.ID.String())
+	parent, _ := s.store.Sync(ctx, s.f.Family.ID, s.first.ID)
+	if len(parent.Children) != 1 {
+		t.Fatalf("%d steps", len(parent.Children))
+	}
+	step := parent.Children[0]
+	stepID := "simplefin:import:" + step.ID.String()
+	if err := insp.ArchiveTask(jobs.QueueDefault, stepID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.store.DB().NewUpdate().Table("syncs").Set("created_at = ?", time.Now().Add(-25*time.Hour)).
+		Where("id = ?", step.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sweep(t, s)
+	if info := taskState(t, insp, jobs.QueueDefault, stepID); info.State != asynq.TaskStateArchived {
+		t.Fatalf("the step's task was replaced: %v", info.State)
+	}
+	got, _ := s.store.Sync(ctx, s.f.Family.ID, s.first.ID)
+	if got.Status != models.SyncFailed || got.Children[0].Status != models.SyncFailed {
+		t.Fatalf("parent %s, step %s", got.Status, got.Children[0].Status)
+	}
+	_ = insp.DeleteTask(jobs.QueueDefault, stepID)
+}

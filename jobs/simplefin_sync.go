@@ -531,7 +531,14 @@ func (h *Handlers) retryLater(ctx context.Context, sy *models.Sync, cause error)
 		}
 		return fmt.Errorf("jobs: sync %s failed: %v: %w", sy.ID, cause, asynq.SkipRetry)
 	}
-	if err := h.Store.DeferSync(ctx, sy, h.now(), ""); err != nil {
+	// The row is due when the retry may run, so that the sweep does not
+	// hurry a retry the Bridge asked to wait for.
+	due := h.now()
+	var ra *retryAfterError
+	if errors.As(cause, &ra) && ra.after > 0 {
+		due = due.Add(ra.after)
+	}
+	if err := h.Store.DeferSync(ctx, sy, due, ""); err != nil {
 		return err
 	}
 	return fmt.Errorf("jobs: sync %s: %w", sy.ID, cause)
