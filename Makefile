@@ -18,10 +18,10 @@ services:
 	bash deploy/test-services.sh
 
 test-server:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
 
 test-embedded:
-	COFFER_TEST_STORAGE=embedded $(GO) test -race -count=1 ./models/... ./api/... ./jobs/... ./worker/...
+	COFFER_TEST_STORAGE=embedded $(GO) test -race -count=1 -timeout 15m ./models/... ./api/... ./jobs/... ./worker/...
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 15s ./models/
@@ -29,6 +29,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/
+	$(GO) test -run '^$$' -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/
+	$(GO) test -run '^$$' -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/
 	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzParseRules -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzComputeRole -fuzztime 5s ./models/
