@@ -2,6 +2,7 @@ package simplefin_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -122,5 +123,23 @@ func TestAccountsTolerantDecoding(t *testing.T) {
 	txs := a.Transactions
 	if txs[0].Amount != "12.5" || txs[0].Posted != simplefin.BadEpoch || txs[1].Amount != "1e3" || txs[2].Amount != "" {
 		t.Errorf("transactions: %+v", txs)
+	}
+}
+
+// TestRemoteIDDecoding: a number is its literal text; null, an object, a
+// boolean or an array are empty, never an error for the whole answer.
+func TestRemoteIDDecoding(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`"ACT-1"`, "ACT-1"}, {`12345`, "12345"}, {`-7`, "-7"}, {`1.50`, "1.50"}, {`" x "`, " x "},
+		{`null`, ""}, {`{"a":1}`, ""}, {`true`, ""}, {`[1]`, ""},
+	} {
+		var a simplefin.Account
+		if err := json.Unmarshal([]byte(`{"id":`+tc.in+`,"conn_id":`+tc.in+`,"transactions":[{"id":`+tc.in+`}]}`), &a); err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		if string(a.ID) != tc.want || string(a.ConnID) != tc.want || string(a.Transactions[0].ID) != tc.want {
+			t.Errorf("%s: account %q conn %q transaction %q, want %q", tc.in, a.ID, a.ConnID, a.Transactions[0].ID, tc.want)
+		}
 	}
 }
