@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
 
@@ -9,7 +10,9 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/api"
+	"coffer/jobs"
 	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
 )
 
 func TestProviderConnections(t *testing.T) {
@@ -75,5 +78,80 @@ func TestProviderConnections(t *testing.T) {
 	stored, _ := e.store.Connection(t.Context(), e.alpha.Family.ID, uuid.MustParse(id))
 	if stored.SetupTokenEnc != nil || stored.AccessURLEnc != nil {
 		t.Error("credentials kept after disconnect")
+	}
+}
+
+// TestDeletePurgesOnlyCreatedAccounts: a disconnect with
+// delete_transactions=true purges the empty ledger accounts the
+// connection created, but never an account the user already had and
+// linked through PATCH, nor one holding a manual transaction.
+func TestDeletePurgesOnlyCreatedAccounts(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	ctx, fam := t.Context(), e.alpha.Family.ID
+	conn := &models.Connection{FamilyID: fam, Name: "Banks"}
+	if err := e.store.CreateConnection(ctx, conn, simplefintest.New(t).Token("purge")); err != nil {
+		t.Fatal(err)
+	}
+	remote := map[string]*models.ProviderAccount{}
+	for _, id := range []string{"R1", "R2", "R3"} {
+		pa, created, err := e.store.SaveProviderAccount(ctx, fam, conn.ID, models.RemoteAccount{RemoteID: id, Name: id, Currency: "USD"})
+		if err != nil || !created {
+			t.Fatalf("remote account %s: %v", id, err)
+		}
+		remote[id] = pa
+	}
+	// The user links R2 to the empty account they already had, and keeps a
+	// cash row in the account created for R1.
+	mine := e.alpha.Account.ID
+	r := e.do("PATCH", "/api/v1/provider_connections/"+conn.ID.String()+"/accounts/"+remote["R2"].ID.String(), e.alpha.Key,
+		map[string]any{"account_id": mine.String()})
+	if r.status != 200 || r.json(t)["account_id"] != mine.String() {
+		t.Fatalf("link: %d %s", r.status, r.body)
+	}
+	manual := &models.Transaction{FamilyID: fam, AccountID: *remote["R1"].AccountID, Date: "2026-01-01", Amount: 100, Currency: "USD", Name: "cash"}
+	if _, err := e.store.CreateTransaction(ctx, manual, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	if r := e.do("DELETE", "/api/v1/provider_connections/"+conn.ID.String()+"?delete_transactions=true", e.alpha.Key, nil); r.status != 200 {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	insp := asynq.NewInspector(e.redis)
+	defer insp.Close()
+	info, err := insp.GetTaskInfo(jobs.QueueLow, "simplefin:purge:"+conn.ID.String())
+	if err != nil {
+		t.Fatalf("purge not queued: %v", err)
+	}
+	h := &jobs.Handlers{Store: e.store}
+	for i := 0; i < 2; i++ { // a second run finds nothing left
+		if err := h.SimplefinPurge(ctx, asynq.NewTask(info.Type, info.Payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(id uuid.UUID) bool {
+		_, err := e.store.Account(ctx, fam, id)
+		if err != nil && !errors.Is(err, models.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	for name, tc := range map[string]struct {
+		id   uuid.UUID
+		kept bool
+	}{
+		"the user's own linked account":          {mine, true},
+		"a created account with a cash row":      {*remote["R1"].AccountID, true},
+		"a created account unlinked by the user": {*remote["R2"].CreatedAccountID, false},
+		"a created empty account":                {*remote["R3"].AccountID, false},
+	} {
+		if got := exists(tc.id); got != tc.kept {
+			t.Errorf("%s: kept %v, want %v", name, got, tc.kept)
+		}
+	}
+	if _, err := e.store.Transaction(ctx, fam, manual.ID); err != nil {
+		t.Errorf("manual transaction: %v", err)
+	}
+	if pas, _ := e.store.ProviderAccounts(ctx, fam, conn.ID); len(pas) != 0 {
+		t.Errorf("%d remote accounts left", len(pas))
 	}
 }

@@ -19,6 +19,7 @@ type ProviderAccount struct {
 	ConnectionID     uuid.UUID  `bun:"connection_id"`
 	RemoteID         string     `bun:"remote_id"`
 	AccountID        *uuid.UUID `bun:"account_id"`
+	CreatedAccountID *uuid.UUID `bun:"created_account_id"` // the ledger account this connection made; only it may be purged
 	ImportEnabled    bool       `bun:"import_enabled"`
 	Name             string     `bun:"name"`
 	OrgName          *string    `bun:"org_name"`
@@ -69,7 +70,7 @@ func (s *Store) SaveProviderAccount(ctx context.Context, familyID, connectionID 
 				return err
 			}
 			*pa = ProviderAccount{ID: NewID(), FamilyID: familyID, ConnectionID: connectionID, RemoteID: ra.RemoteID,
-				AccountID: &a.ID, ImportEnabled: true, CreatedAt: now}
+				AccountID: &a.ID, CreatedAccountID: &a.ID, ImportEnabled: true, CreatedAt: now}
 		}
 		pa.Name, pa.Currency, pa.LastSeenAt, pa.UpdatedAt = ra.Name, ra.Currency, &now, now
 		pa.OrgName, pa.CurrencyRaw, pa.Attention = optString(ra.OrgName), optString(ra.CurrencyRaw), optString(ra.Attention)
@@ -85,7 +86,7 @@ func (s *Store) SaveProviderAccount(ctx context.Context, familyID, connectionID 
 			_, err = tx.db.NewInsert().Model(pa).Exec(ctx)
 		} else {
 			_, err = tx.db.NewUpdate().Model(pa).ExcludeColumn("id", "family_id", "connection_id", "remote_id", "account_id",
-				"import_enabled", "created_at").Where("family_id = ?", familyID).WherePK().Exec(ctx)
+				"created_account_id", "import_enabled", "created_at").Where("family_id = ?", familyID).WherePK().Exec(ctx)
 		}
 		return dbErr("save provider account", err)
 	})
