@@ -155,3 +155,39 @@ func TestDeletePurgesOnlyCreatedAccounts(t *testing.T) {
 		t.Errorf("%d remote accounts left", len(pas))
 	}
 }
+
+// TestUntypedAccount: the ledger account a connection creates has no type
+// (spec §8); the API shows account_type null and counts it as an asset,
+// and the user can type it later.
+func TestUntypedAccount(t *testing.T) {
+	e := newEnv(t)
+	ctx, fam := t.Context(), e.alpha.Family.ID
+	conn := &models.Connection{FamilyID: fam, Name: "Banks"}
+	if err := e.store.CreateConnection(ctx, conn, simplefintest.New(t).Token("untyped")); err != nil {
+		t.Fatal(err)
+	}
+	pa, _, err := e.store.SaveProviderAccount(ctx, fam, conn.ID, models.RemoteAccount{RemoteID: "R1", Name: "Joint", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := pa.AccountID.String()
+	spent := &models.Transaction{FamilyID: fam, AccountID: *pa.AccountID, Date: "2026-01-01", Amount: 250000, Currency: "USD", Name: "rent"}
+	if _, err := e.store.CreateTransaction(ctx, spent, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.RecalculateBalance(ctx, fam, *pa.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	a := e.do("GET", "/api/v1/accounts/"+id, e.alpha.Key, nil).json(t)
+	if a["account_type"] != nil || a["classification"] != "asset" || a["balance"] != "-$25.00" {
+		t.Fatalf("untyped account: %v", a)
+	}
+	list := e.do("GET", "/api/v1/transactions?account_id="+id, e.alpha.Key, nil).json(t)["transactions"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["account"].(map[string]any)["account_type"] != nil {
+		t.Fatalf("transactions: %v", list)
+	}
+	r := e.do("PATCH", "/api/v1/accounts/"+id, e.alpha.Key, map[string]any{"account": map[string]any{"account_type": "credit_card"}})
+	if got := r.json(t); r.status != 200 || got["account_type"] != "credit_card" || got["classification"] != "liability" {
+		t.Fatalf("typed: %d %s", r.status, r.body)
+	}
+}

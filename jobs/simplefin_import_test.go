@@ -148,3 +148,34 @@ func TestImportNumericIDs(t *testing.T) {
 		t.Errorf("987 is in account %s, want %s", r.AccountID, *pas[0].AccountID)
 	}
 }
+
+// TestCreatedAccountUntyped: the ledger account made on a remote account's
+// first sight has no type (spec §8), and its balance is the bank's as
+// sent, the asset rule of §9 step 9.
+func TestCreatedAccountUntyped(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	s.bridge.SetDataset(oneAccount(simplefintest.Txn{ID: "T", Posted: time.Now().Add(-48 * time.Hour).Unix(), Amount: "-3.00", Description: "SHOP"}))
+	if got, err := s.run(t, s.first); err != nil || got.AccountsCreated != 1 {
+		t.Fatalf("sync: %v %+v", err, got.SyncCounts)
+	}
+	pas, err := s.store.ProviderAccounts(ctx, s.f.Family.ID, s.conn.ID)
+	if err != nil || len(pas) != 1 {
+		t.Fatalf("provider accounts %d, %v", len(pas), err)
+	}
+	if err := s.store.RecalculateBalance(ctx, s.f.Family.ID, *pas[0].AccountID); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.store.Account(ctx, s.f.Family.ID, *pas[0].AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.AccountType != "" || a.Classification() != "asset" || a.Balance.String() != "10.0000" {
+		t.Fatalf("created account: type %q, %s, balance %s", a.AccountType, a.Classification(), a.Balance)
+	}
+	var untyped int
+	if err := s.store.DB().NewSelect().Table("accounts").ColumnExpr("count(*)").Where("id = ?", a.ID).
+		Where("account_type IS NULL").Scan(ctx, &untyped); err != nil || untyped != 1 {
+		t.Fatalf("account_type is not NULL in the table: %d %v", untyped, err)
+	}
+}

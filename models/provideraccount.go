@@ -62,7 +62,8 @@ func (s *Store) SaveProviderAccount(ctx context.Context, familyID, connectionID 
 			return err
 		} else if errors.Is(err, ErrNotFound) {
 			created = true
-			a := &Account{FamilyID: familyID, Name: ra.Name, AccountType: "depository", Currency: ra.Currency}
+			// Untyped until the user says what it is (spec §8).
+			a := &Account{FamilyID: familyID, Name: ra.Name, Currency: ra.Currency}
 			if ra.OrgName != "" {
 				a.InstitutionName = &ra.OrgName
 			}
