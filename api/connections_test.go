@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
@@ -189,5 +190,63 @@ func TestUntypedAccount(t *testing.T) {
 	r := e.do("PATCH", "/api/v1/accounts/"+id, e.alpha.Key, map[string]any{"account": map[string]any{"account_type": "credit_card"}})
 	if got := r.json(t); r.status != 200 || got["account_type"] != "credit_card" || got["classification"] != "liability" {
 		t.Fatalf("typed: %d %s", r.status, r.body)
+	}
+}
+
+// TestConnectionListAccountsAndNextSync: the list shows each connection's
+// remote accounts and next_sync_at, as a single connection does: the
+// queued sync's time, else the next scheduled run, else null.
+func TestConnectionListAccountsAndNextSync(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP, o.SimpleFINSyncCron = true, "22 2 * * *" })
+	ctx, fam := t.Context(), e.alpha.Family.ID
+	bridge := simplefintest.New(t)
+	active := &models.Connection{FamilyID: fam, Name: "Active"}
+	if err := e.store.CreateConnection(ctx, active, bridge.Token("a")); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.store.ClaimSucceeded(ctx, active, bridge.AccessURL("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, _, err := e.store.SaveProviderAccount(ctx, fam, active.ID, models.RemoteAccount{RemoteID: "R1", Name: "Checking", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claiming := &models.Connection{FamilyID: fam, Name: "Claiming"}
+	if err := e.store.CreateConnection(ctx, claiming, bridge.Token("b")); err != nil {
+		t.Fatal(err)
+	}
+
+	list := e.do("GET", "/api/v1/provider_connections", e.alpha.Key, nil).json(t)["provider_connections"].([]any)
+	if len(list) != 2 {
+		t.Fatalf("%d connections", len(list))
+	}
+	a, c := list[0].(map[string]any), list[1].(map[string]any)
+	accounts := a["accounts"].([]any)
+	if len(accounts) != 1 || accounts[0].(map[string]any)["id"] != pa.ID.String() {
+		t.Errorf("accounts: %v", a["accounts"])
+	}
+	if a["next_sync_at"] != first.NotBefore.UTC().Format("2006-01-02T15:04:05Z") {
+		t.Errorf("next_sync_at %v, want the queued sync's %v", a["next_sync_at"], first.NotBefore)
+	}
+	if c["next_sync_at"] != nil || len(c["accounts"].([]any)) != 0 {
+		t.Errorf("claiming: next_sync_at %v, accounts %v", c["next_sync_at"], c["accounts"])
+	}
+
+	// With nothing queued, the next run is the daily one.
+	if err := e.store.FailSync(ctx, first, "test"); err != nil {
+		t.Fatal(err)
+	}
+	show := e.do("GET", "/api/v1/provider_connections/"+active.ID.String(), e.alpha.Key, nil).json(t)
+	next, err := time.Parse(time.RFC3339, show["next_sync_at"].(string))
+	if now := time.Now(); err != nil || !next.After(now) || next.After(now.Add(24*time.Hour+30*time.Minute)) {
+		t.Fatalf("next_sync_at %v %v", show["next_sync_at"], err)
+	}
+	if next.UTC().Hour() != 2 || next.UTC().Minute() < 22 || next.UTC().Minute() > 52 {
+		t.Errorf("next_sync_at %v is not the 02:22 UTC run plus at most 30 minutes", next)
+	}
+	r := e.do("PATCH", "/api/v1/provider_connections/"+active.ID.String(), e.alpha.Key, map[string]any{"name": "Renamed"})
+	if got := r.json(t); r.status != 200 || got["name"] != "Renamed" || got["next_sync_at"] != show["next_sync_at"] || len(got["accounts"].([]any)) != 1 {
+		t.Errorf("patch: %d %s", r.status, r.body)
 	}
 }

@@ -109,6 +109,25 @@ func (s *Store) ProviderAccounts(ctx context.Context, familyID, connectionID uui
 	return out, dbErr("list provider accounts", err)
 }
 
+// ProviderAccountsOf lists the remote accounts of several connections
+// in one query, by connection, each in the order ProviderAccounts uses.
+func (s *Store) ProviderAccountsOf(ctx context.Context, familyID uuid.UUID, connectionIDs []uuid.UUID) (map[uuid.UUID][]ProviderAccount, error) {
+	out := map[uuid.UUID][]ProviderAccount{}
+	if len(connectionIDs) == 0 {
+		return out, nil
+	}
+	var pas []ProviderAccount
+	err := s.db.NewSelect().Model(&pas).Where("pa.family_id = ?", familyID).Where("pa.connection_id IN (?)", bun.List(connectionIDs)).
+		OrderExpr("pa.created_at, pa.id").Scan(ctx)
+	if err != nil {
+		return nil, dbErr("list provider accounts", err)
+	}
+	for _, pa := range pas {
+		out[pa.ConnectionID] = append(out[pa.ConnectionID], pa)
+	}
+	return out, nil
+}
+
 // ImportableAccounts lists the remote accounts a sync fetched that feed a
 // ledger account with import enabled: one import step each.
 func (s *Store) ImportableAccounts(ctx context.Context, familyID, syncID uuid.UUID) ([]uuid.UUID, error) {
