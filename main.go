@@ -393,6 +393,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, Web: web,
 		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
 		SimpleFINAllowHTTP: cfg.SimpleFINAllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
+		SimpleFINSyncCron: cfg.SimpleFINSyncCron, SimpleFINSyncLocation: cfg.SimpleFIN.Location, SimpleFINSyncJitter: cfg.SimpleFIN.Jitter,
 		Mail: api.MailOptions{SMTPURL: cfg.SMTPURL, From: cfg.MailFrom, LogOnly: cfg.SMTPURL == "" && cfg.Env == "development"},
 	})
 	if err != nil {

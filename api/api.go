@@ -49,7 +49,14 @@ type Options struct {
 	// SimpleFINDailyBudget is the requests per connection and rolling day
 	// that the worker allows; 0 means jobs.DefaultDailyBudget.
 	SimpleFINDailyBudget int
-	SSO                  SSOOptions
+	// SimpleFINSyncCron, SimpleFINSyncLocation and SimpleFINSyncJitter are
+	// the scheduler's daily sync settings, from which a connection's
+	// next_sync_at is worked out; an empty cron means syncs are never
+	// scheduled, a nil location UTC, a zero jitter its default.
+	SimpleFINSyncCron     string
+	SimpleFINSyncLocation *time.Location
+	SimpleFINSyncJitter   time.Duration
+	SSO                   SSOOptions
 }
 
 // SSOOptions configure single sign-on.
@@ -100,6 +107,7 @@ type Handler struct {
 
 	simplefinHTTP bool
 	dailyBudget   int
+	calendar      *jobs.SyncCalendar
 	pages         map[string]*template.Template
 	dummyOnce     sync.Once
 	dummyHash     string // checked for unknown emails, so they take as long as known ones; made on first use
@@ -139,6 +147,9 @@ func New(o Options) (*fiber.App, error) {
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
 	}
 	var err error
+	if h.calendar, err = jobs.NewSyncCalendar(o.SimpleFINSyncCron, o.SimpleFINSyncLocation, o.SimpleFINSyncJitter); err != nil {
+		return nil, err
+	}
 	if h.pages, err = parseTemplates(); err != nil {
 		return nil, fmt.Errorf("api: templates: %w", err)
 	}

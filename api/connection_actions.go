@@ -50,18 +50,31 @@ func renderProviderAccount(pa *models.ProviderAccount) providerAccountJSON {
 		AccountID: optID(pa.AccountID), ImportEnabled: pa.ImportEnabled, Attention: pa.Attention, LastSeenAt: optTimestamp(pa.LastSeenAt)}
 }
 
-// connectionDetail is the connection with its remote accounts and its
-// request budget use.
-func (h *Handler) connectionDetail(c *fiber.Ctx, conn *models.Connection) (connectionJSON, error) {
-	out := renderConnection(conn)
-	pas, err := h.store.ProviderAccounts(c.UserContext(), conn.FamilyID, conn.ID)
-	if err != nil {
-		return out, err
-	}
+// describeConnection adds what the connection's row alone does not hold:
+// its remote accounts and when its next sync runs (active is its queued
+// or running sync, if any).
+func (h *Handler) describeConnection(out *connectionJSON, conn *models.Connection, pas []models.ProviderAccount, active *models.Sync) {
 	out.Accounts = make([]providerAccountJSON, len(pas))
 	for i := range pas {
 		out.Accounts[i] = renderProviderAccount(&pas[i])
 	}
+	out.NextSyncAt = optTimestamp(h.calendar.NextSync(conn, active, h.now()))
+}
+
+// connectionDetail is the connection with its remote accounts, its next
+// sync and its request budget use.
+func (h *Handler) connectionDetail(c *fiber.Ctx, conn *models.Connection) (connectionJSON, error) {
+	out := renderConnection(conn)
+	ids := []uuid.UUID{conn.ID}
+	accounts, err := h.store.ProviderAccountsOf(c.UserContext(), conn.FamilyID, ids)
+	if err != nil {
+		return out, err
+	}
+	active, err := h.store.ActiveSyncs(c.UserContext(), conn.FamilyID, ids)
+	if err != nil {
+		return out, err
+	}
+	h.describeConnection(&out, conn, accounts[conn.ID], active[conn.ID])
 	budget := h.dailyBudget
 	out.RequestBudget = &budget
 	if h.redis != nil {
@@ -153,7 +166,11 @@ func (h *Handler) updateConnection(c *fiber.Ctx) error {
 		}
 	}
 	if !f.has("setup_token") {
-		return c.JSON(renderConnection(conn))
+		out, err := h.connectionDetail(c, conn)
+		if err != nil {
+			return err
+		}
+		return c.JSON(out)
 	}
 	if err := h.store.ReconnectConnection(ctx, conn, strings.TrimSpace(token)); errors.Is(err, models.ErrConflict) {
 		return conflict("The connection is already being claimed")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
@@ -25,13 +26,14 @@ type connectionJSON struct {
 	ServerVersions  []string `json:"server_versions"`
 	RetryAfter      *string  `json:"retry_after"`
 	LastSyncedAt    *string  `json:"last_synced_at"`
+	NextSyncAt      *string  `json:"next_sync_at"`
 	CreatedAt       string   `json:"created_at"`
 	UpdatedAt       string   `json:"updated_at"`
 	DisconnectedAt  *string  `json:"disconnected_at"`
 	RequestsLast24h *int     `json:"requests_last_24h,omitempty"`
 	RequestBudget   *int     `json:"request_budget,omitempty"`
 
-	Accounts []providerAccountJSON `json:"accounts,omitempty"`
+	Accounts []providerAccountJSON `json:"accounts"`
 }
 
 // renderConnection shows a connection without its secrets: the setup
@@ -43,6 +45,7 @@ func renderConnection(c *models.Connection) connectionJSON {
 		Errors: c.ProviderErrors, ServerVersions: c.ServerVersions,
 		RetryAfter: optTimestamp(c.RetryAfter), LastSyncedAt: optTimestamp(c.LastSyncedAt),
 		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt), DisconnectedAt: optTimestamp(c.DisconnectedAt),
+		Accounts: []providerAccountJSON{},
 	}
 	if out.Errors == nil {
 		out.Errors = []string{}
@@ -63,13 +66,29 @@ func (h *Handler) listConnections(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cs, total, err := h.store.Connections(c.UserContext(), keyOf(c).FamilyID, p)
+	ctx, fam := c.UserContext(), keyOf(c).FamilyID
+	cs, total, err := h.store.Connections(ctx, fam, p)
+	if err != nil {
+		return err
+	}
+	// One query each for the page's remote accounts and active syncs,
+	// whatever the page size.
+	ids := make([]uuid.UUID, len(cs))
+	for i := range cs {
+		ids[i] = cs[i].ID
+	}
+	accounts, err := h.store.ProviderAccountsOf(ctx, fam, ids)
+	if err != nil {
+		return err
+	}
+	active, err := h.store.ActiveSyncs(ctx, fam, ids)
 	if err != nil {
 		return err
 	}
 	out := connectionsJSON{Connections: make([]connectionJSON, len(cs)), Pagination: pagination(p, total)}
 	for i := range cs {
 		out.Connections[i] = renderConnection(&cs[i])
+		h.describeConnection(&out.Connections[i], &cs[i], accounts[cs[i].ID], active[cs[i].ID])
 	}
 	return c.JSON(out)
 }

@@ -20,6 +20,7 @@ type connectionCard struct {
 	Syncs    []models.Sync
 	// AccountNames names the remote accounts of the sync history's steps.
 	AccountNames map[string]string
+	NextSync     *time.Time // nil: none coming until the user acts
 	Requests     int
 	Budget       int
 }
@@ -51,13 +52,22 @@ func (h *Handler) connectionsPage(c *fiber.Ctx, status int, msg string) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]uuid.UUID, len(conns))
+	for i := range conns {
+		ids[i] = conns[i].ID
+	}
+	remote, err := h.store.ProviderAccountsOf(ctx, fam, ids)
+	if err != nil {
+		return err
+	}
+	active, err := h.store.ActiveSyncs(ctx, fam, ids)
+	if err != nil {
+		return err
+	}
 	d := connectionsData{}
 	for _, conn := range conns {
-		card := connectionCard{Conn: conn, Budget: h.dailyBudget}
-		pas, err := h.store.ProviderAccounts(ctx, fam, conn.ID)
-		if err != nil {
-			return err
-		}
+		card := connectionCard{Conn: conn, Budget: h.dailyBudget, NextSync: h.calendar.NextSync(&conn, active[conn.ID], h.now())}
+		pas := remote[conn.ID]
 		latest := time.Time{}
 		for _, pa := range pas {
 			if pa.LastSeenAt != nil && pa.LastSeenAt.After(latest) {

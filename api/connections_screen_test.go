@@ -46,6 +46,10 @@ func TestConnectionsScreen(t *testing.T) {
 	if !strings.Contains(body, "My bank") || !strings.Contains(body, "active") || !strings.Contains(body, "Sign in &lt;b&gt;again&lt;/b&gt;") {
 		t.Fatalf("page: %s", body)
 	}
+	// The initial sync is queued: the card says when it runs.
+	if !strings.Contains(body, "Next sync: ") || strings.Contains(body, "none planned") {
+		t.Errorf("no next sync on the card: %s", body)
+	}
 	if strings.Contains(body, "s3cret") || strings.Contains(body, token) {
 		t.Fatal("a secret reached the page")
 	}

@@ -2,14 +2,18 @@ package api_test
 
 import (
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
 	"coffer/api"
+	"coffer/jobs"
 	"coffer/jobs/simplefin/simplefintest"
+	"coffer/models"
 )
 
 func TestProviderConnections(t *testing.T) {
@@ -75,5 +79,174 @@ func TestProviderConnections(t *testing.T) {
 	stored, _ := e.store.Connection(t.Context(), e.alpha.Family.ID, uuid.MustParse(id))
 	if stored.SetupTokenEnc != nil || stored.AccessURLEnc != nil {
 		t.Error("credentials kept after disconnect")
+	}
+}
+
+// TestDeletePurgesOnlyCreatedAccounts: a disconnect with
+// delete_transactions=true purges the empty ledger accounts the
+// connection created, but never an account the user already had and
+// linked through PATCH, nor one holding a manual transaction.
+func TestDeletePurgesOnlyCreatedAccounts(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	ctx, fam := t.Context(), e.alpha.Family.ID
+	conn := &models.Connection{FamilyID: fam, Name: "Banks"}
+	if err := e.store.CreateConnection(ctx, conn, simplefintest.New(t).Token("purge")); err != nil {
+		t.Fatal(err)
+	}
+	remote := map[string]*models.ProviderAccount{}
+	for _, id := range []string{"R1", "R2", "R3"} {
+		pa, created, err := e.store.SaveProviderAccount(ctx, fam, conn.ID, models.RemoteAccount{RemoteID: id, Name: id, Currency: "USD"})
+		if err != nil || !created {
+			t.Fatalf("remote account %s: %v", id, err)
+		}
+		remote[id] = pa
+	}
+	// The user links R2 to the empty account they already had, and keeps a
+	// cash row in the account created for R1.
+	mine := e.alpha.Account.ID
+	r := e.do("PATCH", "/api/v1/provider_connections/"+conn.ID.String()+"/accounts/"+remote["R2"].ID.String(), e.alpha.Key,
+		map[string]any{"account_id": mine.String()})
+	if r.status != 200 || r.json(t)["account_id"] != mine.String() {
+		t.Fatalf("link: %d %s", r.status, r.body)
+	}
+	manual := &models.Transaction{FamilyID: fam, AccountID: *remote["R1"].AccountID, Date: "2026-01-01", Amount: 100, Currency: "USD", Name: "cash"}
+	if _, err := e.store.CreateTransaction(ctx, manual, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	if r := e.do("DELETE", "/api/v1/provider_connections/"+conn.ID.String()+"?delete_transactions=true", e.alpha.Key, nil); r.status != 200 {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	insp := asynq.NewInspector(e.redis)
+	defer insp.Close()
+	info, err := insp.GetTaskInfo(jobs.QueueLow, "simplefin:purge:"+conn.ID.String())
+	if err != nil {
+		t.Fatalf("purge not queued: %v", err)
+	}
+	h := &jobs.Handlers{Store: e.store}
+	for i := 0; i < 2; i++ { // a second run finds nothing left
+		if err := h.SimplefinPurge(ctx, asynq.NewTask(info.Type, info.Payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exists := func(id uuid.UUID) bool {
+		_, err := e.store.Account(ctx, fam, id)
+		if err != nil && !errors.Is(err, models.ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	for name, tc := range map[string]struct {
+		id   uuid.UUID
+		kept bool
+	}{
+		"the user's own linked account":          {mine, true},
+		"a created account with a cash row":      {*remote["R1"].AccountID, true},
+		"a created account unlinked by the user": {*remote["R2"].CreatedAccountID, false},
+		"a created empty account":                {*remote["R3"].AccountID, false},
+	} {
+		if got := exists(tc.id); got != tc.kept {
+			t.Errorf("%s: kept %v, want %v", name, got, tc.kept)
+		}
+	}
+	if _, err := e.store.Transaction(ctx, fam, manual.ID); err != nil {
+		t.Errorf("manual transaction: %v", err)
+	}
+	if pas, _ := e.store.ProviderAccounts(ctx, fam, conn.ID); len(pas) != 0 {
+		t.Errorf("%d remote accounts left", len(pas))
+	}
+}
+
+// TestUntypedAccount: the ledger account a connection creates has no type
+// (spec §8); the API shows account_type null and counts it as an asset,
+// and the user can type it later.
+func TestUntypedAccount(t *testing.T) {
+	e := newEnv(t)
+	ctx, fam := t.Context(), e.alpha.Family.ID
+	conn := &models.Connection{FamilyID: fam, Name: "Banks"}
+	if err := e.store.CreateConnection(ctx, conn, simplefintest.New(t).Token("untyped")); err != nil {
+		t.Fatal(err)
+	}
+	pa, _, err := e.store.SaveProviderAccount(ctx, fam, conn.ID, models.RemoteAccount{RemoteID: "R1", Name: "Joint", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := pa.AccountID.String()
+	spent := &models.Transaction{FamilyID: fam, AccountID: *pa.AccountID, Date: "2026-01-01", Amount: 250000, Currency: "USD", Name: "rent"}
+	if _, err := e.store.CreateTransaction(ctx, spent, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.RecalculateBalance(ctx, fam, *pa.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	a := e.do("GET", "/api/v1/accounts/"+id, e.alpha.Key, nil).json(t)
+	if a["account_type"] != nil || a["classification"] != "asset" || a["balance"] != "-$25.00" {
+		t.Fatalf("untyped account: %v", a)
+	}
+	list := e.do("GET", "/api/v1/transactions?account_id="+id, e.alpha.Key, nil).json(t)["transactions"].([]any)
+	if len(list) != 1 || list[0].(map[string]any)["account"].(map[string]any)["account_type"] != nil {
+		t.Fatalf("transactions: %v", list)
+	}
+	r := e.do("PATCH", "/api/v1/accounts/"+id, e.alpha.Key, map[string]any{"account": map[string]any{"account_type": "credit_card"}})
+	if got := r.json(t); r.status != 200 || got["account_type"] != "credit_card" || got["classification"] != "liability" {
+		t.Fatalf("typed: %d %s", r.status, r.body)
+	}
+}
+
+// TestConnectionListAccountsAndNextSync: the list shows each connection's
+// remote accounts and next_sync_at, as a single connection does: the
+// queued sync's time, else the next scheduled run, else null.
+func TestConnectionListAccountsAndNextSync(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP, o.SimpleFINSyncCron = true, "22 2 * * *" })
+	ctx, fam := t.Context(), e.alpha.Family.ID
+	bridge := simplefintest.New(t)
+	active := &models.Connection{FamilyID: fam, Name: "Active"}
+	if err := e.store.CreateConnection(ctx, active, bridge.Token("a")); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.store.ClaimSucceeded(ctx, active, bridge.AccessURL("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, _, err := e.store.SaveProviderAccount(ctx, fam, active.ID, models.RemoteAccount{RemoteID: "R1", Name: "Checking", Currency: "USD"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claiming := &models.Connection{FamilyID: fam, Name: "Claiming"}
+	if err := e.store.CreateConnection(ctx, claiming, bridge.Token("b")); err != nil {
+		t.Fatal(err)
+	}
+
+	list := e.do("GET", "/api/v1/provider_connections", e.alpha.Key, nil).json(t)["provider_connections"].([]any)
+	if len(list) != 2 {
+		t.Fatalf("%d connections", len(list))
+	}
+	a, c := list[0].(map[string]any), list[1].(map[string]any)
+	accounts := a["accounts"].([]any)
+	if len(accounts) != 1 || accounts[0].(map[string]any)["id"] != pa.ID.String() {
+		t.Errorf("accounts: %v", a["accounts"])
+	}
+	if a["next_sync_at"] != first.NotBefore.UTC().Format("2006-01-02T15:04:05Z") {
+		t.Errorf("next_sync_at %v, want the queued sync's %v", a["next_sync_at"], first.NotBefore)
+	}
+	if c["next_sync_at"] != nil || len(c["accounts"].([]any)) != 0 {
+		t.Errorf("claiming: next_sync_at %v, accounts %v", c["next_sync_at"], c["accounts"])
+	}
+
+	// With nothing queued, the next run is the daily one.
+	if err := e.store.FailSync(ctx, first, "test"); err != nil {
+		t.Fatal(err)
+	}
+	show := e.do("GET", "/api/v1/provider_connections/"+active.ID.String(), e.alpha.Key, nil).json(t)
+	next, err := time.Parse(time.RFC3339, show["next_sync_at"].(string))
+	if now := time.Now(); err != nil || !next.After(now) || next.After(now.Add(24*time.Hour+30*time.Minute)) {
+		t.Fatalf("next_sync_at %v %v", show["next_sync_at"], err)
+	}
+	if next.UTC().Hour() != 2 || next.UTC().Minute() < 22 || next.UTC().Minute() > 52 {
+		t.Errorf("next_sync_at %v is not the 02:22 UTC run plus at most 30 minutes", next)
+	}
+	r := e.do("PATCH", "/api/v1/provider_connections/"+active.ID.String(), e.alpha.Key, map[string]any{"name": "Renamed"})
+	if got := r.json(t); r.status != 200 || got["name"] != "Renamed" || got["next_sync_at"] != show["next_sync_at"] || len(got["accounts"].([]any)) != 1 {
+		t.Errorf("patch: %d %s", r.status, r.body)
 	}
 }

@@ -18,14 +18,14 @@ func optTimestamp(t *time.Time) *string {
 }
 
 type accountRefJSON struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	AccountType string `json:"account_type"`
-	Status      string `json:"status"`
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	AccountType *string `json:"account_type"` // null: untyped, as a connection creates it
+	Status      string  `json:"status"`
 }
 
 func accountRef(a *models.Account) accountRefJSON {
-	return accountRefJSON{ID: a.ID.String(), Name: a.Name, AccountType: a.AccountType, Status: a.Status}
+	return accountRefJSON{ID: a.ID.String(), Name: a.Name, AccountType: nonEmpty(a.AccountType), Status: a.Status}
 }
 
 type categoryRefJSON struct {
@@ -137,7 +137,7 @@ type accountJSON struct {
 	CashBalanceCents  int64   `json:"cash_balance_cents"`
 	Currency          string  `json:"currency"`
 	Classification    string  `json:"classification"`
-	AccountType       string  `json:"account_type"`
+	AccountType       *string `json:"account_type"`
 	Subtype           *string `json:"subtype"`
 	Status            string  `json:"status"`
 	InstitutionName   *string `json:"institution_name"`
@@ -157,7 +157,7 @@ func renderAccount(a *models.Account) accountJSON {
 		CashBalanceCents:  a.CashBalance.Minor(cur),
 		Currency:          a.Currency,
 		Classification:    a.Classification(),
-		AccountType:       a.AccountType,
+		AccountType:       nonEmpty(a.AccountType),
 		Subtype:           a.Subtype,
 		Status:            a.Status,
 		InstitutionName:   a.InstitutionName,

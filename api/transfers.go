@@ -17,9 +17,9 @@ type transferTransactionJSON struct {
 }
 
 type transferAcctJS struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	AccountType string `json:"account_type"`
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	AccountType *string `json:"account_type"`
 }
 
 type transferJSON struct {
@@ -48,7 +48,7 @@ func renderTransferTransaction(t *models.Transaction) transferTransactionJSON {
 		Currency: t.Currency, Name: t.Name,
 	}
 	if a := t.Account; a != nil {
-		out.Account = transferAcctJS{ID: a.ID.String(), Name: a.Name, AccountType: a.AccountType}
+		out.Account = transferAcctJS{ID: a.ID.String(), Name: a.Name, AccountType: nonEmpty(a.AccountType)}
 	}
 	return out
 }

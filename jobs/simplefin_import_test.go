@@ -107,3 +107,75 @@ func TestImportBadInput(t *testing.T) {
 		t.Errorf("connection %s errors %q", c.Status, c.ProviderErrors)
 	}
 }
+
+// TestImportNumericIDs: an id sent as a JSON number is its literal text
+// (spec §9), for accounts and transactions alike; an account whose id is
+// null or an object is skipped with a warning and the others import.
+func TestImportNumericIDs(t *testing.T) {
+	s := newSyncSetup(t)
+	day := time.Now().UTC().Add(-48 * time.Hour).Unix()
+	body := fmt.Sprintf(`{"errors":[],"accounts":[
+	  {"id":12345,"name":"Numbered","currency":"USD","balance":"5.00","balance-date":%[1]d,"transactions":[
+	    {"id":987,"posted":%[1]d,"amount":"-3.00","description":"NUMBERED"},
+	    {"id":"T-1","posted":%[1]d,"amount":"-4.00","description":"TEXT"}]},
+	  {"id":null,"name":"Null id","currency":"USD","balance":"1","balance-date":%[1]d,"transactions":[]},
+	  {"id":{"x":1},"name":"Object id","currency":"USD","balance":"1","balance-date":%[1]d,"transactions":[]},
+	  {"id":"ACT-2","name":"Text","currency":"USD","balance":"1","balance-date":%[1]d,"transactions":[
+	    {"id":-42,"posted":%[1]d,"amount":"-1.00","description":"NEGATIVE ID"}]}
+	]}`, day)
+	s.bridge.SetAccounts(simplefintest.AccountsNormally, body)
+	got, err := s.run(t, s.first)
+	if err != nil || got.Status != models.SyncCompleted {
+		t.Fatalf("sync: %v %s %v", err, got.Status, got.Error)
+	}
+	if got.AccountsCreated != 2 || got.AccountsSkipped != 2 || got.TransactionsCreated != 3 || got.TransactionsRejected != 0 {
+		t.Errorf("counts %+v", got.SyncCounts)
+	}
+	if !strings.Contains(strings.Join(got.Warnings, "\n"), "without an id") {
+		t.Errorf("no warning for the skipped accounts: %v", got.Warnings)
+	}
+	pas, err := s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)
+	if err != nil || len(pas) != 2 || pas[0].RemoteID != "12345" || pas[1].RemoteID != "ACT-2" {
+		t.Fatalf("provider accounts %+v, %v", pas, err)
+	}
+	rows := byExternalID(s.imported(t))
+	for id, want := range map[string]string{"987": "3.0000", "T-1": "4.0000", "-42": "1.0000"} {
+		if r, ok := rows[id]; !ok || r.Amount.String() != want {
+			t.Errorf("%s: %v, want %s", id, r.Amount, want)
+		}
+	}
+	if r := rows["987"]; r.AccountID != *pas[0].AccountID {
+		t.Errorf("987 is in account %s, want %s", r.AccountID, *pas[0].AccountID)
+	}
+}
+
+// TestCreatedAccountUntyped: the ledger account made on a remote account's
+// first sight has no type (spec §8), and its balance is the bank's as
+// sent, the asset rule of §9 step 9.
+func TestCreatedAccountUntyped(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	s.bridge.SetDataset(oneAccount(simplefintest.Txn{ID: "T", Posted: time.Now().Add(-48 * time.Hour).Unix(), Amount: "-3.00", Description: "SHOP"}))
+	if got, err := s.run(t, s.first); err != nil || got.AccountsCreated != 1 {
+		t.Fatalf("sync: %v %+v", err, got.SyncCounts)
+	}
+	pas, err := s.store.ProviderAccounts(ctx, s.f.Family.ID, s.conn.ID)
+	if err != nil || len(pas) != 1 {
+		t.Fatalf("provider accounts %d, %v", len(pas), err)
+	}
+	if err := s.store.RecalculateBalance(ctx, s.f.Family.ID, *pas[0].AccountID); err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.store.Account(ctx, s.f.Family.ID, *pas[0].AccountID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.AccountType != "" || a.Classification() != "asset" || a.Balance.String() != "10.0000" {
+		t.Fatalf("created account: type %q, %s, balance %s", a.AccountType, a.Classification(), a.Balance)
+	}
+	var untyped int
+	if err := s.store.DB().NewSelect().Table("accounts").ColumnExpr("count(*)").Where("id = ?", a.ID).
+		Where("account_type IS NULL").Scan(ctx, &untyped); err != nil || untyped != 1 {
+		t.Fatalf("account_type is not NULL in the table: %d %v", untyped, err)
+	}
+}

@@ -289,3 +289,69 @@ func TestImportCancelledMidway(t *testing.T) {
 		t.Fatalf("re-delivery: %v %s %+v", err, got.Status, got.SyncCounts)
 	}
 }
+
+// TestPendingTipNotMerged is lifecycle (2): a pending 10.00 that posts as
+// 12.00 (a 20 % tip) under a new id three days later is not merged, so
+// both rows stay; the pending one is excluded as stale once 14 days old.
+func TestPendingTipNotMerged(t *testing.T) {
+	s := newSyncSetup(t)
+	start := time.Now().UTC()
+	day := start.AddDate(0, 0, -10)
+	pending := simplefintest.Txn{ID: "P", TransactedAt: day.Unix(), Pending: true, Amount: "-10.00", Description: "BISTRO"}
+	s.bridge.SetDataset(oneAccount(pending))
+	if got, err := s.run(t, s.first); err != nil || got.TransactionsCreated != 1 {
+		t.Fatalf("first: %v %+v", err, got.SyncCounts)
+	}
+	posted := simplefintest.Txn{ID: "Q", Posted: day.AddDate(0, 0, 3).Unix(), TransactedAt: day.Unix(), Amount: "-12.00", Description: "BISTRO"}
+	s.bridge.SetDataset(oneAccount(posted))
+	got, err := s.run(t, s.newSync(t, false))
+	if err != nil || got.PendingReconciled != 0 || got.TransactionsCreated != 1 || got.StalePendingExcluded != 0 {
+		t.Fatalf("posted: %v %+v", err, got.SyncCounts)
+	}
+	rows := byExternalID(s.imported(t))
+	if p, q := rows["P"], rows["Q"]; len(rows) != 2 || !p.Pending || p.Excluded || q.Pending || q.Amount.String() != "12.0000" {
+		t.Fatalf("after posting: %+v", rows)
+	}
+	// Five days on, the pending row is 15 days old.
+	later := func() time.Time { return time.Now().UTC().AddDate(0, 0, 5) }
+	s.h.Now, s.store.Now = later, later
+	s.bridge.SetDataset(oneAccount())
+	got, err = s.run(t, s.newSync(t, false))
+	if err != nil || got.StalePendingExcluded != 1 {
+		t.Fatalf("15 days on: %v %+v", err, got.SyncCounts)
+	}
+	rows = byExternalID(s.imported(t))
+	if p := rows["P"]; !p.Excluded || p.ExcludedReason == nil || *p.ExcludedReason != "stale_pending" {
+		t.Fatalf("pending row: %+v", p)
+	}
+	if q := rows["Q"]; q.Excluded || q.Pending {
+		t.Fatalf("posted row: %+v", q)
+	}
+}
+
+// TestTwinPendingBothPost is lifecycle (6): two identical pending rows
+// that both post under new ids are ambiguous, so nothing merges and both
+// posted rows are kept.
+func TestTwinPendingBothPost(t *testing.T) {
+	s := newSyncSetup(t)
+	day := time.Now().UTC().AddDate(0, 0, -4)
+	pend := func(id string) simplefintest.Txn {
+		return simplefintest.Txn{ID: id, TransactedAt: day.Unix(), Pending: true, Amount: "-4.50", Description: "COFFEE CART"}
+	}
+	post := func(id string) simplefintest.Txn {
+		return simplefintest.Txn{ID: id, Posted: day.AddDate(0, 0, 1).Unix(), TransactedAt: day.Unix(), Amount: "-4.50", Description: "COFFEE CART"}
+	}
+	s.bridge.SetDataset(oneAccount(pend("P1"), pend("P2")))
+	if got, err := s.run(t, s.first); err != nil || got.TransactionsCreated != 2 {
+		t.Fatalf("first: %v %+v", err, got.SyncCounts)
+	}
+	s.bridge.SetDataset(oneAccount(post("Q1"), post("Q2")))
+	got, err := s.run(t, s.newSync(t, false))
+	if err != nil || got.PendingReconciled != 0 || got.TransactionsCreated != 2 || got.ReissuedSuppressed != 0 {
+		t.Fatalf("posted: %v %+v %v", err, got.SyncCounts, got.Warnings)
+	}
+	rows := byExternalID(s.imported(t))
+	if len(rows) != 4 || !rows["P1"].Pending || !rows["P2"].Pending || rows["Q1"].Pending || rows["Q2"].Pending {
+		t.Fatalf("rows: %+v", rows)
+	}
+}

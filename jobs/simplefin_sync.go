@@ -324,9 +324,9 @@ func (h *Handlers) storeWindow(ctx context.Context, sy *models.Sync, conn *model
 	for _, e := range set.ErrList {
 		switch {
 		case strings.HasPrefix(e.Code, "con.") && e.ConnID != "":
-			attention["conn:"+e.ConnID] = simplefin.SanitizeMessage(e.Text())
+			attention["conn:"+string(e.ConnID)] = simplefin.SanitizeMessage(e.Text())
 		case strings.HasPrefix(e.Code, "act.") && e.AccountID != "":
-			attention[e.AccountID] = simplefin.SanitizeMessage(e.Text())
+			attention[string(e.AccountID)] = simplefin.SanitizeMessage(e.Text())
 		case strings.HasPrefix(e.Code, "gen.api"):
 			sy.Warnings = append(sy.Warnings, simplefin.SanitizeMessage(e.Text()))
 		}
@@ -336,11 +336,11 @@ func (h *Handlers) storeWindow(ctx context.Context, sy *models.Sync, conn *model
 	}
 	banks := map[string]string{}
 	for _, c := range set.Connections {
-		banks[c.ConnID] = c.Name
+		banks[string(c.ConnID)] = c.Name
 	}
 	var payloads []models.SyncPayload
 	for _, a := range set.Accounts {
-		id := strings.TrimSpace(a.ID)
+		id := strings.TrimSpace(string(a.ID))
 		if id == "" || len(id) > 255 {
 			sy.AccountsSkipped++
 			sy.Warnings = append(sy.Warnings, "an account without an id was skipped")
@@ -357,13 +357,13 @@ func (h *Handlers) storeWindow(ctx context.Context, sy *models.Sync, conn *model
 				ra.OrgName = a.Org.Domain
 			}
 		}
-		if n, ok := banks[a.ConnID]; ok && n != "" {
+		if n, ok := banks[string(a.ConnID)]; ok && n != "" {
 			ra.OrgName = n
 		}
 		ra.OrgName = simplefin.SanitizeMessage(ra.OrgName)
 		ra.Attention = attention[id]
 		if ra.Attention == "" && a.ConnID != "" {
-			ra.Attention = attention["conn:"+a.ConnID]
+			ra.Attention = attention["conn:"+string(a.ConnID)]
 		}
 		if bal, _, err := simplefin.ParseRemoteAmount(string(a.Balance)); err == nil && a.BalanceDate != simplefin.BadEpoch {
 			ra.Balance = &bal

@@ -25,7 +25,7 @@ type Account struct {
 	ID                uuid.UUID  `bun:"id,pk"`
 	FamilyID          uuid.UUID  `bun:"family_id"`
 	Name              string     `bun:"name"`
-	AccountType       string     `bun:"account_type"`
+	AccountType       string     `bun:"account_type,nullzero"` // "": untyped (NULL), counted as an asset
 	Subtype           *string    `bun:"subtype"`
 	Currency          string     `bun:"currency"`
 	Status            string     `bun:"status"`

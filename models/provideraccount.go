@@ -19,6 +19,7 @@ type ProviderAccount struct {
 	ConnectionID     uuid.UUID  `bun:"connection_id"`
 	RemoteID         string     `bun:"remote_id"`
 	AccountID        *uuid.UUID `bun:"account_id"`
+	CreatedAccountID *uuid.UUID `bun:"created_account_id"` // the ledger account this connection made; only it may be purged
 	ImportEnabled    bool       `bun:"import_enabled"`
 	Name             string     `bun:"name"`
 	OrgName          *string    `bun:"org_name"`
@@ -61,7 +62,8 @@ func (s *Store) SaveProviderAccount(ctx context.Context, familyID, connectionID 
 			return err
 		} else if errors.Is(err, ErrNotFound) {
 			created = true
-			a := &Account{FamilyID: familyID, Name: ra.Name, AccountType: "depository", Currency: ra.Currency}
+			// Untyped until the user says what it is (spec §8).
+			a := &Account{FamilyID: familyID, Name: ra.Name, Currency: ra.Currency}
 			if ra.OrgName != "" {
 				a.InstitutionName = &ra.OrgName
 			}
@@ -69,7 +71,7 @@ func (s *Store) SaveProviderAccount(ctx context.Context, familyID, connectionID 
 				return err
 			}
 			*pa = ProviderAccount{ID: NewID(), FamilyID: familyID, ConnectionID: connectionID, RemoteID: ra.RemoteID,
-				AccountID: &a.ID, ImportEnabled: true, CreatedAt: now}
+				AccountID: &a.ID, CreatedAccountID: &a.ID, ImportEnabled: true, CreatedAt: now}
 		}
 		pa.Name, pa.Currency, pa.LastSeenAt, pa.UpdatedAt = ra.Name, ra.Currency, &now, now
 		pa.OrgName, pa.CurrencyRaw, pa.Attention = optString(ra.OrgName), optString(ra.CurrencyRaw), optString(ra.Attention)
@@ -85,7 +87,7 @@ func (s *Store) SaveProviderAccount(ctx context.Context, familyID, connectionID 
 			_, err = tx.db.NewInsert().Model(pa).Exec(ctx)
 		} else {
 			_, err = tx.db.NewUpdate().Model(pa).ExcludeColumn("id", "family_id", "connection_id", "remote_id", "account_id",
-				"import_enabled", "created_at").Where("family_id = ?", familyID).WherePK().Exec(ctx)
+				"created_account_id", "import_enabled", "created_at").Where("family_id = ?", familyID).WherePK().Exec(ctx)
 		}
 		return dbErr("save provider account", err)
 	})
@@ -105,6 +107,25 @@ func (s *Store) ProviderAccounts(ctx context.Context, familyID, connectionID uui
 	err := s.db.NewSelect().Model(&out).Where("pa.family_id = ?", familyID).Where("pa.connection_id = ?", connectionID).
 		OrderExpr("pa.created_at, pa.id").Scan(ctx)
 	return out, dbErr("list provider accounts", err)
+}
+
+// ProviderAccountsOf lists the remote accounts of several connections
+// in one query, by connection, each in the order ProviderAccounts uses.
+func (s *Store) ProviderAccountsOf(ctx context.Context, familyID uuid.UUID, connectionIDs []uuid.UUID) (map[uuid.UUID][]ProviderAccount, error) {
+	out := map[uuid.UUID][]ProviderAccount{}
+	if len(connectionIDs) == 0 {
+		return out, nil
+	}
+	var pas []ProviderAccount
+	err := s.db.NewSelect().Model(&pas).Where("pa.family_id = ?", familyID).Where("pa.connection_id IN (?)", bun.List(connectionIDs)).
+		OrderExpr("pa.created_at, pa.id").Scan(ctx)
+	if err != nil {
+		return nil, dbErr("list provider accounts", err)
+	}
+	for _, pa := range pas {
+		out[pa.ConnectionID] = append(out[pa.ConnectionID], pa)
+	}
+	return out, nil
 }
 
 // ImportableAccounts lists the remote accounts a sync fetched that feed a

@@ -168,23 +168,27 @@ func (s *Store) PurgeConnectionBatch(ctx context.Context, familyID, connectionID
 }
 
 // PurgeConnectionAccounts deletes the remote accounts of a connection and
-// the ledger accounts they feed that hold no transaction any more.
+// the ledger accounts the connection created that hold no transaction any
+// more and that no other remote account feeds. An account the user
+// already had and linked is never deleted, empty or not.
 func (s *Store) PurgeConnectionAccounts(ctx context.Context, familyID, connectionID uuid.UUID) error {
 	return s.RunInTx(ctx, func(tx *Store) error {
-		var linked []uuid.UUID
-		if err := tx.db.NewSelect().Model((*ProviderAccount)(nil)).Column("account_id").Where("family_id = ?", familyID).
-			Where("connection_id = ?", connectionID).Where("account_id IS NOT NULL").Scan(ctx, &linked); err != nil {
-			return dbErr("list linked accounts", err)
+		var created []uuid.UUID
+		if err := tx.db.NewSelect().Model((*ProviderAccount)(nil)).Column("created_account_id").Where("family_id = ?", familyID).
+			Where("connection_id = ?", connectionID).Where("created_account_id IS NOT NULL").Scan(ctx, &created); err != nil {
+			return dbErr("list created accounts", err)
 		}
 		if _, err := tx.db.NewDelete().Model((*ProviderAccount)(nil)).Where("family_id = ?", familyID).
 			Where("connection_id = ?", connectionID).Exec(ctx); err != nil {
 			return dbErr("delete provider accounts", err)
 		}
-		if len(linked) == 0 {
+		if len(created) == 0 {
 			return nil
 		}
-		_, err := tx.db.NewDelete().Model((*Account)(nil)).Where("family_id = ?", familyID).Where("id IN (?)", bun.List(linked)).
-			Where("id NOT IN (SELECT account_id FROM transactions WHERE family_id = ? AND account_id IN (?))", familyID, bun.List(linked)).Exec(ctx)
+		_, err := tx.db.NewDelete().Model((*Account)(nil)).Where("family_id = ?", familyID).Where("id IN (?)", bun.List(created)).
+			Where("id NOT IN (SELECT account_id FROM transactions WHERE family_id = ? AND account_id IN (?))", familyID, bun.List(created)).
+			Where("id NOT IN (SELECT account_id FROM provider_accounts WHERE family_id = ? AND account_id IN (?))", familyID, bun.List(created)).
+			Exec(ctx)
 		return dbErr("delete empty accounts", err)
 	})
 }

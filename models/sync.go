@@ -126,6 +126,25 @@ func (s *Store) ActiveSync(ctx context.Context, familyID, connectionID uuid.UUID
 	return sy, dbErr("get active sync", err)
 }
 
+// ActiveSyncs returns the queued or running sync of each of the given
+// connections that has one, in one query (a list page shows many).
+func (s *Store) ActiveSyncs(ctx context.Context, familyID uuid.UUID, connectionIDs []uuid.UUID) (map[uuid.UUID]*Sync, error) {
+	out := map[uuid.UUID]*Sync{}
+	if len(connectionIDs) == 0 {
+		return out, nil
+	}
+	var syncs []Sync
+	err := s.db.NewSelect().Model(&syncs).Where("sy.family_id = ?", familyID).Where("sy.connection_id IN (?)", bun.List(connectionIDs)).
+		Where("sy.kind = ?", SyncKindConnection).Where("sy.status IN (?)", bun.List([]string{SyncPending, SyncRunning})).Scan(ctx)
+	if err != nil {
+		return nil, dbErr("list active syncs", err)
+	}
+	for i := range syncs {
+		out[syncs[i].ConnectionID] = &syncs[i]
+	}
+	return out, nil
+}
+
 // HurrySync lets a pending sync that waits for its jitter run now; a
 // deferred one (budget, rate limit) keeps its time. It reports whether
 // the sync may run now.

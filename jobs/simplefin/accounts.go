@@ -28,11 +28,11 @@ type AccountSet struct {
 
 // ErrItem is a v2 error with its code (gen.*, con.*, act.*).
 type ErrItem struct {
-	Code      string `json:"code"`
-	Msg       string `json:"msg"`
-	Message   string `json:"message"`
-	ConnID    string `json:"conn_id"`
-	AccountID string `json:"account_id"`
+	Code      string   `json:"code"`
+	Msg       string   `json:"msg"`
+	Message   string   `json:"message"`
+	ConnID    RemoteID `json:"conn_id"`
+	AccountID RemoteID `json:"account_id"`
 }
 
 // Text is the item's message, from whichever field the server used.
@@ -45,21 +45,21 @@ func (e ErrItem) Text() string {
 
 // BankLogin is a v2 "connection": one user login at one bank.
 type BankLogin struct {
-	ConnID string `json:"conn_id"`
-	Name   string `json:"name"`
-	OrgID  string `json:"org_id"`
+	ConnID RemoteID `json:"conn_id"`
+	Name   string   `json:"name"`
+	OrgID  string   `json:"org_id"`
 }
 
 // Account is a remote account with its transactions.
 type Account struct {
-	ID               string        `json:"id"`
+	ID               RemoteID      `json:"id"`
 	Name             string        `json:"name"`
 	Currency         string        `json:"currency"`
 	Balance          Decimal       `json:"balance"`
 	AvailableBalance Decimal       `json:"available-balance"`
 	BalanceDate      Epoch         `json:"balance-date"`
 	Org              *Org          `json:"org"`
-	ConnID           string        `json:"conn_id"`
+	ConnID           RemoteID      `json:"conn_id"`
 	Transactions     []Transaction `json:"transactions"`
 }
 
@@ -72,14 +72,40 @@ type Org struct {
 // Transaction is a remote transaction as sent; Amount is kept as text for
 // the importer's exact parser. Positive amounts are money in.
 type Transaction struct {
-	ID           string  `json:"id"`
-	Posted       Epoch   `json:"posted"` // zero while pending
-	Amount       Decimal `json:"amount"`
-	Description  string  `json:"description"`
-	TransactedAt Epoch   `json:"transacted_at"`
-	Pending      bool    `json:"pending"`
-	Payee        string  `json:"payee"`
-	Memo         string  `json:"memo"`
+	ID           RemoteID `json:"id"`
+	Posted       Epoch    `json:"posted"` // zero while pending
+	Amount       Decimal  `json:"amount"`
+	Description  string   `json:"description"`
+	TransactedAt Epoch    `json:"transacted_at"`
+	Pending      bool     `json:"pending"`
+	Payee        string   `json:"payee"`
+	Memo         string   `json:"memo"`
+}
+
+// RemoteID is an id the Bridge sent: a JSON string, or a JSON number
+// taken as its literal text (spec §9), so one odd id never fails the whole
+// answer. Anything else (null, an object, a boolean) is empty, which the
+// caller skips or rejects with a warning.
+type RemoteID string
+
+// UnmarshalJSON keeps a string's value or a number's literal text; any
+// other value becomes empty, never an error.
+func (id *RemoteID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			*id = ""
+			return nil
+		}
+		*id = RemoteID(s)
+	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
+		*id = RemoteID(b)
+	default:
+		*id = ""
+	}
+	return nil
 }
 
 // Epoch is a Unix time sent as a number or a numeric string; zero is

@@ -2,6 +2,7 @@ package simplefin_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -150,5 +151,23 @@ func TestAccountsUntrustedCertificate(t *testing.T) {
 	trusted := simplefin.NewClient(simplefin.Options{AllowPrivateHosts: true, RootCAs: bridge.CertPool()})
 	if _, err := trusted.Accounts(context.Background(), bridge.AccessURL("a"), o); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRemoteIDDecoding: a number is its literal text; null, an object, a
+// boolean or an array are empty, never an error for the whole answer.
+func TestRemoteIDDecoding(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`"ACT-1"`, "ACT-1"}, {`12345`, "12345"}, {`-7`, "-7"}, {`1.50`, "1.50"}, {`" x "`, " x "},
+		{`null`, ""}, {`{"a":1}`, ""}, {`true`, ""}, {`[1]`, ""},
+	} {
+		var a simplefin.Account
+		if err := json.Unmarshal([]byte(`{"id":`+tc.in+`,"conn_id":`+tc.in+`,"transactions":[{"id":`+tc.in+`}]}`), &a); err != nil {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		if string(a.ID) != tc.want || string(a.ConnID) != tc.want || string(a.Transactions[0].ID) != tc.want {
+			t.Errorf("%s: account %q conn %q transaction %q, want %q", tc.in, a.ID, a.ConnID, a.Transactions[0].ID, tc.want)
+		}
 	}
 }

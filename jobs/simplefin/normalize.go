@@ -68,7 +68,7 @@ func NormalizeTransactions(ts []Transaction, now time.Time) Rows {
 	index := map[string]int{}
 	latest := now.AddDate(0, 0, 400).Unix()
 	for _, t := range ts {
-		id := strings.TrimSpace(t.ID)
+		id := strings.TrimSpace(string(t.ID))
 		if id == "" || len(id) > 255 {
 			out.Rejected++
 			out.Warnings = append(out.Warnings, "a transaction without a usable id was rejected")
