@@ -50,42 +50,59 @@ func renderProviderAccount(pa *models.ProviderAccount) providerAccountJSON {
 		AccountID: optID(pa.AccountID), ImportEnabled: pa.ImportEnabled, Attention: pa.Attention, LastSeenAt: optTimestamp(pa.LastSeenAt)}
 }
 
-// describeConnection adds what the connection's row alone does not hold:
-// its remote accounts and when its next sync runs (active is its queued
-// or running sync, if any).
-func (h *Handler) describeConnection(out *connectionJSON, conn *models.Connection, pas []models.ProviderAccount, active *models.Sync) {
-	out.Accounts = make([]providerAccountJSON, len(pas))
-	for i := range pas {
-		out.Accounts[i] = renderProviderAccount(&pas[i])
+// describeConnections renders connections with their remote accounts,
+// next sync and request budget use: one query for all their accounts, one
+// for their active syncs and one Redis round trip, whatever their number.
+func (h *Handler) describeConnections(c *fiber.Ctx, conns []models.Connection) ([]connectionJSON, error) {
+	ctx := c.UserContext()
+	out := make([]connectionJSON, len(conns))
+	if len(conns) == 0 {
+		return out, nil
 	}
-	out.NextSyncAt = optTimestamp(h.calendar.NextSync(conn, active, h.now()))
-}
-
-// connectionDetail is the connection with its remote accounts, its next
-// sync and its request budget use.
-func (h *Handler) connectionDetail(c *fiber.Ctx, conn *models.Connection) (connectionJSON, error) {
-	out := renderConnection(conn)
-	ids := []uuid.UUID{conn.ID}
-	accounts, err := h.store.ProviderAccountsOf(c.UserContext(), conn.FamilyID, ids)
+	fam := conns[0].FamilyID
+	ids := make([]uuid.UUID, len(conns))
+	for i := range conns {
+		ids[i] = conns[i].ID
+	}
+	accounts, err := h.store.ProviderAccountsOf(ctx, fam, ids)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	active, err := h.store.ActiveSyncs(c.UserContext(), conn.FamilyID, ids)
+	active, err := h.store.ActiveSyncs(ctx, fam, ids)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	h.describeConnection(&out, conn, accounts[conn.ID], active[conn.ID])
-	budget := h.dailyBudget
-	out.RequestBudget = &budget
+	var used map[uuid.UUID]int
 	if h.redis != nil {
-		used, err := jobs.RequestsLast24h(c.UserContext(), h.redis, conn.ID, h.now())
-		if err != nil {
-			h.log.Warn("request budget unreadable", "request_id", requestIDOf(c), "connection_id", conn.ID, "error", err)
-		} else {
-			out.RequestsLast24h = &used
+		if used, err = jobs.RequestsLast24hOf(ctx, h.redis, ids, h.now()); err != nil {
+			// The ledger answers without it; the budget itself is enforced by the worker.
+			h.log.Warn("request budget unreadable", "request_id", requestIDOf(c), "error", err)
+		}
+	}
+	for i := range conns {
+		conn := &conns[i]
+		out[i] = renderConnection(conn)
+		pas := accounts[conn.ID]
+		out[i].Accounts = make([]providerAccountJSON, len(pas))
+		for j := range pas {
+			out[i].Accounts[j] = renderProviderAccount(&pas[j])
+		}
+		out[i].NextSyncAt = optTimestamp(h.calendar.NextSync(conn, active[conn.ID], h.now()))
+		out[i].RequestBudget = h.dailyBudget
+		if n, ok := used[conn.ID]; ok {
+			out[i].RequestsLast24h = &n
 		}
 	}
 	return out, nil
+}
+
+// connectionDetail is one connection as describeConnections renders it.
+func (h *Handler) connectionDetail(c *fiber.Ctx, conn *models.Connection) (connectionJSON, error) {
+	out, err := h.describeConnections(c, []models.Connection{*conn})
+	if err != nil {
+		return connectionJSON{}, err
+	}
+	return out[0], nil
 }
 
 // connectionSettings reads include_pending and lookback_days (1 to 730).

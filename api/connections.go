@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
@@ -14,24 +13,24 @@ import (
 )
 
 type connectionJSON struct {
-	ID              string   `json:"id"`
-	Provider        string   `json:"provider"`
-	Name            string   `json:"name"`
-	Status          string   `json:"status"`
-	StatusMessage   *string  `json:"status_message"`
-	ClaimRetryable  bool     `json:"claim_retryable"`
-	IncludePending  bool     `json:"include_pending"`
-	LookbackDays    *int     `json:"lookback_days"`
-	Errors          []string `json:"errors"`
-	ServerVersions  []string `json:"server_versions"`
-	RetryAfter      *string  `json:"retry_after"`
-	LastSyncedAt    *string  `json:"last_synced_at"`
-	NextSyncAt      *string  `json:"next_sync_at"`
-	CreatedAt       string   `json:"created_at"`
-	UpdatedAt       string   `json:"updated_at"`
-	DisconnectedAt  *string  `json:"disconnected_at"`
-	RequestsLast24h *int     `json:"requests_last_24h,omitempty"`
-	RequestBudget   *int     `json:"request_budget,omitempty"`
+	ID              string                 `json:"id"`
+	Provider        string                 `json:"provider"`
+	Name            string                 `json:"name"`
+	Status          string                 `json:"status"`
+	StatusMessage   *string                `json:"status_message"`
+	ClaimRetryable  bool                   `json:"claim_retryable"`
+	IncludePending  bool                   `json:"include_pending"`
+	LookbackDays    *int                   `json:"lookback_days"`
+	ProviderErrors  []models.ProviderError `json:"provider_errors"`
+	ServerVersions  []string               `json:"server_versions"`
+	RetryAfter      *string                `json:"retry_after"`
+	LastSyncedAt    *string                `json:"last_synced_at"`
+	NextSyncAt      *string                `json:"next_sync_at"`
+	CreatedAt       string                 `json:"created_at"`
+	UpdatedAt       string                 `json:"updated_at"`
+	DisconnectedAt  *string                `json:"disconnected_at"`
+	RequestsLast24h *int                   `json:"requests_last_24h"`
+	RequestBudget   int                    `json:"request_budget"`
 
 	Accounts []providerAccountJSON `json:"accounts"`
 }
@@ -42,13 +41,13 @@ func renderConnection(c *models.Connection) connectionJSON {
 	out := connectionJSON{
 		ID: c.ID.String(), Provider: c.Provider, Name: c.Name, Status: c.Status, StatusMessage: c.StatusMessage,
 		ClaimRetryable: c.ClaimRetryable, IncludePending: c.IncludePending, LookbackDays: c.LookbackDays,
-		Errors: c.ProviderErrors, ServerVersions: c.ServerVersions,
+		ProviderErrors: c.ProviderErrors, ServerVersions: c.ServerVersions,
 		RetryAfter: optTimestamp(c.RetryAfter), LastSyncedAt: optTimestamp(c.LastSyncedAt),
 		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt), DisconnectedAt: optTimestamp(c.DisconnectedAt),
 		Accounts: []providerAccountJSON{},
 	}
-	if out.Errors == nil {
-		out.Errors = []string{}
+	if out.ProviderErrors == nil {
+		out.ProviderErrors = []models.ProviderError{}
 	}
 	if out.ServerVersions == nil {
 		out.ServerVersions = []string{}
@@ -71,25 +70,11 @@ func (h *Handler) listConnections(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	// One query each for the page's remote accounts and active syncs,
-	// whatever the page size.
-	ids := make([]uuid.UUID, len(cs))
-	for i := range cs {
-		ids[i] = cs[i].ID
-	}
-	accounts, err := h.store.ProviderAccountsOf(ctx, fam, ids)
+	list, err := h.describeConnections(c, cs)
 	if err != nil {
 		return err
 	}
-	active, err := h.store.ActiveSyncs(ctx, fam, ids)
-	if err != nil {
-		return err
-	}
-	out := connectionsJSON{Connections: make([]connectionJSON, len(cs)), Pagination: pagination(p, total)}
-	for i := range cs {
-		out.Connections[i] = renderConnection(&cs[i])
-		h.describeConnection(&out.Connections[i], &cs[i], accounts[cs[i].ID], active[cs[i].ID])
-	}
+	out := connectionsJSON{Connections: list, Pagination: pagination(p, total)}
 	return c.JSON(out)
 }
 

@@ -3,12 +3,14 @@ package api_test
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"coffer/api"
 	"coffer/jobs"
@@ -216,6 +218,11 @@ func TestConnectionListAccountsAndNextSync(t *testing.T) {
 	if err := e.store.CreateConnection(ctx, claiming, bridge.Token("b")); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.store.ConnectionFetched(ctx, active, []models.ProviderError{
+		{Message: "Bank B: sign in again", Code: "con.auth", ConnID: "CON-B"}}); err != nil {
+		t.Fatal(err)
+	}
+	e.rdb.ZAdd(ctx, "simplefin:budget:{"+active.ID.String()+"}", redis.Z{Score: float64(time.Now().UnixMilli()), Member: "one"})
 
 	list := e.do("GET", "/api/v1/provider_connections", e.alpha.Key, nil).json(t)["provider_connections"].([]any)
 	if len(list) != 2 {
@@ -228,6 +235,12 @@ func TestConnectionListAccountsAndNextSync(t *testing.T) {
 	}
 	if a["next_sync_at"] != first.NotBefore.UTC().Format("2006-01-02T15:04:05Z") {
 		t.Errorf("next_sync_at %v, want the queued sync's %v", a["next_sync_at"], first.NotBefore)
+	}
+	if errs := fmt.Sprint(a["provider_errors"]); errs != "[map[code:con.auth conn_id:CON-B message:Bank B: sign in again]]" {
+		t.Errorf("provider_errors: %s", errs)
+	}
+	if a["requests_last_24h"] != 1.0 || a["request_budget"] != 24.0 || c["requests_last_24h"] != 0.0 {
+		t.Errorf("budget in the list: %v of %v, %v", a["requests_last_24h"], a["request_budget"], c["requests_last_24h"])
 	}
 	if c["next_sync_at"] != nil || len(c["accounts"].([]any)) != 0 {
 		t.Errorf("claiming: next_sync_at %v, accounts %v", c["next_sync_at"], c["accounts"])

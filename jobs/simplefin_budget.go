@@ -91,6 +91,27 @@ func RequestsLast24h(ctx context.Context, rdb redis.UniversalClient, connectionI
 	return budget{rdb: rdb}.used(ctx, connectionID, now)
 }
 
+// RequestsLast24hOf counts the requests of the last 24 hours of several
+// connections in one round trip to Redis.
+func RequestsLast24hOf(ctx context.Context, rdb redis.UniversalClient, ids []uuid.UUID, now time.Time) (map[uuid.UUID]int, error) {
+	from := strconv.FormatInt(now.Add(-24*time.Hour).UnixMilli()+1, 10)
+	counts := make([]*redis.IntCmd, len(ids))
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			counts[i] = p.ZCount(ctx, budgetKey(id), from, "+inf")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jobs: read request budgets: %w", err)
+	}
+	out := make(map[uuid.UUID]int, len(ids))
+	for i, id := range ids {
+		out[id] = int(counts[i].Val())
+	}
+	return out, nil
+}
+
 // BudgetFreeAt returns when the connection's next request fits in its
 // budget without reserving it: now when it fits already.
 func BudgetFreeAt(ctx context.Context, rdb redis.UniversalClient, connectionID uuid.UUID, limit int, now time.Time) (time.Time, error) {

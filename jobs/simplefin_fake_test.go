@@ -96,7 +96,7 @@ func TestV2Import(t *testing.T) {
 		t.Fatalf("%v %s %+v", err, got.Status, got.SyncCounts)
 	}
 	c := reload(t, s.store, s.conn)
-	if c.Status != models.ConnActive || len(c.ProviderErrors) != 1 || !strings.Contains(c.ProviderErrors[0], "sign in again") {
+	if c.Status != models.ConnActive || len(c.ProviderErrors) != 1 || !strings.Contains(c.ProviderErrors[0].Message, "sign in again") {
 		t.Fatalf("connection %s %v", c.Status, c.ProviderErrors)
 	}
 	pas, _ := s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)

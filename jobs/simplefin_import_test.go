@@ -103,7 +103,7 @@ func TestImportBadInput(t *testing.T) {
 		}
 	}
 	c := reload(t, s.store, s.conn)
-	if c.Status != models.ConnActive || len(c.ProviderErrors) != 1 || strings.Contains(c.ProviderErrors[0], "<script>") {
+	if c.Status != models.ConnActive || len(c.ProviderErrors) != 1 || strings.Contains(c.ProviderErrors[0].Message, "<script>") {
 		t.Errorf("connection %s errors %q", c.Status, c.ProviderErrors)
 	}
 }

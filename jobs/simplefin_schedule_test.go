@@ -150,7 +150,7 @@ func TestBankLevelError(t *testing.T) {
 		t.Errorf("warnings %v", got.Warnings)
 	}
 	c := reload(t, s.store, s.conn)
-	if c.Status != models.ConnActive || len(c.ProviderErrors) != 1 || !strings.Contains(c.ProviderErrors[0], "Bank B") {
+	if c.Status != models.ConnActive || len(c.ProviderErrors) != 1 || !strings.Contains(c.ProviderErrors[0].Message, "Bank B") {
 		t.Fatalf("connection %s %v", c.Status, c.ProviderErrors)
 	}
 	pas, _ := s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)

@@ -76,7 +76,9 @@ func TestNoSecretsLeak(t *testing.T) {
 	if c.StatusMessage != nil {
 		texts = append(texts, *c.StatusMessage)
 	}
-	texts = append(texts, c.ProviderErrors...)
+	for _, e := range c.ProviderErrors {
+		texts = append(texts, e.Message, e.Code, e.ConnID, e.RemoteAccountID)
+	}
 	texts = append(texts, logs.String())
 	all := strings.Join(texts, "\n")
 	for _, secret := range []string{"s3cret", "demo:", "/claim/c1"} {

@@ -297,19 +297,23 @@ func classify(set *simplefin.AccountSet) simplefin.FetchKind {
 	return 0
 }
 
-func providerErrors(set *simplefin.AccountSet) []string {
-	var out []string
-	add := func(s string) {
-		if s = simplefin.SanitizeMessage(s); s != "" && len(out) < 50 {
-			out = append(out, s)
+func providerErrors(set *simplefin.AccountSet) []models.ProviderError {
+	var out []models.ProviderError
+	add := func(e models.ProviderError) {
+		if e.Message = simplefin.SanitizeMessage(e.Message); e.Message != "" && len(out) < 50 {
+			// Codes and ids are the Bridge's text too.
+			e.Code = simplefin.SanitizeMessage(e.Code)
+			e.ConnID = simplefin.SanitizeMessage(e.ConnID)
+			e.RemoteAccountID = simplefin.SanitizeMessage(e.RemoteAccountID)
+			out = append(out, e)
 		}
 	}
 	for _, e := range set.Errors {
-		add(e)
+		add(models.ProviderError{Message: e})
 	}
 	for _, e := range set.ErrList {
 		if !strings.HasPrefix(e.Code, "gen.api") {
-			add(e.Text())
+			add(models.ProviderError{Message: e.Text(), Code: e.Code, ConnID: string(e.ConnID), RemoteAccountID: string(e.AccountID)})
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"time"
 
@@ -28,29 +29,29 @@ const connTable = "provider_connections"
 type Connection struct {
 	bun.BaseModel `bun:"table:provider_connections,alias:pc"`
 
-	ID             uuid.UUID  `bun:"id,pk"`
-	FamilyID       uuid.UUID  `bun:"family_id"`
-	Provider       string     `bun:"provider"`
-	Name           string     `bun:"name"`
-	Status         string     `bun:"status"`
-	StatusMessage  *string    `bun:"status_message"`
-	PrevStatus     *string    `bun:"prev_status"`
-	AccessURLEnc   *string    `bun:"access_url_enc"`
-	SetupTokenEnc  *string    `bun:"setup_token_enc"`
-	ClaimSeq       int        `bun:"claim_seq"`
-	ClaimSentAt    *time.Time `bun:"claim_sent_at"`
-	ClaimRetryable bool       `bun:"claim_retryable"`
-	IncludePending bool       `bun:"include_pending"`
-	LookbackDays   *int       `bun:"lookback_days"`
-	RetryAfter     *time.Time `bun:"retry_after"`
-	RateLimits     int        `bun:"consecutive_rate_limits"`
-	ServerVersions []string   `bun:"server_versions"`
-	ProviderErrors []string   `bun:"provider_errors"`
-	LastSyncedAt   *time.Time `bun:"last_synced_at"`
-	CreatedBy      *uuid.UUID `bun:"created_by"`
-	CreatedAt      time.Time  `bun:"created_at"`
-	UpdatedAt      time.Time  `bun:"updated_at"`
-	DisconnectedAt *time.Time `bun:"disconnected_at"`
+	ID             uuid.UUID       `bun:"id,pk"`
+	FamilyID       uuid.UUID       `bun:"family_id"`
+	Provider       string          `bun:"provider"`
+	Name           string          `bun:"name"`
+	Status         string          `bun:"status"`
+	StatusMessage  *string         `bun:"status_message"`
+	PrevStatus     *string         `bun:"prev_status"`
+	AccessURLEnc   *string         `bun:"access_url_enc"`
+	SetupTokenEnc  *string         `bun:"setup_token_enc"`
+	ClaimSeq       int             `bun:"claim_seq"`
+	ClaimSentAt    *time.Time      `bun:"claim_sent_at"`
+	ClaimRetryable bool            `bun:"claim_retryable"`
+	IncludePending bool            `bun:"include_pending"`
+	LookbackDays   *int            `bun:"lookback_days"`
+	RetryAfter     *time.Time      `bun:"retry_after"`
+	RateLimits     int             `bun:"consecutive_rate_limits"`
+	ServerVersions []string        `bun:"server_versions"`
+	ProviderErrors []ProviderError `bun:"provider_errors"`
+	LastSyncedAt   *time.Time      `bun:"last_synced_at"`
+	CreatedBy      *uuid.UUID      `bun:"created_by"`
+	CreatedAt      time.Time       `bun:"created_at"`
+	UpdatedAt      time.Time       `bun:"updated_at"`
+	DisconnectedAt *time.Time      `bun:"disconnected_at"`
 }
 
 // LogValue keeps the sealed columns out of logs.
@@ -227,4 +228,26 @@ func (s *Store) ClaimFailed(ctx context.Context, c *Connection, message string, 
 	}
 	res, err := q.Exec(ctx)
 	return affectedOne(res, err, "claim failed")
+}
+
+// ProviderError is one partial problem the Bridge reported in its latest
+// answer, sanitised: what the user sees on the connection, with the code
+// and the bank login or remote account it is about, when known.
+type ProviderError struct {
+	Message         string `json:"message"`
+	Code            string `json:"code,omitempty"`
+	RemoteAccountID string `json:"remote_account_id,omitempty"`
+	ConnID          string `json:"conn_id,omitempty"`
+}
+
+// UnmarshalJSON also reads the bare strings that rows written before
+// errors carried their codes hold.
+func (e *ProviderError) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		*e = ProviderError{Message: s}
+		return nil
+	}
+	type plain ProviderError
+	return json.Unmarshal(b, (*plain)(e))
 }

@@ -15,10 +15,10 @@ var recoverable = []string{ConnActive, ConnRateLimited, ConnPaymentRequired, Con
 // ConnectionFetched records a usable account set: the connection is active
 // again, its rate-limit streak reset and its bank errors replaced. A
 // connection disconnected or reconnecting meanwhile is left alone.
-func (s *Store) ConnectionFetched(ctx context.Context, c *Connection, providerErrors []string) error {
+func (s *Store) ConnectionFetched(ctx context.Context, c *Connection, providerErrors []ProviderError) error {
 	_, err := s.db.NewUpdate().Model((*Connection)(nil)).
 		Set("status = ?", ConnActive).Set("status_message = NULL").Set("retry_after = NULL").
-		Set("consecutive_rate_limits = 0").Set("provider_errors = ?", jsonList(providerErrors)).Set("updated_at = ?", s.now()).
+		Set("consecutive_rate_limits = 0").Set("provider_errors = ?", jsonErrors(providerErrors)).Set("updated_at = ?", s.now()).
 		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status IN (?)", bun.List(recoverable)).Exec(ctx)
 	return dbErr("connection fetched", err)
 }
@@ -145,6 +145,14 @@ func (s *Store) EraseOldSetupTokens(ctx context.Context, before time.Time) (int,
 
 // jsonList renders a list for a JSON column in a SET clause, the same on
 // both dialects.
+func jsonErrors(v []ProviderError) string {
+	if v == nil {
+		v = []ProviderError{}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 func jsonList(v []string) string {
 	if v == nil {
 		v = []string{}
