@@ -143,3 +143,31 @@ func TestLongLookbackChunks(t *testing.T) {
 		t.Fatalf("oldest chunk starts %d, the sync %v", start, got.WindowStart)
 	}
 }
+
+// TestNinetyDayCap: the client's windows never meet the Bridge's 90-day
+// cap; a Bridge that caps shorter (a test setting) costs a warning only:
+// the sync completes and nothing imported before is lost.
+func TestNinetyDayCap(t *testing.T) {
+	s := newSyncSetup(t)
+	data := s.bridge.Generate(31, 2, 60, 60)
+	got, err := s.run(t, s.first)
+	if err != nil || got.Status != models.SyncCompleted || got.TransactionsCreated != data.Count() {
+		t.Fatalf("first: %v %s %+v", err, got.Status, got.SyncCounts)
+	}
+	for _, r := range s.bridge.AccountsLog() {
+		if r.Fault == "capped" {
+			t.Fatalf("a window met the cap: %v", r.Query)
+		}
+	}
+	s.bridge.SetCap(30, false)
+	got, err = s.run(t, s.newSync(t, true))
+	if err != nil || got.Status != models.SyncCompleted || got.TransactionsCreated+got.TransactionsUpdated != 0 {
+		t.Fatalf("capped: %v %s %+v", err, got.Status, got.SyncCounts)
+	}
+	if w := strings.Join(got.Warnings, "|"); !strings.Contains(w, "was capped") {
+		t.Fatalf("warnings %q", w)
+	}
+	if n := len(s.imported(t)); n != data.Count() {
+		t.Fatalf("%d rows after a capped answer, want %d", n, data.Count())
+	}
+}

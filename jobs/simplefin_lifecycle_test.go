@@ -225,7 +225,8 @@ func TestNetworkFaults(t *testing.T) {
 			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
 		}
 	})
-	for _, b := range []simplefintest.AccountsBehaviour{simplefintest.AccountsTruncated, simplefintest.AccountsBadJSON} {
+	for _, b := range []simplefintest.AccountsBehaviour{simplefintest.AccountsTruncated, simplefintest.AccountsBadJSON,
+		simplefintest.AccountsEmpty, simplefintest.Accounts502, simplefintest.Accounts504} {
 		s := newSyncSetup(t)
 		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
 		s.bridge.Script(b)

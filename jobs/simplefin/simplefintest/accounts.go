@@ -2,6 +2,7 @@ package simplefintest
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -26,10 +27,13 @@ const (
 	AccountsGenAuth                            // a v2 200 with gen.auth and no accounts
 	AccountsRedirect                           // a 302 to another host
 	AccountsHang                               // no answer until the client gives up
+	Accounts502                                // a bad gateway from the front end
+	Accounts504                                // a gateway timeout from the front end
+	AccountsEmpty                              // a 200 with an empty body
 )
 
 var accountsNames = []string{"normal", "402", "html403", "429", "5xx-once", "truncated", "reset", "500", "bad-json",
-	"quota", "html429", "gen-auth", "redirect", "hang"}
+	"quota", "html429", "gen-auth", "redirect", "hang", "502", "504", "empty"}
 
 // String is the behaviour's name in the request log and the control API.
 func (b AccountsBehaviour) String() string {
@@ -98,6 +102,7 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 	quota, used := s.quota.withDefaults(), s.usedLocked(user, now)
 	shape := s.shape(r)
 	data := s.data
+	capDays, capQuiet := s.capDays, s.capQuiet
 	s.mu.Unlock()
 	if !authorised {
 		if cred != nil && cred.revoked {
@@ -115,8 +120,17 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 	if used >= quota.Warn {
 		warnings = append(warnings, quotaWarning)
 	}
+	q := r.URL.Query()
+	if start, end, ok := window(q); ok && end-start > int64(capDays)*86400 {
+		// The Bridge trims a long range to its newest days.
+		q.Set("start-date", strconv.FormatInt(end-int64(capDays)*86400, 10))
+		s.fault(r, "capped")
+		if !capQuiet {
+			warnings = append(warnings, fmt.Sprintf("Requested date range exceeds limit of %d days and was capped.", capDays))
+		}
+	}
 	if data != nil {
-		body = data.render(r.URL.Query(), shape, now, warnings)
+		body = data.render(q, shape, now, warnings)
 	} else if len(warnings) > 0 {
 		body = withAPIMessages(body, warnings)
 	}
@@ -132,6 +146,12 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 		Quota{Style: Quota429HTML, RetryAfter: 120}.block(w)
 	case Accounts5xxOnce, Accounts500:
 		http.Error(w, "unavailable", http.StatusServiceUnavailable)
+	case Accounts502:
+		http.Error(w, "bad gateway", http.StatusBadGateway)
+	case Accounts504:
+		http.Error(w, "gateway timeout", http.StatusGatewayTimeout)
+	case AccountsEmpty:
+		writeJSON(w, "")
 	case AccountsBadJSON:
 		writeJSON(w, `{"errors":[],"accounts":"nope"}`)
 	case AccountsQuota:

@@ -106,6 +106,19 @@ func (s *Server) control(mux *http.ServeMux) {
 			w.WriteHeader(http.StatusNoContent)
 		}
 	})
+	mux.HandleFunc("POST /_fake/cap", func(w http.ResponseWriter, r *http.Request) {
+		var in struct {
+			Days   int  `json:"days"`
+			Silent bool `json:"silent"`
+		}
+		if decodeBody(w, r, &in) {
+			if in.Days <= 0 {
+				in.Days = 90
+			}
+			s.SetCap(in.Days, in.Silent)
+			w.WriteHeader(http.StatusNoContent)
+		}
+	})
 	mux.HandleFunc("POST /_fake/dataset", func(w http.ResponseWriter, r *http.Request) {
 		var in struct {
 			Seed       uint64 `json:"seed"`

@@ -28,6 +28,11 @@ type Options struct {
 	Version string           // the answer shape: "1" (default), "2" or "both"
 	Budget  int              // requests per credential and rolling 24 h the log is checked against; 0: 24
 	Quota   Quota            // the Bridge's own warn and block thresholds
+	// CapDays is the longest window the Bridge answers (0: 90); a longer
+	// one is trimmed to its newest CapDays, with a "was capped" hint
+	// unless CapSilent.
+	CapDays   int
+	CapSilent bool
 }
 
 // Server is a fake Bridge.
@@ -47,6 +52,8 @@ type Server struct {
 	data     *Dataset // when set, answers are rendered from it per window
 	script   []AccountsBehaviour
 	version  string
+	capDays  int
+	capQuiet bool
 	quota    Quota
 	budget   int
 	exempt   Check
@@ -71,7 +78,11 @@ func NewTLS(t testing.TB) *Server { return Start(t, Options{TLS: true}) }
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	s := &Server{root: "/simplefin", now: o.Now, tokens: map[string]*token{}, creds: map[string]*credential{},
-		byCode: map[string]*credential{}, body: `{"errors":[],"accounts":[]}`, version: o.Version, quota: o.Quota, budget: o.Budget}
+		byCode: map[string]*credential{}, body: `{"errors":[],"accounts":[]}`, version: o.Version, quota: o.Quota, budget: o.Budget,
+		capDays: o.CapDays, capQuiet: o.CapSilent}
+	if s.capDays <= 0 {
+		s.capDays = 90
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -112,6 +123,13 @@ func Start(t testing.TB, o Options) *Server {
 	t.Cleanup(func() { s.check(t) })
 	t.Cleanup(s.Close) // runs first: the log is complete when checked
 	return s
+}
+
+// SetCap changes the longest window the Bridge answers (see Options).
+func (s *Server) SetCap(days int, silent bool) {
+	s.mu.Lock()
+	s.capDays, s.capQuiet = days, silent
+	s.mu.Unlock()
 }
 
 // CertPool holds the certificate of an HTTPS fake, for the client's

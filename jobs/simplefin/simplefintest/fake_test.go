@@ -300,13 +300,17 @@ func TestControl(t *testing.T) {
 	if seeded.Transactions != 20 || m["connections"] == nil || m["x-api-message"] == nil || bytes.Count(m["accounts"], []byte(`"TRN-`)) != 20 {
 		t.Fatalf("seeded %d, answer %s", seeded.Transactions, m)
 	}
+	call("POST", "/_fake/cap", map[string]any{"days": 2}, nil)
+	if _, m := get(t, tok.AccessURL, q); !bytes.Contains(m["x-api-message"], []byte("was capped")) || bytes.Count(m["accounts"], []byte(`"TRN-`)) >= 20 {
+		t.Fatalf("capped answer %s", m)
+	}
 	call("POST", "/_fake/revoke", map[string]string{"code": "c"}, nil)
 	if resp, _ := get(t, tok.AccessURL, q); resp.StatusCode != 403 {
 		t.Fatalf("revoked: %d", resp.StatusCode)
 	}
 	var log []simplefintest.Request
 	call("GET", "/_fake/requests", nil, &log)
-	if len(log) != 4 || log[0].Method != "POST" || !log[0].ContentLength || log[1].Fault != "500" || log[3].Fault != "revoked" ||
+	if len(log) != 5 || log[0].Method != "POST" || !log[0].ContentLength || log[1].Fault != "500" || log[3].Fault != "capped" || log[4].Fault != "revoked" ||
 		log[2].User == "" || log[2].Query.Get("pending") != "1" || log[2].Bytes == 0 || !log[2].Time.Equal(clock.Now) {
 		t.Fatalf("log %+v", log)
 	}
