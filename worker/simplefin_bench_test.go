@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,28 +35,43 @@ const benchRedisDB = 14
 // two cores, on PostgreSQL and Redis; 100,000 transactions across 20
 // accounts go from POST /provider_connections on the fake Bridge to the
 // completed parent sync; then a full re-sync of the same data must write
-// nothing. The worker's peak RSS is its own, read from /proc.
+// nothing. The worker's peak RSS is its own, read from /proc. In the
+// embedded mode (COFFER_TEST_STORAGE=embedded) one `coffer dev` process
+// does all of it on a SQLite file.
 func TestSimplefinBulkImport(t *testing.T) {
 	bin := os.Getenv("COFFER_BENCH_BIN")
-	if bin == "" || modelstest.Embedded() {
-		t.Skip("set COFFER_BENCH_BIN to a coffer binary to run the SimpleFIN import benchmark (server mode)")
+	if bin == "" {
+		t.Skip("set COFFER_BENCH_BIN to a coffer binary to run the SimpleFIN import benchmark")
 	}
-	dbURL := modelstest.PostgresURL(t)
-	ropt := modelstest.Redis(t, benchRedisDB)
-	rdb := ropt.MakeRedisClient().(redis.UniversalClient)
-	defer rdb.Close()
-	rdb.FlushDB(context.Background())
-	t.Cleanup(func() {
-		c := ropt.MakeRedisClient().(redis.UniversalClient)
-		c.FlushDB(context.Background())
-		c.Close()
-	})
 	port := freePort(t)
 	base := "http://127.0.0.1:" + port
-	env := append(os.Environ(), "DATABASE_URL="+dbURL, fmt.Sprintf("REDIS_URL=redis://%s/%d", ropt.Addr, ropt.DB),
-		"HOST=127.0.0.1", "PORT="+port, "APP_URL="+base, "SECRETS_ENCRYPTION_KEY="+randomKey(32), "SECRET_KEY_BASE="+hex.EncodeToString([]byte(randomKey(32))),
-		"SIMPLEFIN_ALLOW_HTTP=true", "SIMPLEFIN_ALLOW_PRIVATE_HOSTS=true", "WORKER_CONCURRENCY=4", "GOMAXPROCS=2", "LOG_LEVEL=warn",
-		"API_RATE_LIMIT_PER_HOUR=0")
+	env := append(os.Environ(), "HOST=127.0.0.1", "PORT="+port, "APP_URL="+base, "SECRETS_ENCRYPTION_KEY="+randomKey(32),
+		"SECRET_KEY_BASE="+hex.EncodeToString([]byte(randomKey(32))), "SIMPLEFIN_ALLOW_HTTP=true", "SIMPLEFIN_ALLOW_PRIVATE_HOSTS=true",
+		"WORKER_CONCURRENCY=4", "GOMAXPROCS=2", "LOG_LEVEL=warn", "API_RATE_LIMIT_PER_HOUR=0")
+	var fingerprint func() string
+	if modelstest.Embedded() {
+		dir := t.TempDir()
+		env = append(env, "DATABASE_URL=", "REDIS_URL=", "DATA_DIR="+dir)
+		fingerprint = func() string { return sqliteFingerprint(t, filepath.Join(dir, "coffer.db")) }
+	} else {
+		dbURL := modelstest.PostgresURL(t)
+		ropt := modelstest.Redis(t, benchRedisDB)
+		rdb := ropt.MakeRedisClient().(redis.UniversalClient)
+		defer rdb.Close()
+		rdb.FlushDB(context.Background())
+		t.Cleanup(func() {
+			c := ropt.MakeRedisClient().(redis.UniversalClient)
+			c.FlushDB(context.Background())
+			c.Close()
+		})
+		env = append(env, "DATABASE_URL="+dbURL, fmt.Sprintf("REDIS_URL=redis://%s/%d", ropt.Addr, ropt.DB))
+		db, err := models.OpenPostgres(context.Background(), dbURL, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		fingerprint = func() string { return tupleCounts(t, db) }
+	}
 	cli := func(args ...string) string {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
@@ -69,20 +85,20 @@ func TestSimplefinBulkImport(t *testing.T) {
 	cli("users", "create", "--email", "bench@example.com", "--password", "correct horse battery")
 	lines := strings.Split(cli("apikeys", "create", "--email", "bench@example.com", "--name", "bench"), "\n")
 	key := lines[len(lines)-1]
-	web := start(t, bin, env, "web")
-	worker := start(t, bin, env, "worker")
+	var web, worker *exec.Cmd
+	if modelstest.Embedded() {
+		web = start(t, bin, env, "dev")
+		worker = web
+	} else {
+		web = start(t, bin, env, "web")
+		worker = start(t, bin, env, "worker")
+	}
 	api := benchClient{t: t, base: base, key: key}
 	api.waitReady()
 
 	bridge := simplefintest.New(t)
 	data := simplefintest.Generate(2026, 20, 5000, 85, time.Now().UTC())
 	bridge.SetDataset(data)
-	db, err := models.OpenPostgres(context.Background(), dbURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-
 	began := time.Now()
 	var conn struct{ ID string }
 	api.call("POST", "/api/v1/provider_connections", map[string]any{"provider": "simplefin", "setup_token": bridge.Token("bench")}, 202, &conn)
@@ -100,13 +116,13 @@ func TestSimplefinBulkImport(t *testing.T) {
 		t.Fatalf("import: %+v", first)
 	}
 
-	before := tupleCounts(t, db)
+	before := fingerprint()
 	began = time.Now()
 	var re struct{ ID string }
 	api.call("POST", "/api/v1/provider_connections/"+conn.ID+"/sync", map[string]any{"full": true}, 202, &re)
 	again := api.waitSync(func() string { return re.ID })
 	resyncTook := time.Since(began)
-	after := tupleCounts(t, db)
+	after := fingerprint()
 	written := again.Counts.TransactionsCreated + again.Counts.TransactionsUpdated
 	fmt.Printf("simplefin bulk import: %d transactions in %d accounts: import %.1fs (%.0f rows/s), worker peak RSS %s; "+
 		"full re-sync %.1fs, %d rows written, rows/newest xmin of transactions and aliases %s -> %s; worker peak RSS %s, web %s\n",
@@ -237,6 +253,25 @@ func tupleCounts(t *testing.T, db *bun.DB) string {
 	var out string
 	err := db.NewRaw(`SELECT (SELECT count(*) || '/' || coalesce(max(xmin::text::bigint), 0) FROM transactions) || ' ' ||
 		(SELECT count(*) || '/' || coalesce(max(xmin::text::bigint), 0) FROM provider_transaction_aliases)`).Scan(context.Background(), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sqliteFingerprint is tupleCounts for the embedded file: the row counts
+// and the newest updated_at, which every write of a transaction moves
+// (the aliases are never updated, only inserted).
+func sqliteFingerprint(t *testing.T, path string) string {
+	t.Helper()
+	db, err := models.OpenSQLite(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out string
+	err = db.NewRaw(`SELECT (SELECT count(*) || '/' || coalesce(max(updated_at), '') FROM transactions) || ' ' ||
+		(SELECT count(*) FROM provider_transaction_aliases)`).Scan(context.Background(), &out)
 	if err != nil {
 		t.Fatal(err)
 	}
