@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/base64"
 	"strings"
 	"testing"
 	"time"
@@ -150,5 +151,30 @@ func TestClaimInterruptedMidway(t *testing.T) {
 	got := reload(t, store, c)
 	if got.Status != models.ConnClaimFailed || *got.StatusMessage != jobs.MsgClaimUnconfirmed || bridge.Posts("mid") != 0 {
 		t.Fatalf("after the deadline: %s %v, %d POSTs", got.Status, got.StatusMessage, bridge.Posts("mid"))
+	}
+}
+
+// TestClaimPrivateAddressRefused: with the production setting (private
+// hosts not allowed) a claim URL on loopback or on 10.0.0.5 is refused by
+// the dialer: claim_failed "address not allowed", final, and the fake on
+// loopback sees no connection at all.
+func TestClaimPrivateAddressRefused(t *testing.T) {
+	h, store, _ := newHandlers(t)
+	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, ClaimTimeout: 2 * time.Second, RetryInitial: time.Millisecond})
+	bridge := simplefintest.New(t)
+	f := modelstest.NewFamily(t, store, "ssrf")
+	for _, token := range []string{bridge.Token("loopback"),
+		base64.StdEncoding.EncodeToString([]byte("http://10.0.0.5:8080/simplefin/claim/private"))} {
+		c := connect(t, store, f, token)
+		if err := runClaim(t, h, c); err != nil {
+			t.Fatal(err)
+		}
+		got := reload(t, store, c)
+		if got.Status != models.ConnClaimFailed || got.StatusMessage == nil || *got.StatusMessage != jobs.MsgClaimNotAllowed || got.ClaimRetryable {
+			t.Fatalf("%s: %s %v retryable %v", token, got.Status, got.StatusMessage, got.ClaimRetryable)
+		}
+	}
+	if n := bridge.Connections(); n != 0 || bridge.Posts("loopback") != 0 {
+		t.Fatalf("the fake saw %d connections and %d POSTs", n, bridge.Posts("loopback"))
 	}
 }
