@@ -174,7 +174,7 @@ func TestRedirectAndTooLarge(t *testing.T) {
 	s.bridge.SetDataset(simplefintest.Generate(1, 1, 100, 10, time.Now().UTC()))
 	s.h.SyncOptions.MaxBody = 1000
 	got, err = s.run(t, s.newSync(t, false))
-	if err != nil || got.Status != models.SyncFailed || !strings.Contains(*got.Error, "larger than the limit") || got.RequestsUsed != 1 {
+	if err != nil || got.Status != models.SyncFailed || !strings.Contains(*got.Error, "response too large") || got.RequestsUsed != 1 {
 		t.Fatalf("too large: %v %s %v", err, got.Status, got.Error)
 	}
 	if n, _ := s.bridge.AccountsRequests(); n != 2 {

@@ -261,7 +261,15 @@ func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Conn
 			return h.Store.FailSync(ctx, sy, "disconnected")
 		}
 		if kind := classify(set); kind != 0 {
-			return h.fetchFailed(ctx, sy, conn, &simplefin.FetchError{Kind: kind, Detail: "refused inside the answer"})
+			errs := providerErrors(set)
+			if err := h.Store.SetProviderErrors(ctx, conn, errs); err != nil {
+				return err
+			}
+			detail := "refused inside the answer"
+			if len(errs) > 0 {
+				detail += ": " + errs[0].Message
+			}
+			return h.fetchFailed(ctx, sy, conn, &simplefin.FetchError{Kind: kind, Detail: detail})
 		}
 		if err := h.storeWindow(ctx, sy, conn, i, w, set, seen); err != nil {
 			return err

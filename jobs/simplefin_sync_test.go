@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,23 +214,39 @@ func TestSyncFetchFailures(t *testing.T) {
 			if tc.deferred && (c.RetryAfter == nil || !got.NotBefore.Equal(*c.RetryAfter) || !de.Until.Equal(*c.RetryAfter)) {
 				t.Fatalf("retry_after %v, not_before %v, deferred to %v", c.RetryAfter, got.NotBefore, de.Until)
 			}
+			// A refusal inside a 200 keeps what the Bridge said.
+			if tc.behaviour == simplefintest.AccountsQuota &&
+				(len(c.ProviderErrors) != 1 || !strings.Contains(c.ProviderErrors[0].Message, "make fewer requests")) {
+				t.Fatalf("provider errors %+v", c.ProviderErrors)
+			}
 		})
 	}
 }
 
 func TestSyncRevokedAccessURL(t *testing.T) {
-	s := newSyncSetup(t)
-	s.bridge.Revoke("c1")
-	got, err := s.run(t, s.first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := reload(t, s.store, s.conn)
-	if c.Status != models.ConnRequiresReconnect || got.Status != models.SyncFailed {
-		t.Fatalf("connection %s, sync %s", c.Status, got.Status)
-	}
-	if n, _ := s.bridge.AccountsRequests(); n != 1 {
-		t.Fatalf("%d requests, want 1 (no retry)", n)
+	for _, tc := range []struct {
+		name   string
+		revoke func(s *syncSetup)
+	}{
+		{"plain 403", func(s *syncSetup) { s.bridge.Revoke("c1") }},
+		{"JSON 403", func(s *syncSetup) { s.bridge.SetAccounts(simplefintest.AccountsJSON403, "") }},
+		{"401", func(s *syncSetup) { s.bridge.SetAccounts(simplefintest.Accounts401, "") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSyncSetup(t)
+			tc.revoke(s)
+			got, err := s.run(t, s.first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := reload(t, s.store, s.conn)
+			if c.Status != models.ConnRequiresReconnect || got.Status != models.SyncFailed {
+				t.Fatalf("connection %s, sync %s", c.Status, got.Status)
+			}
+			if n, _ := s.bridge.AccountsRequests(); n != 1 {
+				t.Fatalf("%d requests, want 1 (no retry)", n)
+			}
+		})
 	}
 }
 

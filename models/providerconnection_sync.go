@@ -23,6 +23,15 @@ func (s *Store) ConnectionFetched(ctx context.Context, c *Connection, providerEr
 	return dbErr("connection fetched", err)
 }
 
+// SetProviderErrors stores the errors of an answer that refused the
+// request inside a 200 (a quota message, a credential failure), so that
+// the user sees what the Bridge said; the status is ConnectionFetchFailed's.
+func (s *Store) SetProviderErrors(ctx context.Context, c *Connection, providerErrors []ProviderError) error {
+	_, err := s.db.NewUpdate().Model((*Connection)(nil)).Set("provider_errors = ?", jsonErrors(providerErrors)).
+		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status <> ?", ConnDisconnected).Exec(ctx)
+	return dbErr("store provider errors", err)
+}
+
 // ConnectionFetchFailed moves a connection to requires_reconnect,
 // payment_required or rate_limited (with retry_after), with the message the
 // user sees; a rate limit lengthens the streak that doubles the cooldown.

@@ -268,7 +268,7 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 			return &FetchError{Kind: Unavailable, Detail: "the answer was cut off"}
 		}
 		if int64(len(body)) > maxBody {
-			return backoff.Permanent(&FetchError{Kind: BadAnswer, Detail: "the answer is larger than the limit"})
+			return backoff.Permanent(&FetchError{Kind: BadAnswer, Detail: "response too large"})
 		}
 		html := strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "html") ||
 			bytes.HasPrefix(bytes.ToLower(bytes.TrimSpace(body)), []byte("<"))

@@ -46,7 +46,7 @@ func ParseSetupToken(token string, allowHTTP bool) (*url.URL, error) {
 	if err != nil {
 		return nil, &TokenError{"setup_token_not_base64", "The setup token is not Base64 text. Copy it again from SimpleFIN Bridge."}
 	}
-	if !utf8.Valid(raw) || len(raw) > maxURLBytes {
+	if !utf8.Valid(raw) || len(raw) > 4*maxURLBytes {
 		return nil, &TokenError{"setup_token_not_url", "The setup token does not hold a claim URL."}
 	}
 	u, err := url.Parse(string(raw))

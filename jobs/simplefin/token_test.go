@@ -32,7 +32,9 @@ func TestParseSetupToken(t *testing.T) {
 		{"javascript", b64("javascript:alert(1)"), true, "claim_url_scheme", ""},
 		{"userinfo", b64("https://u:p@b.example/claim/x"), false, "claim_url_invalid", ""},
 		{"fragment", b64("https://b.example/claim/x#y"), false, "claim_url_invalid", ""},
-		{"too long", b64("https://b.example/" + strings.Repeat("a", 2100)), false, "setup_token_not_url", ""},
+		{"too long", b64("https://b.example/" + strings.Repeat("a", 2100)), false, "claim_url_invalid", ""},
+		{"file", b64("file:///etc/passwd"), true, "claim_url_scheme", ""},
+		{"no host", b64("https:///claim/x"), false, "claim_url_invalid", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, err := simplefin.ParseSetupToken(tc.token, tc.http)

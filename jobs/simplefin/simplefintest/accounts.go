@@ -30,10 +30,12 @@ const (
 	Accounts502                                // a bad gateway from the front end
 	Accounts504                                // a gateway timeout from the front end
 	AccountsEmpty                              // a 200 with an empty body
+	AccountsJSON403                            // a revoked credential answered in JSON
+	Accounts401                                // unauthorised
 )
 
 var accountsNames = []string{"normal", "402", "html403", "429", "5xx-once", "truncated", "reset", "500", "bad-json",
-	"quota", "html429", "gen-auth", "redirect", "hang", "502", "504", "empty"}
+	"quota", "html429", "gen-auth", "redirect", "hang", "502", "504", "empty", "json403", "401"}
 
 // String is the behaviour's name in the request log and the control API.
 func (b AccountsBehaviour) String() string {
@@ -144,7 +146,9 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 		Quota{Style: QuotaHTML403}.block(w)
 	case Accounts429:
 		Quota{Style: Quota429HTML, RetryAfter: 120}.block(w)
-	case Accounts5xxOnce, Accounts500:
+	case Accounts500:
+		http.Error(w, "internal server error", http.StatusInternalServerError)
+	case Accounts5xxOnce:
 		http.Error(w, "unavailable", http.StatusServiceUnavailable)
 	case Accounts502:
 		http.Error(w, "bad gateway", http.StatusBadGateway)
@@ -152,6 +156,12 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "gateway timeout", http.StatusGatewayTimeout)
 	case AccountsEmpty:
 		writeJSON(w, "")
+	case AccountsJSON403:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = io.WriteString(w, `{"error":"Forbidden: the access token was revoked"}`)
+	case Accounts401:
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
 	case AccountsBadJSON:
 		writeJSON(w, `{"errors":[],"accounts":"nope"}`)
 	case AccountsQuota:
