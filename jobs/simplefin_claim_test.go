@@ -3,6 +3,10 @@ package jobs_test
 import (
 	"context"
 	"encoding/base64"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -78,20 +82,27 @@ func TestClaimFailures(t *testing.T) {
 		name      string
 		behaviour simplefintest.ClaimBehaviour
 		reuse     bool // claim a token that was already claimed
+		mode      simplefintest.TokenMode
 		msg       string
 		retryable bool
 		posts     int
 	}{
-		{"token already used", simplefintest.ClaimNormally, true, jobs.MsgClaimRefused, false, 2},
-		{"html block page", simplefintest.ClaimHTML403, false, jobs.MsgClaimUnreachable, true, 1},
-		{"server error", simplefintest.Claim500, false, jobs.MsgClaimUnreachable, true, 1},
-		{"timeout after the request was written", simplefintest.ClaimHang, false, jobs.MsgClaimUnconfirmed, false, 1},
-		{"reset after the token was used", simplefintest.ClaimReset, false, jobs.MsgClaimUnconfirmed, false, 1},
-		{"access URL without a password", simplefintest.ClaimBadURL, false, jobs.MsgClaimUnconfirmed, false, 1},
+		{"token already used", simplefintest.ClaimNormally, true, "", jobs.MsgClaimRefused, false, 2},
+		{"token expired", simplefintest.ClaimNormally, false, simplefintest.Expired, jobs.MsgClaimRefused, false, 1},
+		{"html block page", simplefintest.ClaimHTML403, false, "", jobs.MsgClaimUnreachable, true, 1},
+		{"server error", simplefintest.Claim500, false, "", jobs.MsgClaimUnreachable, true, 1},
+		{"token used, then a server error", simplefintest.ClaimNormally, false, simplefintest.ConsumeThenFail, jobs.MsgClaimUnreachable, true, 1},
+		{"timeout after the request was written", simplefintest.ClaimHang, false, "", jobs.MsgClaimUnconfirmed, false, 1},
+		{"reset after the token was used", simplefintest.ClaimReset, false, "", jobs.MsgClaimUnconfirmed, false, 1},
+		{"access URL without a password", simplefintest.ClaimBadURL, false, "", jobs.MsgClaimUnconfirmed, false, 1},
+		{"a 200 that is not a URL", simplefintest.ClaimNotURL, false, "", jobs.MsgClaimUnconfirmed, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, store, bridge, f := claimSetup(t)
 			token := bridge.Token("x")
+			if tc.mode != "" {
+				token = bridge.NewToken("x", tc.mode)
+			}
 			if tc.reuse {
 				bridge.Exempt(simplefintest.CheckClaimOnce) // the user pastes a used token: a second POST on purpose
 				if err := runClaim(t, h, connect(t, store, f, token)); err != nil {
@@ -110,6 +121,9 @@ func TestClaimFailures(t *testing.T) {
 			if (got.SetupTokenEnc != nil) != tc.retryable {
 				t.Errorf("token kept = %v, want %v", got.SetupTokenEnc != nil, tc.retryable)
 			}
+			if got.AccessURLEnc != nil {
+				t.Error("an access URL was stored")
+			}
 			// Never a second POST for one claim: that would turn a lost
 			// answer into a "compromised" message.
 			if n := bridge.Posts("x"); n != tc.posts {
@@ -119,17 +133,46 @@ func TestClaimFailures(t *testing.T) {
 	}
 }
 
+// TestClaimNeverSentIsRetried: a claim URL where nothing listens fails
+// with the token kept (no POST can have been received), and a later
+// Retry with the same token succeeds once the Bridge answers there.
 func TestClaimNeverSentIsRetried(t *testing.T) {
 	h, store, bridge, f := claimSetup(t)
-	token := bridge.Token("gone")
-	bridge.Close() // nothing listens any more: every dial is refused
+	bridge.Token("later") // the Bridge knows the code; the URL below reaches it only later
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there for now: every dial is refused
+	token := base64.StdEncoding.EncodeToString([]byte("http://" + addr + "/simplefin/claim/later"))
 	c := connect(t, store, f, token)
 	if err := runClaim(t, h, c); err != nil {
 		t.Fatal(err)
 	}
 	got := reload(t, store, c)
-	if got.Status != models.ConnClaimFailed || !got.ClaimRetryable || got.SetupTokenEnc == nil {
-		t.Fatalf("unreachable bridge: %+v", got)
+	if got.Status != models.ConnClaimFailed || !got.ClaimRetryable || got.SetupTokenEnc == nil || bridge.Posts("later") != 0 {
+		t.Fatalf("unreachable bridge: %+v, %d POSTs", got, bridge.Posts("later"))
+	}
+
+	// The Bridge answers at that address now; Retry claims with the same token.
+	target, _ := url.Parse(bridge.URL)
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("the port was taken meanwhile: %v", err)
+	}
+	proxy := &http.Server{Handler: httputil.NewSingleHostReverseProxy(target)}
+	go func() { _ = proxy.Serve(ln) }()
+	t.Cleanup(func() { proxy.Close() })
+	if err := store.RetryClaim(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	if err := runClaim(t, h, reload(t, store, c)); err != nil {
+		t.Fatal(err)
+	}
+	got = reload(t, store, c)
+	if got.Status != models.ConnActive || got.SetupTokenEnc != nil || bridge.Posts("later") != 1 {
+		t.Fatalf("after Retry: %s, %d POSTs", got.Status, bridge.Posts("later"))
 	}
 }
 

@@ -174,7 +174,7 @@ func ParseAmountRounded(s string) (Amount, error) {
 	if !hasPoint || len(frac) <= maxFractionDigits {
 		return ParseAmount(s)
 	}
-	if !digitsOnly(frac) || len(frac) > 30 {
+	if !digitsOnly(frac) {
 		return 0, ErrBadAmount
 	}
 	kept, rest := frac[:maxFractionDigits], frac[maxFractionDigits:]

@@ -2,9 +2,12 @@ package simplefin
 
 import (
 	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
+
+	"coffer/models"
 )
 
 func TestPlanWindows(t *testing.T) {
@@ -31,21 +34,73 @@ func TestPlanWindows(t *testing.T) {
 }
 
 func FuzzParseRemoteAmount(f *testing.F) {
-	for _, s := range []string{"1e3", "NaN", "1,000.00", "", "12.345678", "-0.5", "0.00", " 42 ", "12.5", ".5", "-", "+1", "9999999999999999"} {
+	for _, s := range []string{"1e3", "NaN", "1,000.00", "", "12.345678", "-0.5", "0.00", " 42 ", "12.5", ".5", "-", "+1",
+		"9999999999999999", "1.2.3", "--1", "+", "1-", "5.", "-.00005", "123456789012345.99995"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		a, _, err := ParseRemoteAmount(s)
+		a, rounded, err := ParseRemoteAmount(s)
+		trimmed := strings.TrimSpace(s)
+		want, fits := amountGrammar(trimmed), false
+		var q *big.Int
+		if want {
+			// The value, worked out independently: exact, then rounded
+			// half away from zero to 4 decimals; it must fit the ledger's
+			// int64 of ten-thousandths.
+			r, ok := new(big.Rat).SetString(strings.TrimSuffix(trimmed, "."))
+			if !ok {
+				t.Fatalf("%q: big.Rat cannot read it", s)
+			}
+			r.Mul(r, big.NewRat(models.AmountScale, 1))
+			num, den := new(big.Int).Abs(r.Num()), r.Denom()
+			var m big.Int
+			q, _ = new(big.Int).QuoRem(num, den, &m)
+			if new(big.Int).Mul(&m, big.NewInt(2)).Cmp(den) >= 0 {
+				q.Add(q, big.NewInt(1))
+			}
+			if r.Sign() < 0 {
+				q.Neg(q)
+			}
+			fits = q.IsInt64()
+		}
+		if (err == nil) != (want && fits) {
+			t.Fatalf("%q: accepted %v (err %v); grammar %v, fits %v", s, err == nil, err, want, fits)
+		}
 		if err != nil {
 			return
 		}
-		// Anything accepted is a plain decimal: no exponent, separator or symbol.
-		for _, r := range strings.TrimSpace(s) {
-			if r != '.' && r != '-' && r != '+' && (r < '0' || r > '9') {
-				t.Fatalf("%q accepted as %v", s, a)
-			}
+		if q.Int64() != int64(a) {
+			t.Fatalf("%q read as %d, want %s", s, a, q)
+		}
+		_, frac, _ := strings.Cut(trimmed, ".")
+		if rounded != (len(frac) > 4) {
+			t.Fatalf("%q: rounded %v", s, rounded)
 		}
 	})
+}
+
+// amountGrammar is spec §9's amount rule, written out by hand: an
+// optional sign, at most 15 integer digits, an optional "." and digits,
+// and at least one digit.
+func amountGrammar(s string) bool {
+	digits := func(i int) int {
+		j := i
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	j := digits(i)
+	intDigits, fracDigits := j-i, 0
+	if j < len(s) && s[j] == '.' {
+		k := digits(j + 1)
+		fracDigits, j = k-j-1, k
+	}
+	return j == len(s) && intDigits <= 15 && intDigits+fracDigits > 0
 }
 
 func FuzzAccountSet(f *testing.F) {

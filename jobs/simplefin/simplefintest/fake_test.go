@@ -293,7 +293,7 @@ func TestControl(t *testing.T) {
 	call("POST", "/_fake/quota", map[string]any{"warn": 1, "block": 5, "style": "html403"}, nil)
 	call("POST", "/_fake/accounts", map[string]any{"script": []string{"500"}, "version": "2"}, nil)
 	q := window(clock.Now.Add(-6*24*time.Hour), clock.Now, "pending", "1")
-	if resp, _ := get(t, tok.AccessURL, q); resp.StatusCode != 503 {
+	if resp, _ := get(t, tok.AccessURL, q); resp.StatusCode != 500 {
 		t.Fatalf("scripted 500: %d", resp.StatusCode)
 	}
 	_, m := get(t, tok.AccessURL, q)

@@ -31,10 +31,11 @@ const (
 	ClaimHang                           // never answer: the client times out after writing
 	ClaimReset                          // consume the token, then drop the connection (ConsumeThenDrop)
 	ClaimBadURL                         // consume the token, then 200 with an access URL that has no password
+	ClaimNotURL                         // consume the token, then 200 with a body that is not a URL
 )
 
 var claimFaults = map[ClaimBehaviour]string{ClaimHTML403: "html403", Claim500: "500", ClaimHang: "hang",
-	ClaimReset: string(ConsumeThenDrop), ClaimBadURL: "bad-url"}
+	ClaimReset: string(ConsumeThenDrop), ClaimBadURL: "bad-url", ClaimNotURL: "not-url"}
 
 type token struct {
 	mode TokenMode
@@ -114,6 +115,9 @@ func (s *Server) claimHandler(w http.ResponseWriter, r *http.Request) {
 		c := s.credFor(code)
 		s.mu.Unlock()
 		_, _ = io.WriteString(w, strings.Replace(s.URL, "://", "://"+c.user+"@", 1)+s.root)
+		return
+	case behaviour == ClaimNotURL:
+		_, _ = io.WriteString(w, "<html><body>Claimed!</body></html>")
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain")
