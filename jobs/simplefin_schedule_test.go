@@ -183,3 +183,54 @@ func TestRedirectAndTooLarge(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestPaymentRequiredProbedDaily: a connection whose subscription lapsed
+// gets one scheduled probe a day, however often the schedule ticks, and
+// the probe's 402 fails it without a retry.
+func TestPaymentRequiredProbedDaily(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	s.bridge.SetAccounts(simplefintest.Accounts402, "")
+	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncFailed {
+		t.Fatalf("402: %v %s", err, got.Status)
+	}
+	// Days in the past, so that each probe is due by the real clock too.
+	d0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
+	day := d0
+	s.h.Now = func() time.Time { return day }
+	scheduled := func() []models.Sync {
+		t.Helper()
+		syncs, _, err := s.store.Syncs(ctx, s.f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []models.Sync
+		for _, sy := range syncs {
+			if sy.Trigger == models.TriggerSchedule {
+				out = append(out, sy)
+			}
+		}
+		return out
+	}
+	for i, want := range []int{1, 1, 2} {
+		day = d0.Add([]time.Duration{time.Hour, 13 * time.Hour, 25 * time.Hour}[i]) // the same day twice, then the next
+		for i := 0; i < 2; i++ {
+			if err := s.h.SimplefinSchedule(ctx, asynq.NewTask(jobs.TypeSimplefinSchedule, nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		probes := scheduled()
+		if len(probes) != want {
+			t.Fatalf("%d probes, want %d", len(probes), want)
+		}
+		if probe := &probes[0]; probe.Status == models.SyncPending {
+			day = probe.NotBefore // after its jitter
+			if got, err := s.run(t, probe); err != nil || got.Status != models.SyncFailed {
+				t.Fatalf("probe: %v %s", err, got.Status)
+			}
+		}
+		if want == 1 && reload(t, s.store, s.conn).Status != models.ConnPaymentRequired {
+			t.Fatal("the connection left payment_required")
+		}
+	}
+}

@@ -142,6 +142,47 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 			t.Fatalf("row %s amount %v, want positive", *r.ExternalID, r.Amount)
 		}
 	}
+	// Per account: its own currency, and sums that are the negation of the
+	// Bridge's; names from payee, notes from memo, pending flags as sent.
+	pas, _ := s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)
+	byRemote := map[string]models.ProviderAccount{}
+	for _, pa := range pas {
+		byRemote[pa.RemoteID] = pa
+	}
+	stored := map[string]models.Transaction{}
+	for _, r := range rows {
+		stored[r.AccountID.String()+"/"+*r.ExternalID] = r
+	}
+	for _, acct := range data.Accounts {
+		pa := byRemote[acct.ID]
+		if pa.Currency != acct.Currency || pa.AccountID == nil {
+			t.Fatalf("remote account %s: currency %s, linked %v", acct.ID, pa.Currency, pa.AccountID)
+		}
+		var remote, ledger models.Amount
+		for _, tx := range acct.Transactions {
+			a, _, err := simplefin.ParseRemoteAmount(tx.Amount)
+			if err != nil {
+				t.Fatal(err)
+			}
+			remote += a
+			r, ok := stored[pa.AccountID.String()+"/"+tx.ID]
+			if !ok {
+				t.Fatalf("transaction %s not imported", tx.ID)
+			}
+			ledger += r.Amount
+			notes := ""
+			if r.Notes != nil {
+				notes = *r.Notes
+			}
+			if r.Currency != acct.Currency || r.Name != tx.Payee || notes != tx.Memo || r.Pending != tx.Pending {
+				t.Fatalf("transaction %s: %s %q %q pending %v; sent %s %q %q pending %v", tx.ID, r.Currency, r.Name, notes, r.Pending,
+					acct.Currency, tx.Payee, tx.Memo, tx.Pending)
+			}
+		}
+		if ledger != -remote {
+			t.Fatalf("account %s sums to %v, the Bridge's to %v", acct.ID, ledger, remote)
+		}
+	}
 	if n, q := s.bridge.AccountsRequests(); n != 1 || q.Get("pending") != "1" {
 		t.Fatalf("%d requests, last %v", n, q)
 	}
@@ -150,7 +191,6 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 		t.Fatalf("connection after sync: %+v", c)
 	}
 	// Each ledger account shows the bank's balance once recalculated.
-	pas, _ := s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)
 	for _, pa := range pas {
 		if err := s.store.RecalculateBalance(context.Background(), s.f.Family.ID, *pa.AccountID); err != nil {
 			t.Fatal(err)
