@@ -27,7 +27,7 @@ func TestImportBadInput(t *testing.T) {
 	tx := func(id, amount string, extra string) string {
 		return fmt.Sprintf(`{"id":%q,"posted":%d,"amount":%s,"description":"SHOP %s"%s}`, id, day, amount, id, extra)
 	}
-	body := `{"errors":["Other Bank: <script>alert(1)</script>sign-in needs attention"],"accounts":[
+	body := `{"errors":["Other Bank: <script>alert(1)</script>sign-in needs attention","` + strings.Repeat("long ", 1000) + `"],"accounts":[
 	  {"id":"A1","name":"Checking","currency":"usd","balance":"100.00","balance-date":` + fmt.Sprint(day) + `,"org":{"name":"Bank"},"transactions":[` +
 		strings.Join([]string{
 			tx("e1", `"1e3"`, ""), tx("e2", `"NaN"`, ""), tx("e3", `"1,000.00"`, ""), tx("e4", `""`, ""),
@@ -81,7 +81,7 @@ func TestImportBadInput(t *testing.T) {
 		t.Errorf("%d rows for an id in two accounts, want 2", same)
 	}
 	warnings := strings.Join(got.Warnings, "\n")
-	for _, w := range []string{"e1 rejected", "r1: amount rounded", "r6: amount rounded", "currency", "unreadable balance", "without an id"} {
+	for _, w := range []string{"e1 rejected", "e2 rejected", "e3 rejected", "e4 rejected", "d1 rejected", "d2 rejected", "d3 rejected", "r1: amount rounded", "r6: amount rounded", "currency", "unreadable balance", "without an id"} {
 		if !strings.Contains(warnings, w) {
 			t.Errorf("no warning %q in %s", w, warnings)
 		}
@@ -103,8 +103,23 @@ func TestImportBadInput(t *testing.T) {
 		}
 	}
 	c := reload(t, s.store, s.conn)
-	if c.Status != models.ConnActive || len(c.ProviderErrors) != 1 || strings.Contains(c.ProviderErrors[0].Message, "<script>") {
+	if c.Status != models.ConnActive || len(c.ProviderErrors) != 2 || strings.Contains(c.ProviderErrors[0].Message, "<script>") ||
+		len([]rune(c.ProviderErrors[1].Message)) != 500 {
 		t.Errorf("connection %s errors %q", c.Status, c.ProviderErrors)
+	}
+
+	// An answer whose balance is unreadable keeps the balance known before.
+	s.bridge.SetAccounts(simplefintest.AccountsNormally, `{"errors":[],"accounts":[{"id":"A1","name":"Checking","currency":"USD",
+	  "balance":"oops","balance-date":`+fmt.Sprint(day+3600)+`,"transactions":[]}]}`)
+	again, err := s.run(t, s.newSync(t, false))
+	if err != nil || again.Status != models.SyncCompleted || !strings.Contains(strings.Join(again.Warnings, "\n"), "unreadable balance") {
+		t.Fatalf("second sync: %v %s %v", err, again.Status, again.Warnings)
+	}
+	pas, _ = s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)
+	for _, pa := range pas {
+		if pa.RemoteID == "A1" && (pa.Balance == nil || *pa.Balance != 1000000) {
+			t.Errorf("A1's balance after an unreadable one: %v", pa.Balance)
+		}
 	}
 }
 

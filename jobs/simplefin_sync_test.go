@@ -254,6 +254,17 @@ func TestSyncFetchFailures(t *testing.T) {
 			if tc.deferred && (c.RetryAfter == nil || !got.NotBefore.Equal(*c.RetryAfter) || !de.Until.Equal(*c.RetryAfter)) {
 				t.Fatalf("retry_after %v, not_before %v, deferred to %v", c.RetryAfter, got.NotBefore, de.Until)
 			}
+			// Retry-After: 120 is clamped up to 15 min; without it, the
+			// base cooldown of an hour.
+			if tc.deferred {
+				wait := time.Hour
+				if tc.behaviour == simplefintest.Accounts429 {
+					wait = 15 * time.Minute
+				}
+				if d := time.Until(*c.RetryAfter); d < wait-time.Minute || d > wait {
+					t.Fatalf("retry_after in %v, want %v", d, wait)
+				}
+			}
 			// A refusal inside a 200 keeps what the Bridge said.
 			if tc.behaviour == simplefintest.AccountsQuota &&
 				(len(c.ProviderErrors) != 1 || !strings.Contains(c.ProviderErrors[0].Message, "make fewer requests")) {

@@ -146,3 +146,42 @@ func TestSchedulerRegistersSimplefinSync(t *testing.T) {
 		t.Fatal("an unknown time zone was accepted")
 	}
 }
+
+// TestSimplefinUnreadableFailsAfterRetries: an answer that is complete
+// but not an account set is retried by asynq (3 retries), writes nothing,
+// leaves the connection as it was, and then fails the sync with the
+// spec's sentence.
+func TestSimplefinUnreadableFailsAfterRetries(t *testing.T) {
+	store, queue, _, bridge := simplefinWorker(t)
+	ctx := context.Background()
+	bridge.SetAccounts(simplefintest.AccountsBadJSON, "")
+	f := modelstest.NewFamily(t, store, "sfbad")
+	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
+	if err := store.CreateConnection(ctx, c, bridge.Token("w3")); err != nil {
+		t.Fatal(err)
+	}
+	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	if _, err := queue.Enqueue(claim); err != nil {
+		t.Fatal(err)
+	}
+	var got models.Sync
+	waitFor(t, "the sync to fail", func() (bool, string) {
+		syncs, _, err := store.Syncs(ctx, f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
+		if err != nil || len(syncs) == 0 {
+			return false, "no sync"
+		}
+		got = syncs[0]
+		return !got.Active(), got.Status
+	})
+	if got.Status != models.SyncFailed || got.Error == nil || *got.Error != jobs.MsgUnreadable || got.RequestsUsed != 4 {
+		t.Fatalf("sync %s %v after %d requests", got.Status, got.Error, got.RequestsUsed)
+	}
+	if n, _ := bridge.AccountsRequests(); n != 4 {
+		t.Fatalf("%d requests, want 4 (one and 3 retries)", n)
+	}
+	conn, _ := store.Connection(ctx, f.Family.ID, c.ID)
+	rows, _ := store.DB().NewSelect().Table("transactions").Where("family_id = ?", f.Family.ID).Count(ctx)
+	if conn.Status != models.ConnActive || rows != 0 {
+		t.Fatalf("connection %s, %d rows", conn.Status, rows)
+	}
+}
