@@ -327,3 +327,39 @@ func TestIncrementalWindow(t *testing.T) {
 		t.Fatalf("second: %d requests, counts %+v", second.RequestsUsed, second.SyncCounts)
 	}
 }
+
+// TestLateArrivals (spec §14.3, scenario 3): the next day's regular sync
+// starts 7 days before the day the last one started, so a transaction
+// that appears late, dated 5 days back, is imported, and one dated 20
+// days back is not.
+func TestLateArrivals(t *testing.T) {
+	clock := simplefintest.NewClock(time.Now().UTC().Add(-72 * time.Hour))
+	s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now})
+	data := s.bridge.Generate(13, 1, 20, 30)
+	first, err := s.run(t, s.first)
+	if err != nil || first.Status != models.SyncCompleted {
+		t.Fatalf("first: %v %s", err, first.Status)
+	}
+	clock.Advance(24 * time.Hour)
+	now := clock.Now()
+	late := func(id string, days int) simplefintest.Txn {
+		at := now.Add(-time.Duration(days) * 24 * time.Hour).Unix()
+		return simplefintest.Txn{ID: id, Posted: at, Amount: "-9.99", Description: "LATE " + id}
+	}
+	data.Accounts[0].Transactions = append(data.Accounts[0].Transactions, late("LATE-5", 5), late("LATE-20", 20))
+	second, err := s.run(t, s.newSync(t, false))
+	if err != nil || second.Status != models.SyncCompleted || second.TransactionsCreated != 1 {
+		t.Fatalf("second: %v %s %+v", err, second.Status, second.SyncCounts)
+	}
+	y, m, d := first.StartedAt.UTC().Date()
+	if want := time.Date(y, m, d-7, 0, 0, 0, 0, time.UTC); !second.WindowStart.Equal(want) {
+		t.Fatalf("window starts %v, want %v", second.WindowStart, want)
+	}
+	rows := byExternalID(s.imported(t))
+	if _, ok := rows["LATE-5"]; !ok {
+		t.Error("the transaction 5 days late was not imported")
+	}
+	if _, ok := rows["LATE-20"]; ok {
+		t.Error("the transaction 20 days back was imported by a regular sync")
+	}
+}
