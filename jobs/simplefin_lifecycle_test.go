@@ -356,3 +356,34 @@ func TestTwinPendingBothPost(t *testing.T) {
 		t.Fatalf("rows: %+v", rows)
 	}
 }
+
+// TestUserEditsSurviveFullResync (spec §14.3, scenario 2): a row whose
+// name, date, amount, notes and category the user edited keeps them
+// through a full re-sync of the same data, which writes nothing.
+func TestUserEditsSurviveFullResync(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	s.bridge.SetDataset(simplefintest.Generate(17, 1, 10, 20, time.Now().UTC()))
+	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted {
+		t.Fatalf("first: %v", err)
+	}
+	cat := &models.Category{FamilyID: s.f.Family.ID, Name: "Books", Color: "#336699", Icon: "book", Classification: "expense"}
+	if err := s.store.CreateCategory(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	row := s.imported(t)[0]
+	notes := "mine"
+	row.Name, row.Date, row.Amount, row.Notes, row.CategoryID = "My name", "2020-01-02", 123400, &notes, &cat.ID
+	if _, err := s.store.UpdateTransaction(ctx, &row, []string{"name", "date", "amount", "notes", "category_id"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.run(t, s.newSync(t, true))
+	if err != nil || again.Status != models.SyncCompleted || again.TransactionsCreated+again.TransactionsUpdated != 0 {
+		t.Fatalf("full re-sync: %v %+v", err, again.SyncCounts)
+	}
+	got := byExternalID(s.imported(t))[*row.ExternalID]
+	if got.Name != "My name" || got.Date != "2020-01-02" || got.Amount != 123400 || got.Notes == nil || *got.Notes != "mine" ||
+		got.CategoryID == nil || *got.CategoryID != cat.ID {
+		t.Fatalf("after the re-sync: %q %s %v %v %v", got.Name, got.Date, got.Amount, got.Notes, got.CategoryID)
+	}
+}
