@@ -159,6 +159,36 @@ func TestBankLevelError(t *testing.T) {
 			t.Errorf("%s: attention %v org %v", pa.RemoteID, pa.Attention, pa.OrgName)
 		}
 	}
+
+	// The next answer leaves Bank B's accounts out (its login still needs
+	// attention) and reports act.failed for A1: the connection stays
+	// active, B1 is kept, not deleted, and A1 is flagged too.
+	body = `{"errors":[],"errlist":[{"code":"con.auth","msg":"Bank B needs you to sign in again","conn_id":"CON-B"},
+	  {"code":"act.failed","message":"Checking could not be read","account_id":"A1"}],
+	  "connections":[{"conn_id":"CON-A","name":"Bank A","org_id":"a","sfin_url":"x"}],
+	  "accounts":[{"id":"A1","name":"Checking","conn_id":"CON-A","currency":"USD","balance":"1.00","balance-date":` + itoa(day) + `,
+	    "transactions":[{"id":"T1","posted":` + itoa(day) + `,"amount":"-1.00","description":"X"}]}]}`
+	s.bridge.SetAccounts(simplefintest.AccountsNormally, body)
+	again, err := s.run(t, s.newSync(t, false))
+	if err != nil || again.Status != models.SyncCompleted {
+		t.Fatalf("second: %v %s", err, again.Status)
+	}
+	c = reload(t, s.store, s.conn)
+	if c.Status != models.ConnActive || len(c.ProviderErrors) != 2 || c.ProviderErrors[1].Code != "act.failed" || c.ProviderErrors[1].RemoteAccountID != "A1" {
+		t.Fatalf("connection %s %+v", c.Status, c.ProviderErrors)
+	}
+	pas, _ = s.store.ProviderAccounts(context.Background(), s.f.Family.ID, s.conn.ID)
+	if len(pas) != 2 {
+		t.Fatalf("%d remote accounts after one was left out, want 2", len(pas))
+	}
+	for _, pa := range pas {
+		if pa.Attention == nil {
+			t.Errorf("%s: no attention", pa.RemoteID)
+		}
+	}
+	if n := len(s.imported(t)); n != 1 {
+		t.Fatalf("%d rows", n)
+	}
 }
 
 // TestRedirectAndTooLarge: a 302 is not followed and fails the sync; an
