@@ -9,6 +9,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/simplefintest"
 	"coffer/models"
 )
@@ -214,6 +215,26 @@ func TestNetworkFaults(t *testing.T) {
 		got, err := s.run(t, s.first)
 		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 3 || len(s.imported(t)) != 10 {
 			t.Fatalf("third run: %v %s requests %d", err, got.Status, got.RequestsUsed)
+		}
+	})
+	t.Run("reset before the headers", func(t *testing.T) {
+		s := newSyncSetup(t)
+		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(simplefintest.AccountsResetEarly)
+		got, err := s.run(t, s.first)
+		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
+			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
+		}
+	})
+	t.Run("a body dripping past the deadline", func(t *testing.T) {
+		s := newSyncSetup(t)
+		s.h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true,
+			AccountsTimeout: 300 * time.Millisecond, RetryInitial: time.Millisecond})
+		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(simplefintest.AccountsDrip)
+		got, err := s.run(t, s.first)
+		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
+			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
 		}
 	})
 	t.Run("reset mid-body", func(t *testing.T) {

@@ -85,7 +85,11 @@ func NewClient(o Options) *Client {
 				TLSClientConfig:       &tls.Config{RootCAs: o.RootCAs, MinVersion: tls.VersionTLS12},
 				TLSHandshakeTimeout:   10 * time.Second,
 				ResponseHeaderTimeout: 90 * time.Second,
-				MaxIdleConnsPerHost:   2,
+				// A connection per request: a kept-alive one that the server
+				// closes makes the transport resend a GET by itself, a
+				// request the budget would never see. Requests are a few a
+				// day per connection, so reuse would save nothing.
+				DisableKeepAlives: true,
 			},
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // AccountsBehaviour scripts how the next /accounts requests are answered.
@@ -13,29 +14,31 @@ type AccountsBehaviour int
 
 // Accounts behaviours.
 const (
-	AccountsNormally  AccountsBehaviour = iota // 200 with the account set
-	Accounts402                                // payment required
-	AccountsHTML403                            // a front-end block page, not a revoked URL
-	Accounts429                                // rate limited, Retry-After: 120, HTML body
-	Accounts5xxOnce                            // one 503, then normal
-	AccountsTruncated                          // a 200 whose JSON is cut short
-	AccountsReset                              // drop the connection mid-body
-	Accounts500                                // a server error, every time
-	AccountsBadJSON                            // a complete 200 that is not an account set
-	AccountsQuota                              // a 200 with no accounts and a quota message
-	AccountsHTML429                            // a Cloudflare 429 without Retry-After
-	AccountsGenAuth                            // a v2 200 with gen.auth and no accounts
-	AccountsRedirect                           // a 302 to another host
-	AccountsHang                               // no answer until the client gives up
-	Accounts502                                // a bad gateway from the front end
-	Accounts504                                // a gateway timeout from the front end
-	AccountsEmpty                              // a 200 with an empty body
-	AccountsJSON403                            // a revoked credential answered in JSON
-	Accounts401                                // unauthorised
+	AccountsNormally   AccountsBehaviour = iota // 200 with the account set
+	Accounts402                                 // payment required
+	AccountsHTML403                             // a front-end block page, not a revoked URL
+	Accounts429                                 // rate limited, Retry-After: 120, HTML body
+	Accounts5xxOnce                             // one 503, then normal
+	AccountsTruncated                           // a 200 whose JSON is cut short
+	AccountsReset                               // drop the connection mid-body
+	Accounts500                                 // a server error, every time
+	AccountsBadJSON                             // a complete 200 that is not an account set
+	AccountsQuota                               // a 200 with no accounts and a quota message
+	AccountsHTML429                             // a Cloudflare 429 without Retry-After
+	AccountsGenAuth                             // a v2 200 with gen.auth and no accounts
+	AccountsRedirect                            // a 302 to another host
+	AccountsHang                                // no answer until the client gives up
+	Accounts502                                 // a bad gateway from the front end
+	Accounts504                                 // a gateway timeout from the front end
+	AccountsEmpty                               // a 200 with an empty body
+	AccountsJSON403                             // a revoked credential answered in JSON
+	Accounts401                                 // unauthorised
+	AccountsResetEarly                          // drop the connection before any header
+	AccountsDrip                                // send the body a few bytes at a time, slower than any deadline
 )
 
 var accountsNames = []string{"normal", "402", "html403", "429", "5xx-once", "truncated", "reset", "500", "bad-json",
-	"quota", "html429", "gen-auth", "redirect", "hang", "502", "504", "empty", "json403", "401"}
+	"quota", "html429", "gen-auth", "redirect", "hang", "502", "504", "empty", "json403", "401", "reset-early", "drip"}
 
 // String is the behaviour's name in the request log and the control API.
 func (b AccountsBehaviour) String() string {
@@ -162,6 +165,25 @@ func (s *Server) accountsHandler(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, `{"error":"Forbidden: the access token was revoked"}`)
 	case Accounts401:
 		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+	case AccountsResetEarly:
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+		}
+	case AccountsDrip:
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		rc := http.NewResponseController(w)
+		for i := 0; i < len(body); i += 8 {
+			_, _ = io.WriteString(w, body[i:min(i+8, len(body))])
+			if rc.Flush() != nil {
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
 	case AccountsBadJSON:
 		writeJSON(w, `{"errors":[],"accounts":"nope"}`)
 	case AccountsQuota:
