@@ -128,7 +128,7 @@ func TestBridgeQuotaBlock(t *testing.T) {
 			clock := simplefintest.NewClock(time.Now().UTC())
 			s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now, Quota: tc.quota})
 			s.bridge.Generate(6, 1, 10, 10)
-			for run := 1; run <= 2; run++ {
+			for run := 1; run <= 3; run++ {
 				started := clock.Now()
 				got, err := s.run(t, s.first)
 				var de *jobs.DeferError
@@ -137,8 +137,8 @@ func TestBridgeQuotaBlock(t *testing.T) {
 					t.Fatalf("run %d: %v, sync %s, connection %s", run, err, got.Status, c.Status)
 				}
 				want := tc.retryAfter
-				if tc.quota.RetryAfter == 0 && run == 2 {
-					want *= 2 // the cooldown doubles with each rate limit in a row
+				if tc.quota.RetryAfter == 0 {
+					want <<= run - 1 // the cooldown doubles with each rate limit in a row: 1, 2, 4 h
 				}
 				if !c.RetryAfter.Equal(started.Add(want).Truncate(time.Microsecond)) {
 					t.Fatalf("run %d: retry_after %v, want %v later", run, c.RetryAfter, want)
