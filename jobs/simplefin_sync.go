@@ -494,7 +494,9 @@ func (h *Handlers) fetchFailed(ctx context.Context, sy *models.Sync, conn *model
 		if fe.Kind == simplefin.BadAnswer {
 			msg = MsgUnreadable
 		}
-		return h.retryLater(ctx, sy, &retryAfterError{msg: msg, after: fe.RetryAfter})
+		// A Bridge asking for more than a day is waited for a day at most,
+		// as a rate limit is.
+		return h.retryLater(ctx, sy, &retryAfterError{msg: msg, after: min(fe.RetryAfter, 24*time.Hour)})
 	default:
 		return h.Store.FailSync(ctx, sy, fe.Detail)
 	}
