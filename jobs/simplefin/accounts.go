@@ -91,21 +91,25 @@ type RemoteID string
 // UnmarshalJSON keeps a string's value or a number's literal text; any
 // other value becomes empty, never an error.
 func (id *RemoteID) UnmarshalJSON(b []byte) error {
+	*id = RemoteID(literal(b))
+	return nil
+}
+
+// literal is a JSON string's value or a JSON number's text, exactly as
+// sent; "" for anything else.
+func literal(b []byte) string {
 	b = bytes.TrimSpace(b)
 	switch {
 	case len(b) > 0 && b[0] == '"':
 		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			*id = ""
-			return nil
+		if json.Unmarshal(b, &s) != nil {
+			return ""
 		}
-		*id = RemoteID(s)
+		return s
 	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
-		*id = RemoteID(b)
-	default:
-		*id = ""
+		return string(b)
 	}
-	return nil
+	return ""
 }
 
 // Epoch is a Unix time sent as a number or a numeric string; zero is
@@ -141,20 +145,7 @@ type Decimal string
 // UnmarshalJSON keeps the literal text of a number or a string; anything
 // else becomes an empty value that the importer rejects.
 func (d *Decimal) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
-	switch {
-	case len(b) > 0 && b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			*d = ""
-			return nil
-		}
-		*d = Decimal(strings.TrimSpace(s))
-	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
-		*d = Decimal(b)
-	default:
-		*d = ""
-	}
+	*d = Decimal(strings.TrimSpace(literal(b)))
 	return nil
 }
 
