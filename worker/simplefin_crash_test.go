@@ -102,9 +102,9 @@ func (r *crashRig) firstSync(c *models.Connection) (*models.Sync, error) {
 	return r.store.Sync(context.Background(), c.FamilyID, syncs[0].ID)
 }
 
-// waitDone waits for the connection's sync to end, and fails unless it
-// completed.
-func (r *crashRig) waitDone(t *testing.T, c *models.Connection) *models.Sync {
+// waitEnded waits for the connection's first sync to end, completed or
+// failed, and returns it with its steps.
+func (r *crashRig) waitEnded(t *testing.T, c *models.Connection) *models.Sync {
 	t.Helper()
 	var got *models.Sync
 	waitFor(t, "the sync to end", func() (bool, string) {
@@ -115,6 +115,14 @@ func (r *crashRig) waitDone(t *testing.T, c *models.Connection) *models.Sync {
 		got = sy
 		return !sy.Active(), sy.Status + "/" + sy.Phase
 	})
+	return got
+}
+
+// waitDone waits for the connection's sync to end, and fails unless it
+// completed.
+func (r *crashRig) waitDone(t *testing.T, c *models.Connection) *models.Sync {
+	t.Helper()
+	got := r.waitEnded(t, c)
 	if got.Status != models.SyncCompleted {
 		t.Fatalf("sync %s: %v", got.Status, got.Error)
 	}

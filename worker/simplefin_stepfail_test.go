@@ -35,15 +35,7 @@ func TestSimplefinStepFails(t *testing.T) {
 	}
 	r.start(t, h)
 	c := r.connect(t, "stepfail")
-	var got *models.Sync
-	waitFor(t, "the sync to end", func() (bool, string) {
-		sy, err := r.firstSync(c)
-		if err != nil {
-			return false, err.Error()
-		}
-		got = sy
-		return !sy.Active(), sy.Status + "/" + sy.Phase
-	})
+	got := r.waitEnded(t, c)
 	first := got
 	if got.Status != models.SyncFailed || got.Error == nil || !strings.Contains(*got.Error, "1 of 3") {
 		t.Fatalf("parent %s %v", got.Status, got.Error)

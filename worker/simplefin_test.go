@@ -46,6 +46,22 @@ func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspect
 	return store, queue, insp, simplefintest.New(t)
 }
 
+// connectThrough stores a new family's connection to bridge and queues its
+// claim on the worker; the claim leads to the first sync.
+func connectThrough(t *testing.T, store *models.Store, queue *asynq.Client, bridge *simplefintest.Server, family, code string) *models.Connection {
+	t.Helper()
+	f := modelstest.NewFamily(t, store, family)
+	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
+	if err := store.CreateConnection(context.Background(), c, bridge.Token(code)); err != nil {
+		t.Fatal(err)
+	}
+	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	if _, err := queue.Enqueue(claim); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -69,24 +85,16 @@ func TestSimplefinThroughWorker(t *testing.T) {
 	ctx := context.Background()
 	data := simplefintest.Generate(11, 4, 100, 60, time.Now().UTC())
 	bridge.SetDataset(data)
-	f := modelstest.NewFamily(t, store, "sfworker")
-	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
-	if err := store.CreateConnection(ctx, c, bridge.Token("w1")); err != nil {
-		t.Fatal(err)
-	}
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
-	if _, err := queue.Enqueue(claim); err != nil {
-		t.Fatal(err)
-	}
+	c := connectThrough(t, store, queue, bridge, "sfworker", "w1")
 	waitFor(t, "the first sync to complete", func() (bool, string) {
-		syncs, _, err := store.Syncs(ctx, f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
+		syncs, _, err := store.Syncs(ctx, c.FamilyID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
 		if err != nil || len(syncs) == 0 {
 			return false, "no sync"
 		}
 		return syncs[0].Status == models.SyncCompleted, syncs[0].Status
 	})
-	syncs, _, _ := store.Syncs(ctx, f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
-	got, _ := store.Sync(ctx, f.Family.ID, syncs[0].ID)
+	syncs, _, _ := store.Syncs(ctx, c.FamilyID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
+	got, _ := store.Sync(ctx, c.FamilyID, syncs[0].ID)
 	if got.TransactionsCreated != data.Count() || len(got.Children) != 4 {
 		t.Fatalf("counts %+v, %d steps", got.SyncCounts, len(got.Children))
 	}
@@ -103,28 +111,20 @@ func TestSimplefinRateLimitDefers(t *testing.T) {
 	store, queue, insp, bridge := simplefinWorker(t)
 	ctx := context.Background()
 	bridge.SetAccounts(simplefintest.Accounts429, "")
-	f := modelstest.NewFamily(t, store, "sfdefer")
-	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
-	if err := store.CreateConnection(ctx, c, bridge.Token("w2")); err != nil {
-		t.Fatal(err)
-	}
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
-	if _, err := queue.Enqueue(claim); err != nil {
-		t.Fatal(err)
-	}
+	c := connectThrough(t, store, queue, bridge, "sfdefer", "w2")
 	var sy *models.Sync
 	waitFor(t, "the rate limit", func() (bool, string) {
-		got, err := store.Connection(ctx, f.Family.ID, c.ID)
+		got, err := store.Connection(ctx, c.FamilyID, c.ID)
 		if err != nil {
 			return false, err.Error()
 		}
-		if sy, err = store.ActiveSync(ctx, f.Family.ID, c.ID); err != nil {
+		if sy, err = store.ActiveSync(ctx, c.FamilyID, c.ID); err != nil {
 			return false, got.Status
 		}
 		info, err := insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+sy.ID.String())
 		return got.Status == models.ConnRateLimited && err == nil && info.State == asynq.TaskStateRetry, got.Status
 	})
-	got, _ := store.Connection(ctx, f.Family.ID, c.ID)
+	got, _ := store.Connection(ctx, c.FamilyID, c.ID)
 	info, _ := insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+sy.ID.String())
 	if d := info.NextProcessAt.Sub(*got.RetryAfter); d < -2*time.Second || d > 2*time.Second || info.Retried != 0 {
 		t.Fatalf("next run %v, retry_after %v, retried %d", info.NextProcessAt, got.RetryAfter, info.Retried)
@@ -155,18 +155,10 @@ func TestSimplefinUnreadableFailsAfterRetries(t *testing.T) {
 	store, queue, _, bridge := simplefinWorker(t)
 	ctx := context.Background()
 	bridge.SetAccounts(simplefintest.AccountsBadJSON, "")
-	f := modelstest.NewFamily(t, store, "sfbad")
-	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
-	if err := store.CreateConnection(ctx, c, bridge.Token("w3")); err != nil {
-		t.Fatal(err)
-	}
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
-	if _, err := queue.Enqueue(claim); err != nil {
-		t.Fatal(err)
-	}
+	c := connectThrough(t, store, queue, bridge, "sfbad", "w3")
 	var got models.Sync
 	waitFor(t, "the sync to fail", func() (bool, string) {
-		syncs, _, err := store.Syncs(ctx, f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
+		syncs, _, err := store.Syncs(ctx, c.FamilyID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
 		if err != nil || len(syncs) == 0 {
 			return false, "no sync"
 		}
@@ -179,8 +171,8 @@ func TestSimplefinUnreadableFailsAfterRetries(t *testing.T) {
 	if n, _ := bridge.AccountsRequests(); n != 4 {
 		t.Fatalf("%d requests, want 4 (one and 3 retries)", n)
 	}
-	conn, _ := store.Connection(ctx, f.Family.ID, c.ID)
-	rows, _ := store.DB().NewSelect().Table("transactions").Where("family_id = ?", f.Family.ID).Count(ctx)
+	conn, _ := store.Connection(ctx, c.FamilyID, c.ID)
+	rows, _ := store.DB().NewSelect().Table("transactions").Where("family_id = ?", c.FamilyID).Count(ctx)
 	if conn.Status != models.ConnActive || rows != 0 {
 		t.Fatalf("connection %s, %d rows", conn.Status, rows)
 	}
