@@ -18,7 +18,7 @@ var recoverable = []string{ConnActive, ConnRateLimited, ConnPaymentRequired, Con
 func (s *Store) ConnectionFetched(ctx context.Context, c *Connection, providerErrors []ProviderError) error {
 	_, err := s.db.NewUpdate().Model((*Connection)(nil)).
 		Set("status = ?", ConnActive).Set("status_message = NULL").Set("retry_after = NULL").
-		Set("consecutive_rate_limits = 0").Set("provider_errors = ?", jsonErrors(providerErrors)).Set("updated_at = ?", s.now()).
+		Set("consecutive_rate_limits = 0").Set("provider_errors = ?", jsonList(providerErrors)).Set("updated_at = ?", s.now()).
 		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status IN (?)", bun.List(recoverable)).Exec(ctx)
 	return dbErr("connection fetched", err)
 }
@@ -27,7 +27,7 @@ func (s *Store) ConnectionFetched(ctx context.Context, c *Connection, providerEr
 // request inside a 200 (a quota message, a credential failure), so that
 // the user sees what the Bridge said; the status is ConnectionFetchFailed's.
 func (s *Store) SetProviderErrors(ctx context.Context, c *Connection, providerErrors []ProviderError) error {
-	_, err := s.db.NewUpdate().Model((*Connection)(nil)).Set("provider_errors = ?", jsonErrors(providerErrors)).
+	_, err := s.db.NewUpdate().Model((*Connection)(nil)).Set("provider_errors = ?", jsonList(providerErrors)).
 		Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("status <> ?", ConnDisconnected).Exec(ctx)
 	return dbErr("store provider errors", err)
 }
@@ -154,17 +154,11 @@ func (s *Store) EraseOldSetupTokens(ctx context.Context, before time.Time) (int,
 
 // jsonList renders a list for a JSON column in a SET clause, the same on
 // both dialects.
-func jsonErrors(v []ProviderError) string {
+// jsonList is a list as a JSON array for a json column: [] when empty,
+// never null.
+func jsonList[T any](v []T) string {
 	if v == nil {
-		v = []ProviderError{}
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func jsonList(v []string) string {
-	if v == nil {
-		v = []string{}
+		v = []T{}
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
