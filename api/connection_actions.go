@@ -81,14 +81,13 @@ func (h *Handler) describeConnections(c *fiber.Ctx, conns []models.Connection) (
 	}
 	for i := range conns {
 		conn := &conns[i]
-		out[i] = renderConnection(conn)
+		out[i] = h.renderConnection(conn)
 		pas := accounts[conn.ID]
 		out[i].Accounts = make([]providerAccountJSON, len(pas))
 		for j := range pas {
 			out[i].Accounts[j] = renderProviderAccount(&pas[j])
 		}
 		out[i].NextSyncAt = optTimestamp(h.calendar.NextSync(conn, active[conn.ID], h.now()))
-		out[i].RequestBudget = h.dailyBudget
 		if n, ok := used[conn.ID]; ok {
 			out[i].RequestsLast24h = &n
 		}
@@ -195,7 +194,7 @@ func (h *Handler) updateConnection(c *fiber.Ctx) error {
 		return err
 	}
 	h.enqueueClaim(c, conn)
-	return c.Status(fiber.StatusAccepted).JSON(renderConnection(conn))
+	return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
 }
 
 // retryClaim claims again with the kept token of a retryable failure.
@@ -214,7 +213,7 @@ func (h *Handler) retryClaim(c *fiber.Ctx) error {
 		return err
 	}
 	h.enqueueClaim(c, conn)
-	return c.Status(fiber.StatusAccepted).JSON(renderConnection(conn))
+	return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
 }
 
 // syncConnection is Sync now: 202 with a new sync, or 200 with the one

@@ -35,16 +35,17 @@ type connectionJSON struct {
 	Accounts []providerAccountJSON `json:"accounts"`
 }
 
-// renderConnection shows a connection without its secrets: the setup
-// token and the access URL never leave the store in a response.
-func renderConnection(c *models.Connection) connectionJSON {
+// renderConnection shows a connection without its secrets (the setup
+// token and the access URL never leave the store in a response) and with
+// the request budget; describeConnections adds what needs more queries.
+func (h *Handler) renderConnection(c *models.Connection) connectionJSON {
 	out := connectionJSON{
 		ID: c.ID.String(), Provider: c.Provider, Name: c.Name, Status: c.Status, StatusMessage: c.StatusMessage,
 		ClaimRetryable: c.ClaimRetryable, IncludePending: c.IncludePending, LookbackDays: c.LookbackDays,
 		ProviderErrors: c.ProviderErrors, ServerVersions: c.ServerVersions,
 		RetryAfter: optTimestamp(c.RetryAfter), LastSyncedAt: optTimestamp(c.LastSyncedAt),
 		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt), DisconnectedAt: optTimestamp(c.DisconnectedAt),
-		Accounts: []providerAccountJSON{},
+		Accounts: []providerAccountJSON{}, RequestBudget: h.dailyBudget,
 	}
 	if out.ProviderErrors == nil {
 		out.ProviderErrors = []models.ProviderError{}
@@ -134,7 +135,7 @@ func (h *Handler) createConnection(c *fiber.Ctx) error {
 		}
 	}
 	h.enqueueClaim(c, conn)
-	return c.Status(fiber.StatusAccepted).JSON(renderConnection(conn))
+	return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
 }
 
 // checkToken turns a malformed setup token into a 422 whose code says

@@ -28,7 +28,7 @@ func TestProviderConnections(t *testing.T) {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
 	conn := r.json(t)
-	if conn["status"] != "claiming" || conn["name"] != "My banks" || strings.Contains(string(r.body), token) {
+	if conn["status"] != "claiming" || conn["name"] != "My banks" || conn["request_budget"] != 24.0 || strings.Contains(string(r.body), token) {
 		t.Fatalf("created: %s", r.body)
 	}
 	id := conn["id"].(string)
