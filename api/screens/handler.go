@@ -1,0 +1,98 @@
+// Package screens is the household's side of the browser app: the home
+// page and the settings a signed-in member uses (API keys, bank
+// connections). Forms post, then redirect with a flash message; sign-in
+// lives in signin, administration in admin.
+package screens
+
+import (
+	"embed"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/api/web"
+	"coffer/jobs"
+	"coffer/models"
+)
+
+//go:embed templates/*.html
+var templates embed.FS
+
+// maxName is the longest name a form takes.
+const maxName = 255
+
+// Options is what the household screens need.
+type Options struct {
+	Store  *models.Store
+	Redis  redis.UniversalClient // the aggregator's request budget
+	Queue  *asynq.Client
+	Logger *slog.Logger
+	Clock  func() time.Time
+
+	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
+	SimpleFINAllowHTTP bool
+	// SimpleFINDailyBudget is the requests per connection and rolling day
+	// that the worker allows.
+	SimpleFINDailyBudget int
+	// Calendar works out a connection's next scheduled sync.
+	Calendar *jobs.SyncCalendar
+}
+
+// Handler serves the household screens; handlers are its methods.
+type Handler struct {
+	site  *web.Site
+	pages web.Pages
+	store *models.Store
+	redis redis.UniversalClient
+	queue *asynq.Client
+	log   *slog.Logger
+	now   func() time.Time
+
+	simplefinHTTP bool
+	dailyBudget   int
+	calendar      *jobs.SyncCalendar
+}
+
+// New parses the screens' templates and returns their handler.
+func New(site *web.Site, o Options) (*Handler, error) {
+	pages, err := site.Parse(templates, nil, "home", "api_keys", "connections")
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{
+		site: site, pages: pages, store: o.Store, redis: o.Redis, queue: o.Queue, log: o.Logger, now: o.Clock,
+		simplefinHTTP: o.SimpleFINAllowHTTP, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+	}, nil
+}
+
+// Routes mounts the screens; screen wraps each with the session and CSRF.
+func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber.Handler) {
+	signedIn := h.site.SignedIn
+	app.Get("/", screen(signedIn, h.home)...)
+	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
+	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
+	app.Post("/settings/api_keys/:id/revoke", screen(signedIn, h.revokeAPIKey)...)
+
+	app.Get("/settings/connections", screen(signedIn, h.connectionsScreen)...)
+	app.Post("/settings/connections", screen(signedIn, h.createConnectionScreen)...)
+	app.Post("/settings/connections/:id/sync", screen(signedIn, h.syncConnectionScreen)...)
+	app.Post("/settings/connections/:id/reconnect", screen(signedIn, h.reconnectScreen)...)
+	app.Post("/settings/connections/:id/retry", screen(signedIn, h.retryClaimScreen)...)
+	app.Post("/settings/connections/:id/disconnect", screen(signedIn, h.disconnectScreen)...)
+	app.Post("/settings/connections/:id/accounts/:account_id", screen(signedIn, h.linkAccountScreen)...)
+}
+
+func (h *Handler) render(c *fiber.Ctx, status int, name string, p web.Page) error {
+	return h.site.Render(c, status, h.pages[name], name, p)
+}
+
+func (h *Handler) redirect(c *fiber.Ctx, path, flash string) error {
+	return h.site.Redirect(c, path, flash)
+}
+
+func (h *Handler) home(c *fiber.Ctx) error {
+	return h.render(c, fiber.StatusOK, "home", web.Page{Title: "Home"})
+}
