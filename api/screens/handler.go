@@ -6,13 +6,16 @@ package screens
 
 import (
 	"embed"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"coffer/api/httperr"
 	"coffer/api/web"
 	"coffer/jobs"
 	"coffer/models"
@@ -58,7 +61,8 @@ type Handler struct {
 
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
-	pages, err := site.Parse(templates, nil, "home", "api_keys", "connections")
+	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
+		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form")
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +76,25 @@ func New(site *web.Site, o Options) (*Handler, error) {
 func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber.Handler) {
 	signedIn := h.site.SignedIn
 	app.Get("/", screen(signedIn, h.home)...)
+
+	app.Get("/accounts", screen(signedIn, h.listAccounts)...)
+	app.Get("/accounts/new", screen(signedIn, h.newAccount)...)
+	app.Post("/accounts", screen(signedIn, h.createAccount)...)
+	app.Get("/accounts/:id", screen(signedIn, h.showAccount)...)
+	app.Get("/accounts/:id/edit", screen(signedIn, h.editAccount)...)
+	app.Post("/accounts/:id", screen(signedIn, h.updateAccount)...)
+	app.Post("/accounts/:id/archive", screen(signedIn, h.archiveAccount)...)
+	app.Get("/accounts/:id/delete", screen(signedIn, h.confirmDeleteAccount)...)
+	app.Post("/accounts/:id/delete", screen(signedIn, h.deleteAccount)...)
+
+	app.Get("/transactions", screen(signedIn, h.listTransactions)...)
+	app.Get("/transactions/new", screen(signedIn, h.newTransaction)...)
+	app.Post("/transactions", screen(signedIn, h.createTransaction)...)
+	app.Get("/transactions/:id/edit", screen(signedIn, h.editTransaction)...)
+	app.Post("/transactions/:id", screen(signedIn, h.updateTransaction)...)
+	app.Post("/transactions/:id/delete", screen(signedIn, h.deleteTransaction)...)
+	app.Get("/transfers/new", screen(signedIn, h.newTransfer)...)
+	app.Post("/transfers", screen(signedIn, h.createTransfer)...)
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
 	app.Post("/settings/api_keys/:id/revoke", screen(signedIn, h.revokeAPIKey)...)
@@ -95,4 +118,16 @@ func (h *Handler) redirect(c *fiber.Ctx, path, flash string) error {
 
 func (h *Handler) home(c *fiber.Ctx) error {
 	return h.render(c, fiber.StatusOK, "home", web.Page{Title: "Home"})
+}
+
+// recalculate brings balances up to date before the next page shows them:
+// one statement per account, so a person sees what they just did. A
+// failure is logged; the periodic sweep makes the balance right later.
+func (h *Handler) recalculate(c *fiber.Ctx, accountIDs ...uuid.UUID) {
+	fam := web.SessionOf(c).User.FamilyID
+	for _, id := range accountIDs {
+		if err := h.store.RecalculateBalance(c.UserContext(), fam, id); err != nil && !errors.Is(err, models.ErrNotFound) {
+			h.log.Error("recalculate balance", "request_id", httperr.RequestID(c), "account_id", id, "error", err)
+		}
+	}
 }

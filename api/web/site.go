@@ -38,6 +38,7 @@ const (
 
 // Page is what every screen template receives.
 type Page struct {
+	Nav   string // the main navigation's current section
 	Title string
 	User  *models.User
 	CSRF  string

@@ -1,0 +1,186 @@
+package api_test
+
+import (
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"coffer/models"
+)
+
+// signedInBrowser is a browser signed in as the alpha family's admin.
+func signedInBrowser(t *testing.T, e *env) *browser {
+	t.Helper()
+	setPassword(t, e, e.alpha.User, "correct horse battery")
+	b := e.browser(t)
+	if r := b.login(e.alpha.User.Email, "correct horse battery"); r.status != 303 {
+		t.Fatalf("login: %d %s", r.status, r.body)
+	}
+	return b
+}
+
+func TestAccountScreens(t *testing.T) {
+	e := newEnv(t)
+	b := signedInBrowser(t, e)
+	ctx := t.Context()
+
+	r := b.get("/accounts")
+	if r.status != 200 || !strings.Contains(string(r.body), "Checking") {
+		t.Fatalf("accounts: %d", r.status)
+	}
+
+	// A bad form keeps what was typed and says what is wrong beside it.
+	b.get("/accounts/new")
+	r = b.post("/accounts", url.Values{"name": {"Visa"}, "account_type": {"credit_card"}, "currency": {"US"}, "opening_balance": {"12,34.567891"}})
+	body := string(r.body)
+	if r.status != 422 || !strings.Contains(body, `value="Visa"`) || !strings.Contains(body, "three-letter ISO code") ||
+		!strings.Contains(body, "positive amount") {
+		t.Fatalf("bad account form: %d %s", r.status, body)
+	}
+
+	r = b.post("/accounts", url.Values{"name": {"Visa"}, "account_type": {"credit_card"}, "currency": {"USD"}, "opening_balance": {"250.00"}})
+	if r.status != 303 {
+		t.Fatalf("create account: %d %s", r.status, r.body)
+	}
+	loc := r.header.Get("Location")
+	r = b.get(loc)
+	if r.status != 200 || !strings.Contains(string(r.body), "$250.00 owed") {
+		t.Fatalf("card page: %d %s", r.status, r.body)
+	}
+	id := strings.TrimPrefix(loc, "/accounts/")
+
+	// A stale edit form is refused and says so.
+	r = b.post(loc, url.Values{"name": {"Visa Gold"}, "account_type": {"credit_card"}, "currency": {"USD"}, "updated": {"2000-01-01T00:00:00Z"}})
+	if r.status != 409 || !strings.Contains(string(r.body), "changed by someone else") {
+		t.Fatalf("stale edit: %d", r.status)
+	}
+	edit := b.get(loc + "/edit")
+	updated := regexp.MustCompile(`name="updated" value="([^"]+)"`).FindSubmatch(edit.body)
+	if updated == nil {
+		t.Fatalf("edit form has no version: %s", edit.body)
+	}
+	r = b.post(loc, url.Values{"name": {"Visa Gold"}, "account_type": {"credit_card"}, "currency": {"USD"},
+		"opening_balance": {"300"}, "updated": {string(updated[1])}})
+	if r.status != 303 {
+		t.Fatalf("edit: %d %s", r.status, r.body)
+	}
+	if r := b.get(loc); !strings.Contains(string(r.body), "$300.00 owed") {
+		t.Fatalf("after edit: %s", r.body)
+	}
+
+	// Another family's account is a 404 on every route.
+	other := e.beta.Account.ID.String()
+	for _, p := range []string{"/accounts/" + other, "/accounts/" + other + "/edit", "/accounts/" + other + "/delete"} {
+		if r := b.get(p); r.status != 404 {
+			t.Errorf("GET %s of another family: %d", p, r.status)
+		}
+	}
+	for _, p := range []string{"/accounts/" + other, "/accounts/" + other + "/archive", "/accounts/" + other + "/delete"} {
+		if r := b.post(p, url.Values{"name": {"x"}}); r.status != 404 {
+			t.Errorf("POST %s of another family: %d", p, r.status)
+		}
+	}
+	if _, err := e.store.Account(ctx, e.beta.Family.ID, e.beta.Account.ID); err != nil {
+		t.Fatalf("the other family's account: %v", err)
+	}
+
+	// Delete says what goes with it, then does it.
+	if r := b.get(loc + "/delete"); !strings.Contains(string(r.body), "0 transactions") {
+		t.Fatalf("delete confirmation: %s", r.body)
+	}
+	if r := b.post(loc+"/delete", nil); r.status != 303 {
+		t.Fatalf("delete: %d", r.status)
+	}
+	if _, err := e.store.Account(ctx, e.alpha.Family.ID, uuidOf(t, id)); err != models.ErrNotFound {
+		t.Fatalf("deleted account: %v", err)
+	}
+}
+
+func TestTransactionScreens(t *testing.T) {
+	e := newEnv(t)
+	b := signedInBrowser(t, e)
+	ctx := t.Context()
+	acct := e.alpha.Account.ID.String()
+
+	b.get("/transactions/new")
+	// Missing and malformed fields: every problem beside its field, nothing written.
+	r := b.post("/transactions", url.Values{"account_id": {acct}, "date": {"2026-13-01"}, "type": {"expense"}, "amount": {"-5"}, "name": {"Groceries"}})
+	body := string(r.body)
+	if r.status != 422 || !strings.Contains(body, "must be a date") || !strings.Contains(body, "positive amount") || !strings.Contains(body, `value="Groceries"`) {
+		t.Fatalf("bad transaction: %d %s", r.status, body)
+	}
+	// Another family's account in the form is refused like a missing one.
+	r = b.post("/transactions", url.Values{"account_id": {e.beta.Account.ID.String()}, "date": {"2026-01-05"}, "type": {"expense"}, "amount": {"5"}, "name": {"x"}})
+	if r.status != 422 || !strings.Contains(string(r.body), "Choose an account") {
+		t.Fatalf("other family's account: %d", r.status)
+	}
+	if _, n, _ := e.store.Transactions(ctx, e.alpha.Family.ID, models.TransactionFilter{}, models.Page{Number: 1, Size: 1}); n != 0 {
+		t.Fatalf("%d transactions written by refused forms", n)
+	}
+
+	for _, tx := range []url.Values{
+		{"account_id": {acct}, "date": {"2026-01-05"}, "type": {"expense"}, "amount": {"42.50"}, "name": {"Groceries"}},
+		{"account_id": {acct}, "date": {"2026-01-06"}, "type": {"income"}, "amount": {"1000"}, "name": {"Salary"}},
+	} {
+		if r := b.post("/transactions", tx); r.status != 303 {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+	}
+	a, err := e.store.Account(ctx, e.alpha.Family.ID, e.alpha.Account.ID)
+	if err != nil || a.Balance != models.Amount(957_5000) {
+		t.Fatalf("balance after two transactions: %v %v", a.Balance, err)
+	}
+	r = b.get("/transactions?q=salary")
+	if !strings.Contains(string(r.body), `<span class="in">+$1,000.00</span>`) || strings.Contains(string(r.body), "Groceries") {
+		t.Fatalf("search: %s", r.body)
+	}
+	if r := b.get("/transactions?from=nope&min=-3"); r.status != 200 || !strings.Contains(string(r.body), "Use a date") {
+		t.Fatalf("bad filters: %d", r.status)
+	}
+
+	rows, _, _ := e.store.Transactions(ctx, e.alpha.Family.ID, models.TransactionFilter{Search: "Groceries"}, models.Page{Number: 1, Size: 1})
+	g := rows[0]
+	path := "/transactions/" + g.ID.String()
+	edit := b.get(path + "/edit")
+	updated := regexp.MustCompile(`name="updated" value="([^"]+)"`).FindSubmatch(edit.body)
+	if edit.status != 200 || updated == nil {
+		t.Fatalf("edit form: %d", edit.status)
+	}
+	form := url.Values{"account_id": {acct}, "date": {"2026-01-05"}, "type": {"expense"}, "amount": {"40"}, "name": {"Groceries"}, "updated": {string(updated[1])}}
+	if r := b.post(path, form); r.status != 303 {
+		t.Fatalf("edit: %d %s", r.status, r.body)
+	}
+	// The same form again is stale: the row changed since it was drawn.
+	if r := b.post(path, form); r.status != 409 {
+		t.Fatalf("stale edit: %d", r.status)
+	}
+
+	beta := &models.Transaction{FamilyID: e.beta.Family.ID, AccountID: e.beta.Account.ID, Date: "2026-01-01", Amount: 10_0000, Currency: "USD", Name: "theirs"}
+	if _, err := e.store.CreateTransaction(ctx, beta, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.get("/transactions/" + beta.ID.String() + "/edit"); r.status != 404 {
+		t.Errorf("another family's transaction: %d", r.status)
+	}
+	if r := b.post("/transactions/"+beta.ID.String()+"/delete", nil); r.status != 404 {
+		t.Errorf("delete another family's transaction: %d", r.status)
+	}
+	if r := b.post(path+"/delete", nil); r.status != 303 {
+		t.Fatalf("delete: %d", r.status)
+	}
+	if r := b.post(path, form); r.status != 404 {
+		t.Fatalf("edit of a deleted transaction: %d", r.status)
+	}
+}
+
+func uuidOf(t *testing.T, s string) uuid.UUID {
+	t.Helper()
+	id, err := uuid.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
