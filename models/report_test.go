@@ -322,3 +322,54 @@ func TestAccountRegister(t *testing.T) {
 		t.Errorf("other family's account: %v", err)
 	}
 }
+
+func TestBalanceHistory(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	fam := l.f.Family.ID
+	days, n, err := l.s.BalanceHistory(ctx, fam, models.BalanceFilter{AccountID: &l.card.ID}, models.Page{Number: 1, Size: 10})
+	must(t, err)
+	want := models.BalanceDay{AccountID: l.card.ID, AccountName: "Card", AccountType: "credit_card", Date: "2024-01-10", Currency: "USD",
+		FlowsFactor: -1, StartBalance: 0, Outflows: money(t, "120"), EndBalance: money(t, "120")}
+	if n != 1 || len(days) != 1 || days[0] != want || days[0].CashBalance() != money(t, "120") {
+		t.Fatalf("card: n=%d %+v", n, days)
+	}
+
+	// Every account of the family, newest day first, paged.
+	var all []models.BalanceDay
+	for page := 1; ; page++ {
+		days, n, err = l.s.BalanceHistory(ctx, fam, models.BalanceFilter{}, models.Page{Number: page, Size: 4})
+		must(t, err)
+		if len(days) == 0 {
+			break
+		}
+		all = append(all, days...)
+	}
+	// checking 6 days, card 1, savings 1, euro 1, dormant 1
+	if n != 10 || len(all) != 10 || all[0].Date != "2024-02-04" || all[0].EndBalance != money(t, "3664.50") {
+		t.Fatalf("n=%d first %+v", n, all[0])
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i].Date > all[i-1].Date {
+			t.Fatalf("not newest first at %d: %+v", i, all)
+		}
+	}
+
+	days, n, err = l.s.BalanceHistory(ctx, fam, models.BalanceFilter{Currency: "EUR", StartDate: "2024-01-01", EndDate: "2024-01-31"}, models.Page{Number: 1, Size: 10})
+	must(t, err)
+	if n != 1 || days[0].AccountID != l.euro.ID || days[0].StartBalance != money(t, "200") || days[0].EndBalance != money(t, "185") {
+		t.Fatalf("euro: %+v", days)
+	}
+	days, n, err = l.s.BalanceHistory(ctx, fam, models.BalanceFilter{AccountID: &l.checking.ID, StartDate: "2024-01-13", EndDate: "2024-01-20"},
+		models.Page{Number: 1, Size: 10})
+	must(t, err)
+	// Jan 15 (30 out) and Jan 20 (the transfer); the running sum still starts at the opening.
+	if n != 2 || days[0].Date != "2024-01-20" || days[0].StartBalance != money(t, "3924.50") || days[0].EndBalance != money(t, "3724.50") {
+		t.Fatalf("checking range: %+v", days)
+	}
+
+	other := modelstest.NewFamily(t, l.s, "stranger")
+	if days, n, err = l.s.BalanceHistory(ctx, other.Family.ID, models.BalanceFilter{AccountID: &l.checking.ID}, models.Page{Number: 1, Size: 10}); err != nil || n != 0 || len(days) != 0 {
+		t.Errorf("other family: %d %v %v", n, days, err)
+	}
+}
