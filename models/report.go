@@ -103,23 +103,29 @@ func (s *Store) bucketOf(i Interval, col string) bun.Safe {
 // SQL twin of Liability.
 const liabilitySQL = `a.account_type IN ('credit_card', 'loan', 'other_liability')`
 
-// countedSQL selects the transactions that income and spending figures
-// count, for family ?0 from ?1 to ?2: not deleted, not excluded, on an
-// active account, in the family's currency (there are no exchange rates:
-// other currencies are left out rather than added as if they were equal),
-// and not one leg of a transfer, which moves money without earning or
-// spending it. Amounts keep the stored sign: positive is spending,
-// negative is income, as the API's classification says.
-const countedSQL = `
-SELECT t.id, t.date, t.amount, t.category_id
-FROM transactions t
+// countedJoinsSQL and countedWhereSQL choose the transactions t that
+// income and spending figures count, for family ?0: not deleted, not
+// excluded, on an active account, in the family's currency (there are no
+// exchange rates: other currencies are left out rather than added as if
+// they were equal), and not one leg of a transfer, which moves money
+// without earning or spending it. Amounts keep the stored sign: positive
+// is spending, negative is income, as the API's classification says.
+const (
+	countedJoinsSQL = `
 JOIN accounts a ON a.id = t.account_id AND a.family_id = t.family_id
-JOIN families f ON f.id = t.family_id
-WHERE t.family_id = ?0 AND t.date >= ?1 AND t.date <= ?2
+JOIN families f ON f.id = t.family_id`
+	countedWhereSQL = `t.family_id = ?0
   AND t.deleted_at IS NULL AND NOT t.excluded
   AND a.status = 'active' AND t.currency = f.currency
   AND NOT EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = ?0 AND tr.inflow_transaction_id = t.id)
   AND NOT EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = ?0 AND tr.outflow_transaction_id = t.id)`
+)
+
+// countedSQL is the counted transactions of family ?0 from ?1 to ?2.
+const countedSQL = `
+SELECT t.id, t.date, t.amount, t.category_id
+FROM transactions t` + countedJoinsSQL + `
+WHERE ` + countedWhereSQL + ` AND t.date >= ?1 AND t.date <= ?2`
 
 // Totals are the income and spending of a period, each a positive sum.
 type Totals struct {
