@@ -184,3 +184,85 @@ func uuidOf(t *testing.T, s string) uuid.UUID {
 	}
 	return id
 }
+
+func TestLabelScreens(t *testing.T) {
+	e := newEnv(t)
+	b := signedInBrowser(t, e)
+	ctx := t.Context()
+	fam := e.alpha.Family.ID
+
+	b.get("/categories")
+	for _, name := range []string{"Groceries", "Food"} {
+		if r := b.post("/categories", url.Values{"name": {name}, "classification": {"expense"}, "color": {"#112233"}}); r.status != 303 {
+			t.Fatalf("add %s: %d %s", name, r.status, r.body)
+		}
+	}
+	r := b.post("/categories", url.Values{"name": {"Food"}, "classification": {"expense"}, "color": {"#112233"}})
+	if r.status != 422 || !strings.Contains(string(r.body), "already exists") {
+		t.Fatalf("duplicate name: %d", r.status)
+	}
+	if r := b.post("/categories", url.Values{"name": {""}, "classification": {"sideways"}, "color": {"red"}}); r.status != 422 ||
+		!strings.Contains(string(r.body), "can&#39;t be blank") || !strings.Contains(string(r.body), "#1a2b3c") {
+		t.Fatalf("bad category: %d %s", r.status, r.body)
+	}
+	cats, _, _ := e.store.Categories(ctx, fam, models.Page{Number: 1, Size: 10})
+	byName := map[string]models.Category{}
+	for _, c := range cats {
+		byName[c.Name] = c
+	}
+	groceries, food := byName["Groceries"], byName["Food"]
+
+	var ids []string
+	for i, name := range []string{"Market", "Bakery", "Rent"} {
+		tx := &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: models.Date("2026-01-0" + string(rune('1'+i))),
+			Amount: 10_0000, Currency: "USD", Name: name}
+		if _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, tx.ID.String())
+	}
+	// Bulk: two selected rows get Groceries, and a foreign id is ignored.
+	r = b.post("/transactions/bulk", url.Values{"ids": {ids[0], ids[1], e.beta.Account.ID.String()}, "category_id": {groceries.ID.String()}, "return_to": {"/transactions"}})
+	if r.status != 303 {
+		t.Fatalf("bulk: %d %s", r.status, r.body)
+	}
+	_, n, _ := e.store.Transactions(ctx, fam, models.TransactionFilter{CategoryIDs: []uuid.UUID{groceries.ID}}, models.Page{Number: 1, Size: 1})
+	if n != 2 {
+		t.Fatalf("%d transactions in Groceries after bulk", n)
+	}
+
+	if r := b.get("/categories/" + groceries.ID.String() + "/delete"); !strings.Contains(string(r.body), "2 transactions use this category") ||
+		!strings.Contains(string(r.body), "become uncategorized") {
+		t.Fatalf("delete confirmation: %s", r.body)
+	}
+	if r := b.post("/categories/"+groceries.ID.String()+"/merge", url.Values{"into_id": {food.ID.String()}}); r.status != 303 {
+		t.Fatalf("merge: %d %s", r.status, r.body)
+	}
+	_, n, _ = e.store.Transactions(ctx, fam, models.TransactionFilter{CategoryIDs: []uuid.UUID{food.ID}}, models.Page{Number: 1, Size: 1})
+	if n != 2 {
+		t.Fatalf("%d transactions in Food after merge", n)
+	}
+	if r := b.get("/categories/" + groceries.ID.String() + "/edit"); r.status != 404 {
+		t.Fatalf("merged category still there: %d", r.status)
+	}
+
+	// Another family's tag: 404 everywhere.
+	theirs := &models.Tag{FamilyID: e.beta.Family.ID, Name: "theirs", Color: "#000000"}
+	if err := e.store.CreateTag(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/tags/" + theirs.ID.String() + "/edit", "/tags/" + theirs.ID.String() + "/delete"} {
+		if r := b.get(p); r.status != 404 {
+			t.Errorf("GET %s: %d", p, r.status)
+		}
+	}
+	if r := b.post("/tags/"+theirs.ID.String()+"/delete", nil); r.status != 404 {
+		t.Errorf("delete another family's tag: %d", r.status)
+	}
+	if r := b.post("/merchants", url.Values{"name": {"Corner shop"}}); r.status != 303 {
+		t.Fatalf("add merchant: %d", r.status)
+	}
+	if r := b.get("/merchants"); !strings.Contains(string(r.body), "Corner shop") {
+		t.Fatal("merchant not listed")
+	}
+}

@@ -78,7 +78,8 @@ func newPager(q url.Values, p models.Page, total int) pager {
 
 var funcs = template.FuncMap{
 	"money": money, "flow": flow, "balance": balance, "typeLabel": typeLabel,
-	"amountValue": amountValue,
+	"amountValue": amountValue, "share": share, "monthName": monthName, "shortDate": shortDate,
+	"catName": catName,
 }
 
 // amountValue is an amount as a form shows it: positive, with at least two
@@ -89,4 +90,15 @@ func amountValue(a models.Amount) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// catName names a report row's category, "Uncategorized" for none.
+func catName(t models.CategoryTotal) string {
+	if t.Name == nil {
+		return "Uncategorized"
+	}
+	if t.ParentName != nil {
+		return *t.ParentName + " › " + *t.Name
+	}
+	return *t.Name
 }

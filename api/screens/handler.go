@@ -62,7 +62,8 @@ type Handler struct {
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
-		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form")
+		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
+		"labels", "label_form", "label_delete")
 	if err != nil {
 		return nil, err
 	}
@@ -90,11 +91,22 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/transactions", screen(signedIn, h.listTransactions)...)
 	app.Get("/transactions/new", screen(signedIn, h.newTransaction)...)
 	app.Post("/transactions", screen(signedIn, h.createTransaction)...)
+	app.Post("/transactions/bulk", screen(signedIn, h.bulkTransactions)...)
 	app.Get("/transactions/:id/edit", screen(signedIn, h.editTransaction)...)
 	app.Post("/transactions/:id", screen(signedIn, h.updateTransaction)...)
 	app.Post("/transactions/:id/delete", screen(signedIn, h.deleteTransaction)...)
 	app.Get("/transfers/new", screen(signedIn, h.newTransfer)...)
 	app.Post("/transfers", screen(signedIn, h.createTransfer)...)
+	for _, k := range []string{"categories", "merchants", "tags"} {
+		app.Get("/"+k, screen(signedIn, h.labelScreen(k, h.listLabels))...)
+		app.Post("/"+k, screen(signedIn, h.labelScreen(k, h.createLabel))...)
+		app.Get("/"+k+"/:id/edit", screen(signedIn, h.labelScreen(k, h.editLabel))...)
+		app.Post("/"+k+"/:id", screen(signedIn, h.labelScreen(k, h.updateLabel))...)
+		app.Get("/"+k+"/:id/delete", screen(signedIn, h.labelScreen(k, h.confirmDeleteLabel))...)
+		app.Post("/"+k+"/:id/delete", screen(signedIn, h.labelScreen(k, h.deleteLabel))...)
+		app.Post("/"+k+"/:id/merge", screen(signedIn, h.labelScreen(k, h.mergeLabel))...)
+	}
+
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
 	app.Post("/settings/api_keys/:id/revoke", screen(signedIn, h.revokeAPIKey)...)
@@ -114,10 +126,6 @@ func (h *Handler) render(c *fiber.Ctx, status int, name string, p web.Page) erro
 
 func (h *Handler) redirect(c *fiber.Ctx, path, flash string) error {
 	return h.site.Redirect(c, path, flash)
-}
-
-func (h *Handler) home(c *fiber.Ctx) error {
-	return h.render(c, fiber.StatusOK, "home", web.Page{Title: "Home"})
 }
 
 // recalculate brings balances up to date before the next page shows them:

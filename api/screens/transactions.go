@@ -3,6 +3,7 @@ package screens
 import (
 	"errors"
 	"net/url"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -338,4 +339,47 @@ func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
 	}
 	h.recalculate(c, account)
 	return h.redirect(c, returnTo(c, "/transactions"), "Transaction deleted.")
+}
+
+// bulkTransactions sets the category of, or adds a tag to, the selected
+// transactions of this family (ids of another family are ignored).
+func (h *Handler) bulkTransactions(c *fiber.Ctx) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	f := newForm(c)
+	ids := f.ids("ids")
+	back := returnTo(c, "/transactions")
+	if len(ids) == 0 {
+		return h.redirect(c, back, "Select at least one transaction first.")
+	}
+	var msgs []string
+	switch v := f.value("category_id"); v {
+	case "":
+	case "none":
+		n, err := h.store.BulkSetCategory(ctx, fam, ids, nil)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, plural(n, "transaction")+" now uncategorized.")
+	default:
+		id := f.id("category_id", "Category")
+		if id == nil {
+			return httperr.NotFound()
+		}
+		n, err := h.store.BulkSetCategory(ctx, fam, ids, id)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, "Category set on "+plural(n, "transaction")+".")
+	}
+	if tag := f.id("tag_id", "Tag"); tag != nil {
+		n, err := h.store.BulkAddTags(ctx, fam, ids, []uuid.UUID{*tag})
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, "Tag added to "+plural(n, "transaction")+".")
+	}
+	if len(msgs) == 0 {
+		return h.redirect(c, back, "Choose a category or a tag to apply.")
+	}
+	return h.redirect(c, back, strings.Join(msgs, " "))
 }
