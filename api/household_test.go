@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -264,5 +265,51 @@ func TestLabelScreens(t *testing.T) {
 	}
 	if r := b.get("/merchants"); !strings.Contains(string(r.body), "Corner shop") {
 		t.Fatal("merchant not listed")
+	}
+}
+
+func TestBudgetScreen(t *testing.T) {
+	e := newEnv(t)
+	b := signedInBrowser(t, e)
+	ctx := t.Context()
+	fam := e.alpha.Family.ID
+	food := &models.Category{FamilyID: fam, Name: "Food", Color: "#112233", Classification: "expense"}
+	if err := e.store.CreateCategory(ctx, food); err != nil {
+		t.Fatal(err)
+	}
+	month := time.Now().UTC().Format("2006-01")
+	tx := &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: models.DateOf(time.Now()), Amount: 30_0000,
+		Currency: "USD", Name: "Market", CategoryID: &food.ID}
+	if _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := b.get("/budgets")
+	line := regexp.MustCompile(`name="(amount_[0-9a-f-]{36})"`).FindSubmatch(r.body)
+	if r.status != 200 || line == nil {
+		t.Fatalf("budget page: %d %s", r.status, r.body)
+	}
+	field := string(line[1])
+	rollover := "rollover_" + strings.TrimPrefix(field, "amount_")
+	bad := b.post("/budgets?month="+month, url.Values{"budgeted_spending": {"lots"}, field: {"120"}})
+	if bad.status != 422 || !strings.Contains(string(bad.body), `value="lots"`) || !strings.Contains(string(bad.body), `value="120"`) {
+		t.Fatalf("bad budget form: %d %s", bad.status, bad.body)
+	}
+	if r := b.post("/budgets?month="+month, url.Values{"budgeted_spending": {"500"}, field: {"120"}, rollover: {"1"}}); r.status != 303 {
+		t.Fatalf("save budget: %d %s", r.status, r.body)
+	}
+	r = b.get("/budgets?month=" + month)
+	if !strings.Contains(string(r.body), "$90.00") || !strings.Contains(string(r.body), "$470.00") || !strings.Contains(string(r.body), "checked") {
+		t.Fatalf("budget after saving: %s", r.body)
+	}
+	if r := b.get("/budgets?month=nope"); r.status != 404 {
+		t.Fatalf("bad month: %d", r.status)
+	}
+	// Copy last month: there is none before this one, which it says.
+	prev := time.Now().UTC().AddDate(0, 1, 0).Format("2006-01")
+	if r := b.post("/budgets?month="+prev, url.Values{"copy": {"1"}}); r.status != 303 {
+		t.Fatalf("copy: %d %s", r.status, r.body)
+	}
+	if r := b.get("/budgets?month=" + prev); !strings.Contains(string(r.body), `value="120.00"`) {
+		t.Fatalf("copied budget: %s", r.body)
 	}
 }

@@ -79,7 +79,9 @@ func newPager(q url.Values, p models.Page, total int) pager {
 var funcs = template.FuncMap{
 	"money": money, "flow": flow, "balance": balance, "typeLabel": typeLabel,
 	"amountValue": amountValue, "share": share, "monthName": monthName, "shortDate": shortDate,
-	"catName": catName,
+	"catName":      catName,
+	"deref_amount": func(a *models.Amount) models.Amount { return *a },
+	"add_amount":   func(a, b models.Amount) models.Amount { return a + b },
 }
 
 // amountValue is an amount as a form shows it: positive, with at least two

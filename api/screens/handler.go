@@ -63,7 +63,7 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete")
+		"labels", "label_form", "label_delete", "budgets")
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +106,9 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 		app.Post("/"+k+"/:id/delete", screen(signedIn, h.labelScreen(k, h.deleteLabel))...)
 		app.Post("/"+k+"/:id/merge", screen(signedIn, h.labelScreen(k, h.mergeLabel))...)
 	}
+
+	app.Get("/budgets", screen(signedIn, h.showBudget)...)
+	app.Post("/budgets", screen(signedIn, h.saveBudget)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
