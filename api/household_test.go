@@ -313,3 +313,43 @@ func TestBudgetScreen(t *testing.T) {
 		t.Fatalf("copied budget: %s", r.body)
 	}
 }
+
+func TestReportScreens(t *testing.T) {
+	e := newEnv(t)
+	b := signedInBrowser(t, e)
+	ctx := t.Context()
+	fam := e.alpha.Family.ID
+	salary := &models.Category{FamilyID: fam, Name: "=Salary", Color: "#112233", Classification: "income"}
+	if err := e.store.CreateCategory(ctx, salary); err != nil {
+		t.Fatal(err)
+	}
+	for _, tx := range []*models.Transaction{
+		{Date: "2026-01-05", Amount: -2000_0000, Name: "Pay", CategoryID: &salary.ID},
+		{Date: "2026-01-07", Amount: 150_0000, Name: "Market"},
+		{Date: "2026-02-03", Amount: 50_0000, Name: "Market"},
+	} {
+		tx.FamilyID, tx.AccountID, tx.Currency = fam, e.alpha.Account.ID, "USD"
+		if _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := b.get("/reports?from=2026-01-01&to=2026-02-28")
+	body := string(r.body)
+	if r.status != 200 || !strings.Contains(body, "$2,000.00") || !strings.Contains(body, "$1,850.00") || !strings.Contains(body, "<svg") {
+		t.Fatalf("reports: %d %s", r.status, body)
+	}
+	if r := b.get("/reports?from=yesterday&to=2026-02-30"); r.status != 200 || !strings.Contains(string(r.body), "Use a date") {
+		t.Fatalf("bad period: %d", r.status)
+	}
+	csv := b.get("/reports/income_statement.csv?from=2026-01-01&to=2026-02-28")
+	if csv.status != 200 || !strings.Contains(string(csv.body), "income,'=Salary,2000.0000,0.0000,2000.0000") {
+		t.Fatalf("income statement CSV: %d %s", csv.status, csv.body)
+	}
+	flow := b.get("/reports/cash_flow.csv?from=2026-01-01&to=2026-02-28")
+	if !strings.Contains(string(flow.body), "2026-01,2000.0000,150.0000,1850.0000") {
+		t.Fatalf("cash flow CSV: %s", flow.body)
+	}
+	if r := b.get("/reports/nothing.csv"); r.status != 404 {
+		t.Fatalf("unknown report: %d", r.status)
+	}
+}

@@ -63,7 +63,7 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets")
+		"labels", "label_form", "label_delete", "budgets", "reports")
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +109,9 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 
 	app.Get("/budgets", screen(signedIn, h.showBudget)...)
 	app.Post("/budgets", screen(signedIn, h.saveBudget)...)
+
+	app.Get("/reports", screen(signedIn, h.reports)...)
+	app.Get("/reports/:report.csv", screen(signedIn, h.reportCSV)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
