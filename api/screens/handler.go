@@ -34,6 +34,7 @@ type Options struct {
 	Queue  *asynq.Client
 	Logger *slog.Logger
 	Clock  func() time.Time
+	Mail   *web.Mailer // invitations
 
 	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
 	SimpleFINAllowHTTP bool
@@ -53,6 +54,7 @@ type Handler struct {
 	queue *asynq.Client
 	log   *slog.Logger
 	now   func() time.Time
+	mail  *web.Mailer
 
 	simplefinHTTP bool
 	dailyBudget   int
@@ -63,12 +65,12 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports")
+		"labels", "label_form", "label_delete", "budgets", "reports", "members")
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{
-		site: site, pages: pages, store: o.Store, redis: o.Redis, queue: o.Queue, log: o.Logger, now: o.Clock,
+		site: site, pages: pages, store: o.Store, redis: o.Redis, queue: o.Queue, log: o.Logger, now: o.Clock, mail: o.Mail,
 		simplefinHTTP: o.SimpleFINAllowHTTP, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 	}, nil
 }
@@ -112,6 +114,11 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 
 	app.Get("/reports", screen(signedIn, h.reports)...)
 	app.Get("/reports/:report.csv", screen(signedIn, h.reportCSV)...)
+
+	admin := h.site.RequireRole(models.RoleAdmin)
+	app.Get("/settings/members", screen(signedIn, h.listMembers)...)
+	app.Post("/settings/members/invitations", screen(signedIn, admin, h.invite)...)
+	app.Post("/settings/members/invitations/:id/revoke", screen(signedIn, admin, h.revokeInvitation)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
