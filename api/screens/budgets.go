@@ -62,7 +62,7 @@ func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first models.Date, f *fo
 	t := first.Time()
 	d := budgetsData{Budget: b, Lines: lines, Form: f, Month: t.Format("2006-01"),
 		Prev: t.AddDate(0, -1, 0).Format("2006-01"), Next: t.AddDate(0, 1, 0).Format("2006-01")}
-	return h.render(c, status, "budgets", web.Page{Nav: "budgets", Title: "Budget for " + b.Name(), Data: d})
+	return h.pages.Render(c, status, "budgets", web.Page{Nav: "budgets", Title: "Budget for " + b.Name(), Data: d})
 }
 
 // showBudget is a month's budget: the current month unless ?month= says
@@ -115,7 +115,7 @@ func (h *Handler) saveBudget(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		return h.redirect(c, "/budgets?month="+c.Query("month"), "Copied last month's budget.")
+		return h.site.Redirect(c, "/budgets?month="+c.Query("month"), "Copied last month's budget.")
 	}
 	if f.ok() {
 		err = h.store.SaveBudget(ctx, &b.Budget, amounts)
@@ -128,5 +128,5 @@ func (h *Handler) saveBudget(c *fiber.Ctx) error {
 	if !f.ok() {
 		return h.budgetsPage(c, fiber.StatusUnprocessableEntity, first, f)
 	}
-	return h.redirect(c, "/budgets?month="+first.Time().Format("2006-01"), "Budget saved.")
+	return h.site.Redirect(c, "/budgets?month="+first.Time().Format("2006-01"), "Budget saved.")
 }
