@@ -32,13 +32,19 @@ func (h *Handler) month(c *fiber.Ctx) (models.Date, error) {
 	return models.DateOf(t), nil
 }
 
-func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first models.Date, f *form) error {
+// budget sets up (if need be) and reads the month's budget and its lines.
+func (h *Handler) budget(c *fiber.Ctx, first models.Date) (*models.BudgetSummary, []models.BudgetLine, error) {
 	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
 	b, err := h.store.EnsureBudget(ctx, fam, first)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	lines, _, err := h.store.BudgetLines(ctx, fam, models.BudgetLineFilter{BudgetID: &b.ID}, models.Page{Number: 1, Size: 500})
+	return b, lines, err
+}
+
+func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first models.Date, f *form) error {
+	b, lines, err := h.budget(c, first)
 	if err != nil {
 		return err
 	}
@@ -83,11 +89,7 @@ func (h *Handler) saveBudget(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.store.EnsureBudget(ctx, fam, first)
-	if err != nil {
-		return err
-	}
-	lines, _, err := h.store.BudgetLines(ctx, fam, models.BudgetLineFilter{BudgetID: &b.ID}, models.Page{Number: 1, Size: 500})
+	b, lines, err := h.budget(c, first)
 	if err != nil {
 		return err
 	}
