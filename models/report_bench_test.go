@@ -153,7 +153,10 @@ func BenchmarkReports(b *testing.B) {
 		func() error { _, err := s.NetWorthSeries(ctx, fam, last30, models.Day); return err },
 		func() error { _, err := s.PeriodTotals(ctx, fam, month); return err },
 		func() error { _, err := s.CategoryTotals(ctx, fam, month); return err },
-		func() error { _, _, err := s.Transactions(ctx, fam, models.TransactionFilter{}, models.Page{Number: 1, Size: 10}); return err },
+		func() error {
+			_, _, err := s.Transactions(ctx, fam, models.TransactionFilter{}, models.Page{Number: 1, Size: 10})
+			return err
+		},
 	}
 	reports := []func() error{
 		func() error { _, err := s.IncomeStatement(ctx, fam, year); return err },
