@@ -41,7 +41,7 @@ import (
 
 	"coffer/api"
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/migrations"
 	"coffer/models"
 	"coffer/sso"
@@ -244,7 +244,7 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 func (s *services) handlers(cfg *Config, log *slog.Logger) *jobs.Handlers {
 	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
 		Redis: s.rdb, SyncOptions: cfg.SimpleFIN,
-		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: cfg.SimpleFINAllowHTTP,
+		SimpleFIN: bridge.NewClient(bridge.Options{AllowHTTP: cfg.SimpleFINAllowHTTP,
 			AllowPrivateHosts: cfg.SimpleFINAllowPrivate, ClaimTimeout: cfg.SimpleFINClaimTimeout,
 			AccountsTimeout: cfg.SimpleFINAccountsTimeout})}
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -141,8 +141,8 @@ func (h *Handler) createConnection(c *fiber.Ctx) error {
 // checkToken turns a malformed setup token into a 422 whose code says
 // what is wrong with it.
 func (h *Handler) checkToken(token string) error {
-	if _, err := simplefin.ParseSetupToken(token, h.simplefinHTTP); err != nil {
-		var te *simplefin.TokenError
+	if _, err := bridge.ParseSetupToken(token, h.simplefinHTTP); err != nil {
+		var te *bridge.TokenError
 		if errors.As(err, &te) {
 			return &apiError{status: fiber.StatusUnprocessableEntity, code: te.Code, message: te.Message}
 		}

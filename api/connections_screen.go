@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -107,8 +107,8 @@ func (h *Handler) connectionsPage(c *fiber.Ctx, status int, msg string) error {
 
 // tokenProblem is the user's sentence for a malformed setup token.
 func (h *Handler) tokenProblem(token string) string {
-	if _, err := simplefin.ParseSetupToken(token, h.simplefinHTTP); err != nil {
-		var te *simplefin.TokenError
+	if _, err := bridge.ParseSetupToken(token, h.simplefinHTTP); err != nil {
+		var te *bridge.TokenError
 		if errors.As(err, &te) {
 			return te.Message
 		}

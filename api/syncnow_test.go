@@ -9,7 +9,7 @@ import (
 
 	"coffer/api"
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -35,7 +35,7 @@ func familyTasks(t *testing.T, insp *asynq.Inspector, e *env) int {
 // TestSyncNowTwiceWhileQueued: two clicks make one sync row and one task.
 func TestSyncNowTwiceWhileQueued(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	conn, first := activeConnection(t, e, simplefintest.New(t))
+	conn, first := activeConnection(t, e, bridgetest.New(t))
 	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestSyncNowTwiceWhileQueued(t *testing.T) {
 // answered and no other task is queued.
 func TestSyncNowRunsAScheduledSync(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	conn, first := activeConnection(t, e, simplefintest.New(t))
+	conn, first := activeConnection(t, e, bridgetest.New(t))
 	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
 		t.Fatal(err)
 	}

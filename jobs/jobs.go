@@ -13,7 +13,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -35,7 +35,7 @@ type Handlers struct {
 	Queue *asynq.Client // to fan out follow-up tasks
 	Log   *slog.Logger
 
-	SimpleFIN   *simplefin.Client     // the aggregator client
+	SimpleFIN   *bridge.Client        // the aggregator client
 	SyncOptions SimplefinOptions      // aggregator sync settings
 	Redis       redis.UniversalClient // the aggregator request budget
 

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -83,12 +83,12 @@ func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return h.Store.ClaimFailed(ctx, c, MsgClaimUnconfirmed, false)
 	}
-	claimURL, err := simplefin.ParseSetupToken(token, h.SimpleFIN.AllowHTTP)
+	claimURL, err := bridge.ParseSetupToken(token, h.SimpleFIN.AllowHTTP)
 	if err != nil {
 		return h.Store.ClaimFailed(ctx, c, "The setup token is not valid. Create a new one.", false)
 	}
 	access, err := h.SimpleFIN.Claim(ctx, claimURL)
-	var ce *simplefin.ClaimError
+	var ce *bridge.ClaimError
 	switch {
 	case err == nil:
 		sy, err := h.Store.ClaimSucceeded(ctx, c, access)
@@ -102,11 +102,11 @@ func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
 		}
 		h.enqueueSync(ctx, t, sy)
 		return nil
-	case errors.As(err, &ce) && ce.Outcome == simplefin.Refused:
+	case errors.As(err, &ce) && ce.Outcome == bridge.Refused:
 		return h.Store.ClaimFailed(ctx, c, MsgClaimRefused, false)
-	case errors.As(err, &ce) && (ce.Outcome == simplefin.NeverSent || ce.Outcome == simplefin.Blocked):
+	case errors.As(err, &ce) && (ce.Outcome == bridge.NeverSent || ce.Outcome == bridge.Blocked):
 		return h.Store.ClaimFailed(ctx, c, MsgClaimUnreachable, true)
-	case errors.As(err, &ce) && ce.Outcome == simplefin.NotAllowed:
+	case errors.As(err, &ce) && ce.Outcome == bridge.NotAllowed:
 		return h.Store.ClaimFailed(ctx, c, MsgClaimNotAllowed, false)
 	default:
 		h.logger(ctx, t).Warn("claim outcome unknown", "connection_id", c.ID, "error", err)

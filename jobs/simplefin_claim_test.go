@@ -14,17 +14,17 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 )
 
-func claimSetup(t *testing.T) (*jobs.Handlers, *models.Store, *simplefintest.Server, *modelstest.FamilyFixture) {
+func claimSetup(t *testing.T) (*jobs.Handlers, *models.Store, *bridgetest.Server, *modelstest.FamilyFixture) {
 	t.Helper()
 	h, store, _ := newHandlers(t)
-	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
-	return h, store, simplefintest.New(t), modelstest.NewFamily(t, store, "bridge")
+	h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
+	return h, store, bridgetest.New(t), modelstest.NewFamily(t, store, "bridge")
 }
 
 func connect(t *testing.T, store *models.Store, f *modelstest.FamilyFixture, token string) *models.Connection {
@@ -55,8 +55,8 @@ func reload(t *testing.T, store *models.Store, c *models.Connection) *models.Con
 }
 
 func TestClaim(t *testing.T) {
-	h, store, bridge, f := claimSetup(t)
-	c := connect(t, store, f, bridge.Token("one"))
+	h, store, fake, f := claimSetup(t)
+	c := connect(t, store, f, fake.Token("one"))
 	if c.SetupTokenEnc == nil || strings.Contains(*c.SetupTokenEnc, "claim") {
 		t.Fatalf("token not sealed: %v", c.SetupTokenEnc)
 	}
@@ -68,48 +68,48 @@ func TestClaim(t *testing.T) {
 		t.Fatalf("after claim: %+v", got)
 	}
 	access, err := store.AccessURL(got)
-	if err != nil || access != bridge.AccessURL("one") {
+	if err != nil || access != fake.AccessURL("one") {
 		t.Fatalf("access URL: %q %v", access, err)
 	}
 	// Running the task again (at-least-once delivery) sends nothing.
-	if err := runClaim(t, h, c); err != nil || bridge.Posts("one") != 1 {
-		t.Fatalf("rerun: %v, %d POSTs", err, bridge.Posts("one"))
+	if err := runClaim(t, h, c); err != nil || fake.Posts("one") != 1 {
+		t.Fatalf("rerun: %v, %d POSTs", err, fake.Posts("one"))
 	}
 }
 
 func TestClaimFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		behaviour simplefintest.ClaimBehaviour
+		behaviour bridgetest.ClaimBehaviour
 		reuse     bool // claim a token that was already claimed
-		mode      simplefintest.TokenMode
+		mode      bridgetest.TokenMode
 		msg       string
 		retryable bool
 		posts     int
 	}{
-		{"token already used", simplefintest.ClaimNormally, true, "", jobs.MsgClaimRefused, false, 2},
-		{"token expired", simplefintest.ClaimNormally, false, simplefintest.Expired, jobs.MsgClaimRefused, false, 1},
-		{"html block page", simplefintest.ClaimHTML403, false, "", jobs.MsgClaimUnreachable, true, 1},
-		{"server error", simplefintest.Claim500, false, "", jobs.MsgClaimUnreachable, true, 1},
-		{"token used, then a server error", simplefintest.ClaimNormally, false, simplefintest.ConsumeThenFail, jobs.MsgClaimUnreachable, true, 1},
-		{"timeout after the request was written", simplefintest.ClaimHang, false, "", jobs.MsgClaimUnconfirmed, false, 1},
-		{"reset after the token was used", simplefintest.ClaimReset, false, "", jobs.MsgClaimUnconfirmed, false, 1},
-		{"access URL without a password", simplefintest.ClaimBadURL, false, "", jobs.MsgClaimUnconfirmed, false, 1},
-		{"a 200 that is not a URL", simplefintest.ClaimNotURL, false, "", jobs.MsgClaimUnconfirmed, false, 1},
+		{"token already used", bridgetest.ClaimNormally, true, "", jobs.MsgClaimRefused, false, 2},
+		{"token expired", bridgetest.ClaimNormally, false, bridgetest.Expired, jobs.MsgClaimRefused, false, 1},
+		{"html block page", bridgetest.ClaimHTML403, false, "", jobs.MsgClaimUnreachable, true, 1},
+		{"server error", bridgetest.Claim500, false, "", jobs.MsgClaimUnreachable, true, 1},
+		{"token used, then a server error", bridgetest.ClaimNormally, false, bridgetest.ConsumeThenFail, jobs.MsgClaimUnreachable, true, 1},
+		{"timeout after the request was written", bridgetest.ClaimHang, false, "", jobs.MsgClaimUnconfirmed, false, 1},
+		{"reset after the token was used", bridgetest.ClaimReset, false, "", jobs.MsgClaimUnconfirmed, false, 1},
+		{"access URL without a password", bridgetest.ClaimBadURL, false, "", jobs.MsgClaimUnconfirmed, false, 1},
+		{"a 200 that is not a URL", bridgetest.ClaimNotURL, false, "", jobs.MsgClaimUnconfirmed, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, store, bridge, f := claimSetup(t)
-			token := bridge.Token("x")
+			h, store, fake, f := claimSetup(t)
+			token := fake.Token("x")
 			if tc.mode != "" {
-				token = bridge.NewToken("x", tc.mode)
+				token = fake.NewToken("x", tc.mode)
 			}
 			if tc.reuse {
-				bridge.Exempt(simplefintest.CheckClaimOnce) // the user pastes a used token: a second POST on purpose
+				fake.Exempt(bridgetest.CheckClaimOnce) // the user pastes a used token: a second POST on purpose
 				if err := runClaim(t, h, connect(t, store, f, token)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			bridge.Set(tc.behaviour)
+			fake.Set(tc.behaviour)
 			c := connect(t, store, f, token)
 			if err := runClaim(t, h, c); err != nil {
 				t.Fatal(err)
@@ -126,7 +126,7 @@ func TestClaimFailures(t *testing.T) {
 			}
 			// Never a second POST for one claim: that would turn a lost
 			// answer into a "compromised" message.
-			if n := bridge.Posts("x"); n != tc.posts {
+			if n := fake.Posts("x"); n != tc.posts {
 				t.Errorf("%d POSTs, want %d", n, tc.posts)
 			}
 		})
@@ -137,8 +137,8 @@ func TestClaimFailures(t *testing.T) {
 // with the token kept (no POST can have been received), and a later
 // Retry with the same token succeeds once the Bridge answers there.
 func TestClaimNeverSentIsRetried(t *testing.T) {
-	h, store, bridge, f := claimSetup(t)
-	bridge.Token("later") // the Bridge knows the code; the URL below reaches it only later
+	h, store, fake, f := claimSetup(t)
+	fake.Token("later") // the Bridge knows the code; the URL below reaches it only later
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -151,12 +151,12 @@ func TestClaimNeverSentIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := reload(t, store, c)
-	if got.Status != models.ConnClaimFailed || !got.ClaimRetryable || got.SetupTokenEnc == nil || bridge.Posts("later") != 0 {
-		t.Fatalf("unreachable bridge: %+v, %d POSTs", got, bridge.Posts("later"))
+	if got.Status != models.ConnClaimFailed || !got.ClaimRetryable || got.SetupTokenEnc == nil || fake.Posts("later") != 0 {
+		t.Fatalf("unreachable bridge: %+v, %d POSTs", got, fake.Posts("later"))
 	}
 
 	// The Bridge answers at that address now; Retry claims with the same token.
-	target, _ := url.Parse(bridge.URL)
+	target, _ := url.Parse(fake.URL)
 	ln, err = net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("the port was taken meanwhile: %v", err)
@@ -171,14 +171,14 @@ func TestClaimNeverSentIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = reload(t, store, c)
-	if got.Status != models.ConnActive || got.SetupTokenEnc != nil || bridge.Posts("later") != 1 {
-		t.Fatalf("after Retry: %s, %d POSTs", got.Status, bridge.Posts("later"))
+	if got.Status != models.ConnActive || got.SetupTokenEnc != nil || fake.Posts("later") != 1 {
+		t.Fatalf("after Retry: %s, %d POSTs", got.Status, fake.Posts("later"))
 	}
 }
 
 func TestClaimInterruptedMidway(t *testing.T) {
-	h, store, bridge, f := claimSetup(t)
-	c := connect(t, store, f, bridge.Token("mid"))
+	h, store, fake, f := claimSetup(t)
+	c := connect(t, store, f, fake.Token("mid"))
 	// A worker marked the claim as sent and died: the next run must not
 	// POST, first waiting for the first run's deadline, then giving up.
 	if _, _, err := store.BeginClaim(context.Background(), c.FamilyID, c.ID, c.ClaimSeq); err != nil {
@@ -192,8 +192,8 @@ func TestClaimInterruptedMidway(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := reload(t, store, c)
-	if got.Status != models.ConnClaimFailed || *got.StatusMessage != jobs.MsgClaimUnconfirmed || bridge.Posts("mid") != 0 {
-		t.Fatalf("after the deadline: %s %v, %d POSTs", got.Status, got.StatusMessage, bridge.Posts("mid"))
+	if got.Status != models.ConnClaimFailed || *got.StatusMessage != jobs.MsgClaimUnconfirmed || fake.Posts("mid") != 0 {
+		t.Fatalf("after the deadline: %s %v, %d POSTs", got.Status, got.StatusMessage, fake.Posts("mid"))
 	}
 }
 
@@ -203,10 +203,10 @@ func TestClaimInterruptedMidway(t *testing.T) {
 // loopback sees no connection at all.
 func TestClaimPrivateAddressRefused(t *testing.T) {
 	h, store, _ := newHandlers(t)
-	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, ClaimTimeout: 2 * time.Second, RetryInitial: time.Millisecond})
-	bridge := simplefintest.New(t)
+	h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, ClaimTimeout: 2 * time.Second, RetryInitial: time.Millisecond})
+	fake := bridgetest.New(t)
 	f := modelstest.NewFamily(t, store, "ssrf")
-	for _, token := range []string{bridge.Token("loopback"),
+	for _, token := range []string{fake.Token("loopback"),
 		base64.StdEncoding.EncodeToString([]byte("http://10.0.0.5:8080/simplefin/claim/private"))} {
 		c := connect(t, store, f, token)
 		if err := runClaim(t, h, c); err != nil {
@@ -217,7 +217,7 @@ func TestClaimPrivateAddressRefused(t *testing.T) {
 			t.Fatalf("%s: %s %v retryable %v", token, got.Status, got.StatusMessage, got.ClaimRetryable)
 		}
 	}
-	if n := bridge.Connections(); n != 0 || bridge.Posts("loopback") != 0 {
-		t.Fatalf("the fake saw %d connections and %d POSTs", n, bridge.Posts("loopback"))
+	if n := fake.Connections(); n != 0 || fake.Posts("loopback") != 0 {
+		t.Fatalf("the fake saw %d connections and %d POSTs", n, fake.Posts("loopback"))
 	}
 }

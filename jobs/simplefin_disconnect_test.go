@@ -8,7 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestDisconnectWhileSyncing(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.bridge.SetDataset(simplefintest.Generate(9, 2, 20, 20, time.Now().UTC()))
+	s.bridge.SetDataset(bridgetest.Generate(9, 2, 20, 20, time.Now().UTC()))
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted {
 		t.Fatalf("first: %v", err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 )
@@ -21,8 +21,8 @@ import (
 // roots (verification on), a token is claimed, /info read and the first
 // sync imported, all on the clock the fake shares with the service.
 func TestHTTPSClaimAndSync(t *testing.T) {
-	clock := simplefintest.NewClock(time.Now().UTC())
-	s := newSyncSetupWith(t, simplefintest.Options{TLS: true, Now: clock.Now})
+	clock := bridgetest.NewClock(time.Now().UTC())
+	s := newSyncSetupWith(t, bridgetest.Options{TLS: true, Now: clock.Now})
 	access, err := s.store.AccessURL(s.conn)
 	if err != nil || !strings.HasPrefix(access, "https://") || !strings.HasPrefix(s.bridge.URL, "https://") {
 		t.Fatalf("access URL over %q: %v", strings.SplitN(access, ":", 2)[0], err)
@@ -43,7 +43,7 @@ func TestHTTPSClaimAndSync(t *testing.T) {
 	if len(reqs) != 1 || !reqs[0].Time.Equal(clock.Now()) || reqs[0].Status != 200 {
 		t.Fatalf("requests %+v", reqs)
 	}
-	if err := simplefintest.Contiguous(reqs); err != nil {
+	if err := bridgetest.Contiguous(reqs); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -53,10 +53,10 @@ func TestHTTPSClaimAndSync(t *testing.T) {
 // the Bridge, so the token is kept for a Retry.
 func TestClaimUntrustedCertificate(t *testing.T) {
 	h, store, _ := newHandlers(t)
-	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
+	h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
 		RetryInitial: time.Millisecond})
-	bridge := simplefintest.NewTLS(t)
-	c := connect(t, store, modelstest.NewFamily(t, store, "tls"), bridge.Token("tls"))
+	fake := bridgetest.NewTLS(t)
+	c := connect(t, store, modelstest.NewFamily(t, store, "tls"), fake.Token("tls"))
 	if err := runClaim(t, h, c); err != nil {
 		t.Fatal(err)
 	}
@@ -64,13 +64,13 @@ func TestClaimUntrustedCertificate(t *testing.T) {
 	if got.Status != models.ConnClaimFailed || *got.StatusMessage != jobs.MsgClaimUnreachable || !got.ClaimRetryable || got.SetupTokenEnc == nil {
 		t.Fatalf("after an untrusted certificate: %s %q retryable %v", got.Status, *got.StatusMessage, got.ClaimRetryable)
 	}
-	if n := bridge.Connections(); n != 1 || bridge.Posts("tls") != 0 {
-		t.Fatalf("%d connections, %d POSTs; want one handshake and no POST", n, bridge.Posts("tls"))
+	if n := fake.Connections(); n != 1 || fake.Posts("tls") != 0 {
+		t.Fatalf("%d connections, %d POSTs; want one handshake and no POST", n, fake.Posts("tls"))
 	}
 	// The same client check, directly: the error names the certificate.
-	_, err := h.SimpleFIN.Claim(context.Background(), mustURL(t, bridge.URL+"/simplefin/claim/direct"))
-	var ce *simplefin.ClaimError
-	if !errors.As(err, &ce) || ce.Outcome != simplefin.NeverSent || !strings.Contains(ce.Detail, "certificate") {
+	_, err := h.SimpleFIN.Claim(context.Background(), mustURL(t, fake.URL+"/simplefin/claim/direct"))
+	var ce *bridge.ClaimError
+	if !errors.As(err, &ce) || ce.Outcome != bridge.NeverSent || !strings.Contains(ce.Detail, "certificate") {
 		t.Fatalf("claim error %v", err)
 	}
 }
@@ -79,17 +79,17 @@ func TestClaimUntrustedCertificate(t *testing.T) {
 // errlist) imports with bank names from connections[].name, and a con.auth
 // item flags that bank's accounts only; the connection stays active.
 func TestV2Import(t *testing.T) {
-	s := newSyncSetupWith(t, simplefintest.Options{Version: "2"})
+	s := newSyncSetupWith(t, bridgetest.Options{Version: "2"})
 	day := time.Now().UTC().Add(-24 * time.Hour).Unix()
-	txn := func(id string) []simplefintest.Txn {
-		return []simplefintest.Txn{{ID: id, Posted: day, Amount: "-3.00", Description: "SHOP"}}
+	txn := func(id string) []bridgetest.Txn {
+		return []bridgetest.Txn{{ID: id, Posted: day, Amount: "-3.00", Description: "SHOP"}}
 	}
-	s.bridge.SetDataset(&simplefintest.Dataset{
-		Accounts: []simplefintest.Account{
+	s.bridge.SetDataset(&bridgetest.Dataset{
+		Accounts: []bridgetest.Account{
 			{ID: "A1", Name: "Checking", Currency: "USD", Balance: "1.00", BalanceDate: day, Org: "First Bank", Transactions: txn("T1")},
 			{ID: "B1", Name: "Card", Currency: "USD", Balance: "-2.00", BalanceDate: day, Org: "Second Bank", Transactions: txn("T2")},
 			{ID: "B2", Name: "Savings", Currency: "USD", Balance: "9.00", BalanceDate: day, Org: "Second Bank"}},
-		Problems: []simplefintest.Problem{{Code: "con.auth", Message: "Second Bank needs you to sign in again", Bank: "Second Bank"}},
+		Problems: []bridgetest.Problem{{Code: "con.auth", Message: "Second Bank needs you to sign in again", Bank: "Second Bank"}},
 	})
 	got, err := s.run(t, s.first)
 	if err != nil || got.Status != models.SyncCompleted || got.TransactionsCreated != 2 || got.AccountsCreated != 3 {
@@ -124,8 +124,8 @@ func mustURL(t *testing.T, s string) *url.URL {
 // chunks of at most 90 days (the fake checks each window), and every
 // transaction of the year arrives once.
 func TestLongLookbackChunks(t *testing.T) {
-	clock := simplefintest.NewClock(time.Now().UTC())
-	s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now})
+	clock := bridgetest.NewClock(time.Now().UTC())
+	s := newSyncSetupWith(t, bridgetest.Options{Now: clock.Now})
 	s.h.SyncOptions.LookbackDays = 365
 	data := s.bridge.Generate(365, 2, 60, 360)
 	got, err := s.run(t, s.first)
@@ -136,7 +136,7 @@ func TestLongLookbackChunks(t *testing.T) {
 	if len(reqs) != 5 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	if err := simplefintest.Contiguous(reqs); err != nil {
+	if err := bridgetest.Contiguous(reqs); err != nil {
 		t.Fatal(err)
 	}
 	if start, _, _ := reqs[len(reqs)-1].Window(); start != got.WindowStart.Unix() {

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -95,15 +95,15 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 	if err != nil {
 		return err
 	}
-	var all []simplefin.Transaction
+	var all []bridge.Transaction
 	for _, pl := range payloads {
-		var ts []simplefin.Transaction
+		var ts []bridge.Transaction
 		if err := gunzipJSON(pl.BodyGz, &ts); err != nil {
 			return fmt.Errorf("%w: unreadable payload", errStepFailed)
 		}
 		all = append(all, ts...)
 	}
-	rows := simplefin.NormalizeTransactions(all, h.now())
+	rows := bridge.NormalizeTransactions(all, h.now())
 	step.TransactionsRejected, step.TransactionsSkipped = rows.Rejected, rows.Skipped
 	for _, w := range rows.Warnings {
 		if len(step.Warnings) < 100 {

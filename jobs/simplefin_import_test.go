@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -45,7 +45,7 @@ func TestImportBadInput(t *testing.T) {
 	  {"id":"A3","name":"Odd","currency":"ZZZ","balance":"1","balance-date":` + fmt.Sprint(day) + `,"transactions":[]},
 	  {"name":"No id","currency":"USD","balance":"1","balance-date":1}
 	]}`
-	s.bridge.SetAccounts(simplefintest.AccountsNormally, body)
+	s.bridge.SetAccounts(bridgetest.AccountsNormally, body)
 	got, err := s.run(t, s.first)
 	if err != nil || got.Status != models.SyncCompleted {
 		t.Fatalf("sync: %v %s %v", err, got.Status, got.Error)
@@ -109,7 +109,7 @@ func TestImportBadInput(t *testing.T) {
 	}
 
 	// An answer whose balance is unreadable keeps the balance known before.
-	s.bridge.SetAccounts(simplefintest.AccountsNormally, `{"errors":[],"accounts":[{"id":"A1","name":"Checking","currency":"USD",
+	s.bridge.SetAccounts(bridgetest.AccountsNormally, `{"errors":[],"accounts":[{"id":"A1","name":"Checking","currency":"USD",
 	  "balance":"oops","balance-date":`+fmt.Sprint(day+3600)+`,"transactions":[]}]}`)
 	again, err := s.run(t, s.newSync(t, false))
 	if err != nil || again.Status != models.SyncCompleted || !strings.Contains(strings.Join(again.Warnings, "\n"), "unreadable balance") {
@@ -138,7 +138,7 @@ func TestImportNumericIDs(t *testing.T) {
 	  {"id":"ACT-2","name":"Text","currency":"USD","balance":"1","balance-date":%[1]d,"transactions":[
 	    {"id":-42,"posted":%[1]d,"amount":"-1.00","description":"NEGATIVE ID"}]}
 	]}`, day)
-	s.bridge.SetAccounts(simplefintest.AccountsNormally, body)
+	s.bridge.SetAccounts(bridgetest.AccountsNormally, body)
 	got, err := s.run(t, s.first)
 	if err != nil || got.Status != models.SyncCompleted {
 		t.Fatalf("sync: %v %s %v", err, got.Status, got.Error)
@@ -170,7 +170,7 @@ func TestImportNumericIDs(t *testing.T) {
 func TestCreatedAccountUntyped(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.bridge.SetDataset(oneAccount(simplefintest.Txn{ID: "T", Posted: time.Now().Add(-48 * time.Hour).Unix(), Amount: "-3.00", Description: "SHOP"}))
+	s.bridge.SetDataset(oneAccount(bridgetest.Txn{ID: "T", Posted: time.Now().Add(-48 * time.Hour).Unix(), Amount: "-3.00", Description: "SHOP"}))
 	if got, err := s.run(t, s.first); err != nil || got.AccountsCreated != 1 {
 		t.Fatalf("sync: %v %+v", err, got.SyncCounts)
 	}

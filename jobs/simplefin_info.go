@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -59,7 +59,7 @@ func (h *Handlers) SimplefinFetchInfo(ctx context.Context, t *asynq.Task) error 
 		return nil
 	}
 	versions, err := h.SimpleFIN.Info(ctx, access)
-	if errors.Is(err, simplefin.ErrNotSent) {
+	if errors.Is(err, bridge.ErrNotSent) {
 		if err := b.release(ctx, conn.ID, slots[0]); err != nil {
 			return err
 		}

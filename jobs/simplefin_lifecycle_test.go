@@ -9,13 +9,13 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
-func oneAccount(txs ...simplefintest.Txn) *simplefintest.Dataset {
-	return &simplefintest.Dataset{Accounts: []simplefintest.Account{{ID: "A1", Name: "Checking", Currency: "USD", Balance: "10.00",
+func oneAccount(txs ...bridgetest.Txn) *bridgetest.Dataset {
+	return &bridgetest.Dataset{Accounts: []bridgetest.Account{{ID: "A1", Name: "Checking", Currency: "USD", Balance: "10.00",
 		BalanceDate: time.Now().Unix(), Org: "Bank", Transactions: txs}}}
 }
 
@@ -27,11 +27,11 @@ func TestPendingLifecycle(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
 	day := time.Now().UTC().Add(-72 * time.Hour)
-	pend := func(id, amount, desc string) simplefintest.Txn {
-		return simplefintest.Txn{ID: id, TransactedAt: day.Unix(), Pending: true, Amount: amount, Description: desc}
+	pend := func(id, amount, desc string) bridgetest.Txn {
+		return bridgetest.Txn{ID: id, TransactedAt: day.Unix(), Pending: true, Amount: amount, Description: desc}
 	}
-	posted := func(id, amount, desc string, after time.Duration) simplefintest.Txn {
-		return simplefintest.Txn{ID: id, Posted: day.Add(after).Unix(), TransactedAt: day.Unix(), Amount: amount, Description: desc}
+	posted := func(id, amount, desc string, after time.Duration) bridgetest.Txn {
+		return bridgetest.Txn{ID: id, Posted: day.Add(after).Unix(), TransactedAt: day.Unix(), Amount: amount, Description: desc}
 	}
 	s.bridge.SetDataset(oneAccount(pend("P1", "-20.00", "POS COFFEE BAR 1234"), pend("P2", "-50.00", "DINER"), pend("P3", "-9.00", "KIOSK")))
 	if got, err := s.run(t, s.first); err != nil || got.TransactionsCreated != 3 {
@@ -81,10 +81,10 @@ func TestReissuedIDsAndUserEdits(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
 	day := time.Now().UTC().Add(-96 * time.Hour).Unix()
-	txn := func(id, amount, desc string) simplefintest.Txn {
-		return simplefintest.Txn{ID: id, Posted: day, Amount: amount, Description: desc}
+	txn := func(id, amount, desc string) bridgetest.Txn {
+		return bridgetest.Txn{ID: id, Posted: day, Amount: amount, Description: desc}
 	}
-	base := []simplefintest.Txn{txn("T1", "-1.00", "ONE"), txn("T2", "-2.00", "TWO"), txn("T3", "-3.00", "THREE"),
+	base := []bridgetest.Txn{txn("T1", "-1.00", "ONE"), txn("T2", "-2.00", "TWO"), txn("T3", "-3.00", "THREE"),
 		txn("TW1", "-4.00", "TWIN"), txn("TW2", "-4.00", "TWIN"), txn("T5", "-5.00", "FIVE")}
 	s.bridge.SetDataset(oneAccount(base...))
 	if got, err := s.run(t, s.first); err != nil || got.TransactionsCreated != 6 {
@@ -127,7 +127,7 @@ func TestReissuedIDsAndUserEdits(t *testing.T) {
 func TestStalePendingExcluded(t *testing.T) {
 	s := newSyncSetup(t)
 	old := time.Now().UTC().AddDate(0, 0, -20).Unix()
-	s.bridge.SetDataset(oneAccount(simplefintest.Txn{ID: "OLD", TransactedAt: old, Pending: true, Amount: "-3.00", Description: "X"}))
+	s.bridge.SetDataset(oneAccount(bridgetest.Txn{ID: "OLD", TransactedAt: old, Pending: true, Amount: "-3.00", Description: "X"}))
 	got, err := s.run(t, s.first)
 	if err != nil || got.StalePendingExcluded != 1 {
 		t.Fatalf("%v %+v", err, got.SyncCounts)
@@ -147,7 +147,7 @@ func TestStalePendingExcluded(t *testing.T) {
 func TestWorkerKilledMidImport(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	data := simplefintest.Generate(3, 2, 50, 30, time.Now().UTC())
+	data := bridgetest.Generate(3, 2, 50, 30, time.Now().UTC())
 	s.bridge.SetDataset(data)
 	if err := s.h.SimplefinSync(ctx, task(t, syncTask(s.first))); err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestWorkerKilledMidImport(t *testing.T) {
 // once.
 func TestTwoWorkersOneSync(t *testing.T) {
 	s := newSyncSetup(t)
-	s.bridge.SetDataset(simplefintest.Generate(4, 1, 10, 10, time.Now().UTC()))
+	s.bridge.SetDataset(bridgetest.Generate(4, 1, 10, 10, time.Now().UTC()))
 	var wg sync.WaitGroup
 	for i := 0; i < 2; i++ {
 		wg.Add(1)
@@ -203,8 +203,8 @@ func TestTwoWorkersOneSync(t *testing.T) {
 func TestNetworkFaults(t *testing.T) {
 	t.Run("500, 503, then 200", func(t *testing.T) {
 		s := newSyncSetup(t)
-		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(simplefintest.Accounts500, simplefintest.Accounts5xxOnce)
+		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(bridgetest.Accounts500, bridgetest.Accounts5xxOnce)
 		// A 5xx is an answer: no retry within the run, an asynq retry later.
 		for run := 1; run <= 2; run++ {
 			got, err := s.run(t, s.first)
@@ -219,8 +219,8 @@ func TestNetworkFaults(t *testing.T) {
 	})
 	t.Run("reset before the headers", func(t *testing.T) {
 		s := newSyncSetup(t)
-		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(simplefintest.AccountsResetEarly)
+		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(bridgetest.AccountsResetEarly)
 		got, err := s.run(t, s.first)
 		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
 			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
@@ -228,10 +228,10 @@ func TestNetworkFaults(t *testing.T) {
 	})
 	t.Run("a body dripping past the deadline", func(t *testing.T) {
 		s := newSyncSetup(t)
-		s.h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true,
+		s.h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true,
 			AccountsTimeout: 300 * time.Millisecond, RetryInitial: time.Millisecond})
-		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(simplefintest.AccountsDrip)
+		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(bridgetest.AccountsDrip)
 		got, err := s.run(t, s.first)
 		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
 			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
@@ -239,17 +239,17 @@ func TestNetworkFaults(t *testing.T) {
 	})
 	t.Run("reset mid-body", func(t *testing.T) {
 		s := newSyncSetup(t)
-		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(simplefintest.AccountsReset)
+		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.Script(bridgetest.AccountsReset)
 		got, err := s.run(t, s.first)
 		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
 			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
 		}
 	})
-	for _, b := range []simplefintest.AccountsBehaviour{simplefintest.AccountsTruncated, simplefintest.AccountsBadJSON,
-		simplefintest.AccountsEmpty, simplefintest.Accounts502, simplefintest.Accounts504} {
+	for _, b := range []bridgetest.AccountsBehaviour{bridgetest.AccountsTruncated, bridgetest.AccountsBadJSON,
+		bridgetest.AccountsEmpty, bridgetest.Accounts502, bridgetest.Accounts504} {
 		s := newSyncSetup(t)
-		s.bridge.SetDataset(simplefintest.Generate(5, 1, 10, 10, time.Now().UTC()))
+		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
 		s.bridge.Script(b)
 		got, err := s.run(t, s.first)
 		if err == nil || got.Status != models.SyncPending || len(s.imported(t)) != 0 || reload(t, s.store, s.conn).Status != models.ConnActive {
@@ -266,7 +266,7 @@ func TestNetworkFaults(t *testing.T) {
 func TestBudgetNeverExceeded(t *testing.T) {
 	s := newSyncSetup(t)
 	s.h.SyncOptions.DailyBudget = 2
-	s.bridge.SetDataset(simplefintest.Generate(6, 1, 5, 5, time.Now().UTC()))
+	s.bridge.SetDataset(bridgetest.Generate(6, 1, 5, 5, time.Now().UTC()))
 	for i := 0; i < 2; i++ {
 		sy := s.first
 		if i > 0 {
@@ -291,7 +291,7 @@ func TestBudgetNeverExceeded(t *testing.T) {
 // with the same rows and counts as an undisturbed run.
 func TestImportCancelledMidway(t *testing.T) {
 	s := newSyncSetup(t)
-	data := simplefintest.Generate(10, 1, 30, 20, time.Now().UTC())
+	data := bridgetest.Generate(10, 1, 30, 20, time.Now().UTC())
 	s.bridge.SetDataset(data)
 	if err := s.h.SimplefinSync(context.Background(), task(t, syncTask(s.first))); err != nil {
 		t.Fatal(err)
@@ -319,12 +319,12 @@ func TestPendingTipNotMerged(t *testing.T) {
 	s := newSyncSetup(t)
 	start := time.Now().UTC()
 	day := start.AddDate(0, 0, -10)
-	pending := simplefintest.Txn{ID: "P", TransactedAt: day.Unix(), Pending: true, Amount: "-10.00", Description: "BISTRO"}
+	pending := bridgetest.Txn{ID: "P", TransactedAt: day.Unix(), Pending: true, Amount: "-10.00", Description: "BISTRO"}
 	s.bridge.SetDataset(oneAccount(pending))
 	if got, err := s.run(t, s.first); err != nil || got.TransactionsCreated != 1 {
 		t.Fatalf("first: %v %+v", err, got.SyncCounts)
 	}
-	posted := simplefintest.Txn{ID: "Q", Posted: day.AddDate(0, 0, 3).Unix(), TransactedAt: day.Unix(), Amount: "-12.00", Description: "BISTRO"}
+	posted := bridgetest.Txn{ID: "Q", Posted: day.AddDate(0, 0, 3).Unix(), TransactedAt: day.Unix(), Amount: "-12.00", Description: "BISTRO"}
 	s.bridge.SetDataset(oneAccount(posted))
 	got, err := s.run(t, s.newSync(t, false))
 	if err != nil || got.PendingReconciled != 0 || got.TransactionsCreated != 1 || got.StalePendingExcluded != 0 {
@@ -357,11 +357,11 @@ func TestPendingTipNotMerged(t *testing.T) {
 func TestTwinPendingBothPost(t *testing.T) {
 	s := newSyncSetup(t)
 	day := time.Now().UTC().AddDate(0, 0, -4)
-	pend := func(id string) simplefintest.Txn {
-		return simplefintest.Txn{ID: id, TransactedAt: day.Unix(), Pending: true, Amount: "-4.50", Description: "COFFEE CART"}
+	pend := func(id string) bridgetest.Txn {
+		return bridgetest.Txn{ID: id, TransactedAt: day.Unix(), Pending: true, Amount: "-4.50", Description: "COFFEE CART"}
 	}
-	post := func(id string) simplefintest.Txn {
-		return simplefintest.Txn{ID: id, Posted: day.AddDate(0, 0, 1).Unix(), TransactedAt: day.Unix(), Amount: "-4.50", Description: "COFFEE CART"}
+	post := func(id string) bridgetest.Txn {
+		return bridgetest.Txn{ID: id, Posted: day.AddDate(0, 0, 1).Unix(), TransactedAt: day.Unix(), Amount: "-4.50", Description: "COFFEE CART"}
 	}
 	s.bridge.SetDataset(oneAccount(pend("P1"), pend("P2")))
 	if got, err := s.run(t, s.first); err != nil || got.TransactionsCreated != 2 {
@@ -384,7 +384,7 @@ func TestTwinPendingBothPost(t *testing.T) {
 func TestUserEditsSurviveFullResync(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.bridge.SetDataset(simplefintest.Generate(17, 1, 10, 20, time.Now().UTC()))
+	s.bridge.SetDataset(bridgetest.Generate(17, 1, 10, 20, time.Now().UTC()))
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted {
 		t.Fatalf("first: %v", err)
 	}

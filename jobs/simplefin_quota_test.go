@@ -10,7 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -21,8 +21,8 @@ import (
 // 24 h (the fake checks its log with Budget: 4), and never meet a block.
 func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 	ctx := context.Background()
-	clock := simplefintest.NewClock(time.Now().UTC())
-	s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now, Budget: 4, Quota: simplefintest.Quota{Warn: 3, Block: 5}})
+	clock := bridgetest.NewClock(time.Now().UTC())
+	s := newSyncSetupWith(t, bridgetest.Options{Now: clock.Now, Budget: 4, Quota: bridgetest.Quota{Warn: 3, Block: 5}})
 	s.h.SyncOptions.DailyBudget = 4
 	s.bridge.Generate(5, 2, 20, 30)
 	tick := func() {
@@ -42,7 +42,7 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 
 	// The first sync meets two connection resets: the client's retries
 	// make 3 requests.
-	s.bridge.Script(simplefintest.AccountsReset, simplefintest.AccountsReset)
+	s.bridge.Script(bridgetest.AccountsReset, bridgetest.AccountsReset)
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 3 {
 		t.Fatalf("first: %v %s, %d requests", err, got.Status, got.RequestsUsed)
 	}
@@ -69,7 +69,7 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 	// A day later b meets resets on all four attempts, each one counted;
 	// the asynq retry then finds the budget used up and waits another day.
 	clock.Advance(24*time.Hour + time.Second)
-	s.bridge.Script(simplefintest.AccountsReset, simplefintest.AccountsReset, simplefintest.AccountsReset, simplefintest.AccountsReset)
+	s.bridge.Script(bridgetest.AccountsReset, bridgetest.AccountsReset, bridgetest.AccountsReset, bridgetest.AccountsReset)
 	if got, err := s.run(t, b); err == nil || got.Status != models.SyncPending || got.RequestsUsed != 4 {
 		t.Fatalf("resets: %v %s, %d requests", err, got.Status, got.RequestsUsed)
 	}
@@ -115,18 +115,18 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 func TestBridgeQuotaBlock(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		quota      simplefintest.Quota
+		quota      bridgetest.Quota
 		retryAfter time.Duration // expected: from Retry-After, else the base cooldown
 	}{
-		{"429 json", simplefintest.Quota{Block: 1, Style: simplefintest.Quota429JSON}, time.Hour},
-		{"429 html with Retry-After", simplefintest.Quota{Block: 1, Style: simplefintest.Quota429HTML, RetryAfter: 7200}, 2 * time.Hour},
-		{"429 html", simplefintest.Quota{Block: 1, Style: simplefintest.Quota429HTML}, time.Hour},
-		{"html 403", simplefintest.Quota{Block: 1, Style: simplefintest.QuotaHTML403}, time.Hour},
-		{"errors in a 200", simplefintest.Quota{Block: 1, Style: simplefintest.QuotaErrors200}, time.Hour},
+		{"429 json", bridgetest.Quota{Block: 1, Style: bridgetest.Quota429JSON}, time.Hour},
+		{"429 html with Retry-After", bridgetest.Quota{Block: 1, Style: bridgetest.Quota429HTML, RetryAfter: 7200}, 2 * time.Hour},
+		{"429 html", bridgetest.Quota{Block: 1, Style: bridgetest.Quota429HTML}, time.Hour},
+		{"html 403", bridgetest.Quota{Block: 1, Style: bridgetest.QuotaHTML403}, time.Hour},
+		{"errors in a 200", bridgetest.Quota{Block: 1, Style: bridgetest.QuotaErrors200}, time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := simplefintest.NewClock(time.Now().UTC())
-			s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now, Quota: tc.quota})
+			clock := bridgetest.NewClock(time.Now().UTC())
+			s := newSyncSetupWith(t, bridgetest.Options{Now: clock.Now, Quota: tc.quota})
 			s.bridge.Generate(6, 1, 10, 10)
 			for run := 1; run <= 3; run++ {
 				started := clock.Now()

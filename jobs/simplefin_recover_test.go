@@ -8,8 +8,8 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -17,15 +17,15 @@ import (
 // next answer that is an account set makes the connection active again.
 func TestPaymentRequiredRecovers(t *testing.T) {
 	s := newSyncSetup(t)
-	s.bridge.SetAccounts(simplefintest.Accounts402, "")
+	s.bridge.SetAccounts(bridgetest.Accounts402, "")
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncFailed {
 		t.Fatalf("402: %v %s", err, got.Status)
 	}
 	if c := reload(t, s.store, s.conn); c.Status != models.ConnPaymentRequired {
 		t.Fatalf("status %s", c.Status)
 	}
-	s.bridge.SetAccounts(simplefintest.AccountsNormally, "")
-	s.bridge.SetDataset(simplefintest.Generate(3, 1, 3, 3, time.Now().UTC()))
+	s.bridge.SetAccounts(bridgetest.AccountsNormally, "")
+	s.bridge.SetDataset(bridgetest.Generate(3, 1, 3, 3, time.Now().UTC()))
 	if got, err := s.run(t, s.newSync(t, false)); err != nil || got.Status != models.SyncCompleted {
 		t.Fatalf("probe: %v %s", err, got.Status)
 	}
@@ -40,7 +40,7 @@ func TestPaymentRequiredRecovers(t *testing.T) {
 func TestReconnectInPlace(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	data := simplefintest.Generate(4, 2, 10, 10, time.Now().UTC())
+	data := bridgetest.Generate(4, 2, 10, 10, time.Now().UTC())
 	s.bridge.SetDataset(data)
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted {
 		t.Fatalf("first: %v", err)
@@ -87,9 +87,9 @@ func TestReconnectInPlace(t *testing.T) {
 // retry with nothing written.
 func TestReadTimeout(t *testing.T) {
 	s := newSyncSetup(t)
-	s.h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true,
+	s.h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true,
 		AccountsTimeout: 100 * time.Millisecond, RetryInitial: time.Millisecond})
-	s.bridge.SetAccounts(simplefintest.AccountsHang, "")
+	s.bridge.SetAccounts(bridgetest.AccountsHang, "")
 	got, err := s.run(t, s.first)
 	if err == nil || got.Status != models.SyncPending || got.RequestsUsed != 4 || len(s.imported(t)) != 0 {
 		t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)

@@ -10,7 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -93,7 +93,7 @@ func TestScheduleOneSyncPerConnection(t *testing.T) {
 func TestSweep(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.bridge.Set(simplefintest.Claim500)
+	s.bridge.Set(bridgetest.Claim500)
 	failed := connect(t, s.store, s.f, s.bridge.Token("sweep"))
 	if err := runClaim(t, s.h, failed); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestBankLevelError(t *testing.T) {
 	  "accounts":[{"id":"A1","name":"Checking","conn_id":"CON-A","currency":"USD","balance":"1.00","balance-date":` + itoa(day) + `,
 	    "transactions":[{"id":"T1","posted":` + itoa(day) + `,"amount":"-1.00","description":"X"}]},
 	  {"id":"B1","name":"Savings","conn_id":"CON-B","currency":"USD","balance":"2.00","balance-date":` + itoa(day) + `,"transactions":[]}]}`
-	s.bridge.SetAccounts(simplefintest.AccountsNormally, body)
+	s.bridge.SetAccounts(bridgetest.AccountsNormally, body)
 	got, err := s.run(t, s.first)
 	if err != nil || got.Status != models.SyncCompleted || got.TransactionsCreated != 1 {
 		t.Fatalf("%v %s %+v", err, got.Status, got.SyncCounts)
@@ -168,7 +168,7 @@ func TestBankLevelError(t *testing.T) {
 	  "connections":[{"conn_id":"CON-A","name":"Bank A","org_id":"a","sfin_url":"x"}],
 	  "accounts":[{"id":"A1","name":"Checking","conn_id":"CON-A","currency":"USD","balance":"1.00","balance-date":` + itoa(day) + `,
 	    "transactions":[{"id":"T1","posted":` + itoa(day) + `,"amount":"-1.00","description":"X"}]}]}`
-	s.bridge.SetAccounts(simplefintest.AccountsNormally, body)
+	s.bridge.SetAccounts(bridgetest.AccountsNormally, body)
 	again, err := s.run(t, s.newSync(t, false))
 	if err != nil || again.Status != models.SyncCompleted {
 		t.Fatalf("second: %v %s", err, again.Status)
@@ -195,13 +195,13 @@ func TestBankLevelError(t *testing.T) {
 // answer over the byte cap fails it without a retry.
 func TestRedirectAndTooLarge(t *testing.T) {
 	s := newSyncSetup(t)
-	s.bridge.SetAccounts(simplefintest.AccountsRedirect, "")
+	s.bridge.SetAccounts(bridgetest.AccountsRedirect, "")
 	got, err := s.run(t, s.first)
 	if err != nil || got.Status != models.SyncFailed || !strings.Contains(*got.Error, "302") {
 		t.Fatalf("redirect: %v %s %v", err, got.Status, got.Error)
 	}
-	s.bridge.SetAccounts(simplefintest.AccountsNormally, "")
-	s.bridge.SetDataset(simplefintest.Generate(1, 1, 100, 10, time.Now().UTC()))
+	s.bridge.SetAccounts(bridgetest.AccountsNormally, "")
+	s.bridge.SetDataset(bridgetest.Generate(1, 1, 100, 10, time.Now().UTC()))
 	s.h.SyncOptions.MaxBody = 1000
 	got, err = s.run(t, s.newSync(t, false))
 	if err != nil || got.Status != models.SyncFailed || !strings.Contains(*got.Error, "response too large") || got.RequestsUsed != 1 {
@@ -220,7 +220,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestPaymentRequiredProbedDaily(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.bridge.SetAccounts(simplefintest.Accounts402, "")
+	s.bridge.SetAccounts(bridgetest.Accounts402, "")
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncFailed {
 		t.Fatalf("402: %v %s", err, got.Status)
 	}

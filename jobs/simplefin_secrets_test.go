@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -41,9 +41,9 @@ func TestNoSecretsLeak(t *testing.T) {
 	ctx := context.Background()
 	logs := &lockedBuffer{}
 	s.h.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	s.bridge.SetDataset(simplefintest.Generate(8, 1, 5, 5, time.Now().UTC()))
-	behaviours := []simplefintest.AccountsBehaviour{simplefintest.AccountsNormally, simplefintest.AccountsTruncated,
-		simplefintest.AccountsRedirect, simplefintest.Accounts402, simplefintest.AccountsReset, simplefintest.Accounts500}
+	s.bridge.SetDataset(bridgetest.Generate(8, 1, 5, 5, time.Now().UTC()))
+	behaviours := []bridgetest.AccountsBehaviour{bridgetest.AccountsNormally, bridgetest.AccountsTruncated,
+		bridgetest.AccountsRedirect, bridgetest.Accounts402, bridgetest.AccountsReset, bridgetest.Accounts500}
 	var texts []string
 	for i, b := range behaviours {
 		sy := s.first

@@ -8,7 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -36,7 +36,7 @@ func TestSweepReplacesArchivedTasks(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
 	insp := asynq.NewInspectorFromRedisClient(s.h.Redis)
-	s.bridge.SetDataset(simplefintest.Generate(21, 2, 20, 20, time.Now().UTC()))
+	s.bridge.SetDataset(bridgetest.Generate(21, 2, 20, 20, time.Now().UTC()))
 
 	syncID := "simplefin:sync:" + s.first.ID.String()
 	if err := insp.ArchiveTask(jobs.QueueDefault, syncID); err != nil {
@@ -164,7 +164,7 @@ func TestSweepGivesUpAfterADay(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
 	insp := asynq.NewInspectorFromRedisClient(s.h.Redis)
-	s.bridge.SetDataset(simplefintest.Generate(22, 1, 5, 5, time.Now().UTC()))
+	s.bridge.SetDataset(bridgetest.Generate(22, 1, 5, 5, time.Now().UTC()))
 	if err := s.h.SimplefinSync(ctx, task(t, syncTask(s.first))); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -181,7 +181,7 @@ func (h *Handlers) runSync(ctx context.Context, t *asynq.Task, sy *models.Sync) 
 // fetch reads every window still missing into sync_payloads.
 func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Connection) error {
 	o := h.SyncOptions.withDefaults()
-	plan := simplefin.Plan{Now: h.now(), LookbackDays: o.LookbackDays, ChunkDays: o.ChunkDays, OverlapDays: o.OverlapDays, Full: sy.Full}
+	plan := bridge.Plan{Now: h.now(), LookbackDays: o.LookbackDays, ChunkDays: o.ChunkDays, OverlapDays: o.OverlapDays, Full: sy.Full}
 	if conn.LookbackDays != nil {
 		plan.LookbackDays = *conn.LookbackDays
 	}
@@ -230,7 +230,7 @@ func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Conn
 		slot := slots[0]
 		slots = slots[1:]
 		h.hook(ctx, HookFetch)
-		set, err := h.SimpleFIN.Accounts(ctx, access, simplefin.FetchOptions{Start: w.Start, End: w.End, Pending: conn.IncludePending,
+		set, err := h.SimpleFIN.Accounts(ctx, access, bridge.FetchOptions{Start: w.Start, End: w.End, Pending: conn.IncludePending,
 			MaxBody: o.MaxBody, Attempt: func(n int) error {
 				sy.RequestsUsed++
 				if n == 0 {
@@ -269,7 +269,7 @@ func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Conn
 			if len(errs) > 0 {
 				detail += ": " + errs[0].Message
 			}
-			return h.fetchFailed(ctx, sy, conn, &simplefin.FetchError{Kind: kind, Detail: detail})
+			return h.fetchFailed(ctx, sy, conn, &bridge.FetchError{Kind: kind, Detail: detail})
 		}
 		if err := h.storeWindow(ctx, sy, conn, i, w, set, seen); err != nil {
 			return err
@@ -283,13 +283,13 @@ func (h *Handlers) fetch(ctx context.Context, sy *models.Sync, conn *models.Conn
 
 // classify finds the refusals a 200 can carry: a credential failure or a
 // quota message with no accounts at all.
-func classify(set *simplefin.AccountSet) simplefin.FetchKind {
+func classify(set *bridge.AccountSet) bridge.FetchKind {
 	if len(set.Accounts) > 0 {
 		return 0
 	}
 	for _, e := range set.ErrList {
 		if e.Code == "gen.auth" || strings.HasPrefix(e.Code, "gen.auth.") {
-			return simplefin.AuthFailed
+			return bridge.AuthFailed
 		}
 	}
 	texts := append([]string{}, set.Errors...)
@@ -299,20 +299,20 @@ func classify(set *simplefin.AccountSet) simplefin.FetchKind {
 	for _, m := range texts {
 		l := strings.ToLower(m)
 		if strings.Contains(l, "make fewer requests") || strings.Contains(l, "only refreshed once every 24 hours") || strings.Contains(l, "rate limit") {
-			return simplefin.RateLimited
+			return bridge.RateLimited
 		}
 	}
 	return 0
 }
 
-func providerErrors(set *simplefin.AccountSet) []models.ProviderError {
+func providerErrors(set *bridge.AccountSet) []models.ProviderError {
 	var out []models.ProviderError
 	add := func(e models.ProviderError) {
-		if e.Message = simplefin.SanitizeMessage(e.Message); e.Message != "" && len(out) < 50 {
+		if e.Message = bridge.SanitizeMessage(e.Message); e.Message != "" && len(out) < 50 {
 			// Codes and ids are the Bridge's text too.
-			e.Code = simplefin.SanitizeMessage(e.Code)
-			e.ConnID = simplefin.SanitizeMessage(e.ConnID)
-			e.RemoteAccountID = simplefin.SanitizeMessage(e.RemoteAccountID)
+			e.Code = bridge.SanitizeMessage(e.Code)
+			e.ConnID = bridge.SanitizeMessage(e.ConnID)
+			e.RemoteAccountID = bridge.SanitizeMessage(e.RemoteAccountID)
 			out = append(out, e)
 		}
 	}
@@ -330,21 +330,21 @@ func providerErrors(set *simplefin.AccountSet) []models.ProviderError {
 // storeWindow upserts the window's remote accounts (creating and linking
 // a ledger account on first sight) and stores each account's
 // transactions as a payload for its import step.
-func (h *Handlers) storeWindow(ctx context.Context, sy *models.Sync, conn *models.Connection, index int, w simplefin.Window,
-	set *simplefin.AccountSet, seen map[string]bool) error {
+func (h *Handlers) storeWindow(ctx context.Context, sy *models.Sync, conn *models.Connection, index int, w bridge.Window,
+	set *bridge.AccountSet, seen map[string]bool) error {
 	attention := map[string]string{} // remote account id or bank login id → message
 	for _, e := range set.ErrList {
 		switch {
 		case strings.HasPrefix(e.Code, "con.") && e.ConnID != "":
-			attention["conn:"+string(e.ConnID)] = simplefin.SanitizeMessage(e.Text())
+			attention["conn:"+string(e.ConnID)] = bridge.SanitizeMessage(e.Text())
 		case strings.HasPrefix(e.Code, "act.") && e.AccountID != "":
-			attention[string(e.AccountID)] = simplefin.SanitizeMessage(e.Text())
+			attention[string(e.AccountID)] = bridge.SanitizeMessage(e.Text())
 		case strings.HasPrefix(e.Code, "gen.api"):
-			sy.Warnings = append(sy.Warnings, simplefin.SanitizeMessage(e.Text()))
+			sy.Warnings = append(sy.Warnings, bridge.SanitizeMessage(e.Text()))
 		}
 	}
 	for _, m := range set.APIMessages {
-		sy.Warnings = append(sy.Warnings, simplefin.SanitizeMessage(m))
+		sy.Warnings = append(sy.Warnings, bridge.SanitizeMessage(m))
 	}
 	banks := map[string]string{}
 	for _, c := range set.Connections {
@@ -359,9 +359,9 @@ func (h *Handlers) storeWindow(ctx context.Context, sy *models.Sync, conn *model
 			continue
 		}
 		ra := models.RemoteAccount{RemoteID: id, Name: simplefinName(a.Name, id), BalanceDate: a.BalanceDate.Time()}
-		ra.Currency, ra.CurrencyRaw = simplefin.NormalizeCurrency(a.Currency)
+		ra.Currency, ra.CurrencyRaw = bridge.NormalizeCurrency(a.Currency)
 		if ra.CurrencyRaw != "" {
-			sy.Warnings = append(sy.Warnings, fmt.Sprintf("account %s: currency %q is not an ISO code; stored as XXX", id, simplefin.SanitizeMessage(a.Currency)))
+			sy.Warnings = append(sy.Warnings, fmt.Sprintf("account %s: currency %q is not an ISO code; stored as XXX", id, bridge.SanitizeMessage(a.Currency)))
 		}
 		if a.Org != nil {
 			ra.OrgName = a.Org.Name
@@ -372,14 +372,14 @@ func (h *Handlers) storeWindow(ctx context.Context, sy *models.Sync, conn *model
 		if n, ok := banks[string(a.ConnID)]; ok && n != "" {
 			ra.OrgName = n
 		}
-		ra.OrgName = simplefin.SanitizeMessage(ra.OrgName)
+		ra.OrgName = bridge.SanitizeMessage(ra.OrgName)
 		ra.Attention = attention[id]
 		if ra.Attention == "" && a.ConnID != "" {
 			ra.Attention = attention["conn:"+string(a.ConnID)]
 		}
-		if bal, _, err := simplefin.ParseRemoteAmount(string(a.Balance)); err == nil && a.BalanceDate != simplefin.BadEpoch {
+		if bal, _, err := bridge.ParseRemoteAmount(string(a.Balance)); err == nil && a.BalanceDate != bridge.BadEpoch {
 			ra.Balance = &bal
-			if avail, _, err := simplefin.ParseRemoteAmount(string(a.AvailableBalance)); err == nil {
+			if avail, _, err := bridge.ParseRemoteAmount(string(a.AvailableBalance)); err == nil {
 				ra.AvailableBalance = &avail
 			}
 		} else {
@@ -416,7 +416,7 @@ func (h *Handlers) storeWindow(ctx context.Context, sy *models.Sync, conn *model
 }
 
 func simplefinName(name, id string) string {
-	if n := simplefin.SanitizeMessage(name); n != "" {
+	if n := bridge.SanitizeMessage(name); n != "" {
 		return n
 	}
 	return "Account " + id
@@ -468,30 +468,30 @@ func (h *Handlers) fetchFailed(ctx context.Context, sy *models.Sync, conn *model
 	if errors.As(err, &de) {
 		return h.deferSync(ctx, sy, de.Until, "request budget used up; deferred")
 	}
-	var fe *simplefin.FetchError
+	var fe *bridge.FetchError
 	if !errors.As(err, &fe) {
 		return h.retryLater(ctx, sy, err)
 	}
 	switch {
-	case fe.Kind == simplefin.AuthFailed:
+	case fe.Kind == bridge.AuthFailed:
 		if err := h.Store.ConnectionFetchFailed(ctx, conn, models.ConnRequiresReconnect, MsgReconnect, nil); err != nil {
 			return err
 		}
 		return h.Store.FailSync(ctx, sy, fe.Detail)
-	case fe.Kind == simplefin.PaymentRequired:
+	case fe.Kind == bridge.PaymentRequired:
 		if err := h.Store.ConnectionFetchFailed(ctx, conn, models.ConnPaymentRequired, MsgPaymentRequired, nil); err != nil {
 			return err
 		}
 		return h.Store.FailSync(ctx, sy, fe.Detail)
-	case fe.Kind == simplefin.RateLimited:
+	case fe.Kind == bridge.RateLimited:
 		until := h.now().Add(h.cooldown(conn, fe.RetryAfter)).UTC().Truncate(time.Microsecond)
 		if err := h.Store.ConnectionFetchFailed(ctx, conn, models.ConnRateLimited, MsgRateLimited, &until); err != nil {
 			return err
 		}
 		return h.deferSync(ctx, sy, until, "rate limited: "+fe.Detail)
-	case fe.Kind == simplefin.Unavailable || (fe.Kind == simplefin.BadAnswer && fe.Retry):
+	case fe.Kind == bridge.Unavailable || (fe.Kind == bridge.BadAnswer && fe.Retry):
 		msg := fe.Detail
-		if fe.Kind == simplefin.BadAnswer {
+		if fe.Kind == bridge.BadAnswer {
 			msg = MsgUnreadable
 		}
 		// A Bridge asking for more than a day is waited for a day at most,

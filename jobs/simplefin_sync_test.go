@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 )
@@ -22,7 +22,7 @@ import (
 type syncSetup struct {
 	h      *jobs.Handlers
 	store  *models.Store
-	bridge *simplefintest.Server
+	bridge *bridgetest.Server
 	f      *modelstest.FamilyFixture
 	conn   *models.Connection
 	first  *models.Sync
@@ -32,25 +32,25 @@ type syncSetup struct {
 
 func newSyncSetup(t *testing.T) *syncSetup {
 	t.Helper()
-	return newSyncSetupWith(t, simplefintest.Options{})
+	return newSyncSetupWith(t, bridgetest.Options{})
 }
 
 // newSyncSetupWith starts the fake with o; a clock in o.Now is shared by
 // the fake, the handlers and the store, and an HTTPS fake's CA is trusted.
-func newSyncSetupWith(t *testing.T, o simplefintest.Options) *syncSetup {
+func newSyncSetupWith(t *testing.T, o bridgetest.Options) *syncSetup {
 	t.Helper()
 	h, store, opt := newHandlers(t)
 	rdb := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rdb.Close() })
 	h.Redis = rdb
 	h.SyncOptions.OverlapDays = 7 // the production default
-	bridge := simplefintest.Start(t, o)
+	fake := bridgetest.Start(t, o)
 	if o.Now != nil {
 		h.Now, store.Now = o.Now, o.Now
 	}
-	h.SimpleFIN = simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
-		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond, RootCAs: bridge.CertPool()})
-	s := &syncSetup{h: h, store: store, bridge: bridge, f: modelstest.NewFamily(t, store, "sync"), redisOpt: opt}
+	h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
+		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond, RootCAs: fake.CertPool()})
+	s := &syncSetup{h: h, store: store, bridge: fake, f: modelstest.NewFamily(t, store, "sync"), redisOpt: opt}
 	s.conn = connect(t, store, s.f, s.bridge.Token("c1"))
 	if err := runClaim(t, h, s.conn); err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func (s *syncSetup) imported(t *testing.T) []models.Transaction {
 func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 	s := newSyncSetup(t)
 	now := time.Now().UTC()
-	data := simplefintest.Generate(7, 3, 200, 80, now)
+	data := bridgetest.Generate(7, 3, 200, 80, now)
 	s.bridge.SetDataset(data)
 	got, err := s.run(t, s.first)
 	if err != nil {
@@ -160,7 +160,7 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 		}
 		var remote, ledger models.Amount
 		for _, tx := range acct.Transactions {
-			a, _, err := simplefin.ParseRemoteAmount(tx.Amount)
+			a, _, err := bridge.ParseRemoteAmount(tx.Amount)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -220,18 +220,18 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 func TestSyncFetchFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		behaviour simplefintest.AccountsBehaviour
+		behaviour bridgetest.AccountsBehaviour
 		status    string // of the connection afterwards
 		sync      string
 		deferred  bool
 		requests  int
 	}{
-		{"payment required", simplefintest.Accounts402, models.ConnPaymentRequired, models.SyncFailed, false, 1},
-		{"html 403 is a block, not a revocation", simplefintest.AccountsHTML403, models.ConnRateLimited, models.SyncPending, true, 1},
-		{"429 with Retry-After", simplefintest.Accounts429, models.ConnRateLimited, models.SyncPending, true, 1},
-		{"html 429 without Retry-After", simplefintest.AccountsHTML429, models.ConnRateLimited, models.SyncPending, true, 1},
-		{"quota message in a 200", simplefintest.AccountsQuota, models.ConnRateLimited, models.SyncPending, true, 1},
-		{"gen.auth with no accounts", simplefintest.AccountsGenAuth, models.ConnRequiresReconnect, models.SyncFailed, false, 1},
+		{"payment required", bridgetest.Accounts402, models.ConnPaymentRequired, models.SyncFailed, false, 1},
+		{"html 403 is a block, not a revocation", bridgetest.AccountsHTML403, models.ConnRateLimited, models.SyncPending, true, 1},
+		{"429 with Retry-After", bridgetest.Accounts429, models.ConnRateLimited, models.SyncPending, true, 1},
+		{"html 429 without Retry-After", bridgetest.AccountsHTML429, models.ConnRateLimited, models.SyncPending, true, 1},
+		{"quota message in a 200", bridgetest.AccountsQuota, models.ConnRateLimited, models.SyncPending, true, 1},
+		{"gen.auth with no accounts", bridgetest.AccountsGenAuth, models.ConnRequiresReconnect, models.SyncFailed, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSyncSetup(t)
@@ -258,7 +258,7 @@ func TestSyncFetchFailures(t *testing.T) {
 			// base cooldown of an hour.
 			if tc.deferred {
 				wait := time.Hour
-				if tc.behaviour == simplefintest.Accounts429 {
+				if tc.behaviour == bridgetest.Accounts429 {
 					wait = 15 * time.Minute
 				}
 				if d := time.Until(*c.RetryAfter); d < wait-time.Minute || d > wait {
@@ -266,7 +266,7 @@ func TestSyncFetchFailures(t *testing.T) {
 				}
 			}
 			// A refusal inside a 200 keeps what the Bridge said.
-			if tc.behaviour == simplefintest.AccountsQuota &&
+			if tc.behaviour == bridgetest.AccountsQuota &&
 				(len(c.ProviderErrors) != 1 || !strings.Contains(c.ProviderErrors[0].Message, "make fewer requests")) {
 				t.Fatalf("provider errors %+v", c.ProviderErrors)
 			}
@@ -280,8 +280,8 @@ func TestSyncRevokedAccessURL(t *testing.T) {
 		revoke func(s *syncSetup)
 	}{
 		{"plain 403", func(s *syncSetup) { s.bridge.Revoke("c1") }},
-		{"JSON 403", func(s *syncSetup) { s.bridge.SetAccounts(simplefintest.AccountsJSON403, "") }},
-		{"401", func(s *syncSetup) { s.bridge.SetAccounts(simplefintest.Accounts401, "") }},
+		{"JSON 403", func(s *syncSetup) { s.bridge.SetAccounts(bridgetest.AccountsJSON403, "") }},
+		{"401", func(s *syncSetup) { s.bridge.SetAccounts(bridgetest.Accounts401, "") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newSyncSetup(t)
@@ -310,7 +310,7 @@ func syncTask(sy *models.Sync) func() (*asynq.Task, error) {
 func TestIncrementalWindow(t *testing.T) {
 	s := newSyncSetup(t)
 	s.h.SyncOptions.OverlapDays = 7
-	s.bridge.SetDataset(simplefintest.Generate(12, 1, 20, 60, time.Now().UTC()))
+	s.bridge.SetDataset(bridgetest.Generate(12, 1, 20, 60, time.Now().UTC()))
 	first, err := s.run(t, s.first)
 	if err != nil || first.Status != models.SyncCompleted {
 		t.Fatalf("first: %v", err)
@@ -333,8 +333,8 @@ func TestIncrementalWindow(t *testing.T) {
 // that appears late, dated 5 days back, is imported, and one dated 20
 // days back is not.
 func TestLateArrivals(t *testing.T) {
-	clock := simplefintest.NewClock(time.Now().UTC().Add(-72 * time.Hour))
-	s := newSyncSetupWith(t, simplefintest.Options{Now: clock.Now})
+	clock := bridgetest.NewClock(time.Now().UTC().Add(-72 * time.Hour))
+	s := newSyncSetupWith(t, bridgetest.Options{Now: clock.Now})
 	data := s.bridge.Generate(13, 1, 20, 30)
 	first, err := s.run(t, s.first)
 	if err != nil || first.Status != models.SyncCompleted {
@@ -342,9 +342,9 @@ func TestLateArrivals(t *testing.T) {
 	}
 	clock.Advance(24 * time.Hour)
 	now := clock.Now()
-	late := func(id string, days int) simplefintest.Txn {
+	late := func(id string, days int) bridgetest.Txn {
 		at := now.Add(-time.Duration(days) * 24 * time.Hour).Unix()
-		return simplefintest.Txn{ID: id, Posted: at, Amount: "-9.99", Description: "LATE " + id}
+		return bridgetest.Txn{ID: id, Posted: at, Amount: "-9.99", Description: "LATE " + id}
 	}
 	data.Accounts[0].Transactions = append(data.Accounts[0].Transactions, late("LATE-5", 5), late("LATE-20", 20))
 	second, err := s.run(t, s.newSync(t, false))

@@ -15,8 +15,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -28,13 +28,13 @@ type crashRig struct {
 	store  *models.Store
 	opt    asynq.RedisClientOpt
 	rdb    redis.UniversalClient
-	bridge *simplefintest.Server
+	bridge *bridgetest.Server
 	log    *slog.Logger
 }
 
-func newCrashRig(t *testing.T, data *simplefintest.Dataset) *crashRig {
+func newCrashRig(t *testing.T, data *bridgetest.Dataset) *crashRig {
 	t.Helper()
-	r := &crashRig{store: modelstest.NewStore(t), opt: modelstest.Redis(t, redisDB), bridge: simplefintest.New(t),
+	r := &crashRig{store: modelstest.NewStore(t), opt: modelstest.Redis(t, redisDB), bridge: bridgetest.New(t),
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	r.rdb = r.opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { r.rdb.Close() })
@@ -46,7 +46,7 @@ func newCrashRig(t *testing.T, data *simplefintest.Dataset) *crashRig {
 
 func (r *crashRig) handlers() *jobs.Handlers {
 	return &jobs.Handlers{Store: r.store, Queue: asynq.NewClientFromRedisClient(r.rdb), Log: r.log, Redis: r.rdb,
-		SimpleFIN:   simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		SimpleFIN:   bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
 		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
 }
 
@@ -189,7 +189,7 @@ func (r *crashRig) endState(t *testing.T, c *models.Connection, parent *models.S
 // rows, the same counts, no duplicates, the parent finished once and its
 // payloads deleted.
 func TestSimplefinCrashSafety(t *testing.T) {
-	data := simplefintest.Generate(41, 3, 150, 60, time.Now().UTC())
+	data := bridgetest.Generate(41, 3, 150, 60, time.Now().UTC())
 	want := func() endState {
 		r := newCrashRig(t, data)
 		stop := r.start(t, r.handlers())

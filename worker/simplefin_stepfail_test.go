@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -18,7 +18,7 @@ import (
 // the failure; the others' rows are in; and the next sync reads the same
 // window again, since a failed sync moves nothing forward.
 func TestSimplefinStepFails(t *testing.T) {
-	data := simplefintest.Generate(41, 3, 20, 20, time.Now().UTC())
+	data := bridgetest.Generate(41, 3, 20, 20, time.Now().UTC())
 	r := newCrashRig(t, data)
 	h := r.handlers()
 	var spoil atomic.Bool

@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -135,9 +135,9 @@ func TestWorkerClaimsAConnection(t *testing.T) {
 	defer rdb.Close()
 	queue := asynq.NewClientFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bridge := simplefintest.New(t)
+	fake := bridgetest.New(t)
 	h := &jobs.Handlers{Store: store, Queue: queue, Log: log,
-		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: 5 * time.Millisecond})}
+		SimpleFIN: bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: 5 * time.Millisecond})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -147,7 +147,7 @@ func TestWorkerClaimsAConnection(t *testing.T) {
 
 	f := modelstest.NewFamily(t, store, "bridge")
 	c := &models.Connection{FamilyID: f.Family.ID, Name: "SimpleFIN"}
-	if err := store.CreateConnection(ctx, c, bridge.Token("worker")); err != nil {
+	if err := store.CreateConnection(ctx, c, fake.Token("worker")); err != nil {
 		t.Fatal(err)
 	}
 	task, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
@@ -168,7 +168,7 @@ func TestWorkerClaimsAConnection(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := bridge.Posts("worker"); n != 1 {
+	if n := fake.Posts("worker"); n != 1 {
 		t.Errorf("%d claim POSTs", n)
 	}
 }

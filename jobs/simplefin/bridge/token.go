@@ -1,7 +1,7 @@
-// Package simplefin is the client of the SimpleFIN Bridge protocol: setup
-// tokens, the one-time claim, and (later) account data. It never lets an
+// Package bridge is the client of the SimpleFIN Bridge protocol: setup
+// tokens, the one-time claim, /info and account data. It never lets an
 // access URL's credentials reach an error text or a log line.
-package simplefin
+package bridge
 
 import (
 	"encoding/base64"

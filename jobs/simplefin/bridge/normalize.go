@@ -1,4 +1,4 @@
-package simplefin
+package bridge
 
 import (
 	"fmt"

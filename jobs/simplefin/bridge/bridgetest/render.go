@@ -1,4 +1,4 @@
-package simplefintest
+package bridgetest
 
 import (
 	"encoding/json"

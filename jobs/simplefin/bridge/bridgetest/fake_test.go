@@ -1,4 +1,4 @@
-package simplefintest_test
+package bridgetest_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 )
 
 // get sends an /accounts request with the credentials of an access URL.
@@ -65,16 +65,16 @@ func claim(t *testing.T, token string) (int, string) {
 }
 
 func TestShapes(t *testing.T) {
-	clock := simplefintest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
-	f := simplefintest.Start(t, simplefintest.Options{Now: clock.Now})
+	clock := bridgetest.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	f := bridgetest.Start(t, bridgetest.Options{Now: clock.Now})
 	now := clock.Now()
-	f.SetDataset(&simplefintest.Dataset{
-		Accounts: []simplefintest.Account{
+	f.SetDataset(&bridgetest.Dataset{
+		Accounts: []bridgetest.Account{
 			{ID: "A1", Name: "Checking", Currency: "USD", Balance: "1.00", BalanceDate: now.Unix(), Org: "Bank A",
-				Transactions: []simplefintest.Txn{{ID: "T1", Posted: now.Add(-48 * time.Hour).Unix(), Amount: "-1.00", Description: "old"},
+				Transactions: []bridgetest.Txn{{ID: "T1", Posted: now.Add(-48 * time.Hour).Unix(), Amount: "-1.00", Description: "old"},
 					{ID: "T2", Posted: now.Add(-time.Hour).Unix(), Amount: "-2.00", Description: "new"}}},
 			{ID: "B1", Name: "Savings", Currency: "USD", Balance: "2.00", BalanceDate: now.Unix(), Org: "Bank B"}},
-		Problems: []simplefintest.Problem{{Code: "con.auth", Message: "sign in again", Bank: "Bank B"}},
+		Problems: []bridgetest.Problem{{Code: "con.auth", Message: "sign in again", Bank: "Bank B"}},
 	})
 	access := f.AccessURL("s")
 	q := window(now.Add(-72*time.Hour), now)
@@ -96,7 +96,7 @@ func TestShapes(t *testing.T) {
 	}
 	// Without start-date: the last day only, and a hint. With account and
 	// balances-only: that account, without transactions.
-	f.Exempt(simplefintest.CheckWindow)
+	f.Exempt(bridgetest.CheckWindow)
 	_, day := get(t, access, url.Values{"account": {"A1"}})
 	if !bytes.Contains(day["accounts"], []byte(`"T2"`)) || bytes.Contains(day["accounts"], []byte(`"T1"`)) ||
 		bytes.Contains(day["accounts"], []byte(`"B1"`)) || !bytes.Contains(day["x-api-message"], []byte("start-date")) {
@@ -109,17 +109,17 @@ func TestShapes(t *testing.T) {
 }
 
 func TestTokenModes(t *testing.T) {
-	f := simplefintest.New(t)
-	f.Exempt(simplefintest.CheckClaimOnce) // each token is claimed twice on purpose
+	f := bridgetest.New(t)
+	f.Exempt(bridgetest.CheckClaimOnce) // each token is claimed twice on purpose
 	for _, tc := range []struct {
-		mode          simplefintest.TokenMode
+		mode          bridgetest.TokenMode
 		first, second int // statuses; 0: the connection was dropped
 	}{
-		{simplefintest.OneTime, 200, 403},
-		{simplefintest.Reusable, 200, 200},
-		{simplefintest.Expired, 403, 403},
-		{simplefintest.ConsumeThenFail, 500, 403},
-		{simplefintest.ConsumeThenDrop, 0, 403},
+		{bridgetest.OneTime, 200, 403},
+		{bridgetest.Reusable, 200, 200},
+		{bridgetest.Expired, 403, 403},
+		{bridgetest.ConsumeThenFail, 500, 403},
+		{bridgetest.ConsumeThenDrop, 0, 403},
 	} {
 		token := f.NewToken(string(tc.mode), tc.mode)
 		first, body := claim(t, token)
@@ -142,24 +142,24 @@ func TestTokenModes(t *testing.T) {
 // 24 h of the fake's clock, in each style.
 func TestQuota(t *testing.T) {
 	for _, tc := range []struct {
-		style      simplefintest.QuotaStyle
+		style      bridgetest.QuotaStyle
 		status     int
 		html       bool
 		retryAfter string
 	}{
-		{simplefintest.Quota429JSON, 429, false, "60"},
-		{simplefintest.Quota429HTML, 429, true, ""},
-		{simplefintest.QuotaHTML403, 403, true, ""},
-		{simplefintest.QuotaErrors200, 200, false, ""},
+		{bridgetest.Quota429JSON, 429, false, "60"},
+		{bridgetest.Quota429HTML, 429, true, ""},
+		{bridgetest.QuotaHTML403, 403, true, ""},
+		{bridgetest.QuotaErrors200, 200, false, ""},
 	} {
 		t.Run(string(tc.style), func(t *testing.T) {
-			clock := simplefintest.NewClock(time.Now())
-			f := simplefintest.Start(t, simplefintest.Options{Now: clock.Now})
+			clock := bridgetest.NewClock(time.Now())
+			f := bridgetest.Start(t, bridgetest.Options{Now: clock.Now})
 			ra := 0
 			if tc.retryAfter != "" {
 				ra, _ = strconv.Atoi(tc.retryAfter)
 			}
-			f.SetQuota(simplefintest.Quota{Warn: 2, Block: 3, Style: tc.style, RetryAfter: ra})
+			f.SetQuota(bridgetest.Quota{Warn: 2, Block: 3, Style: tc.style, RetryAfter: ra})
 			f.Generate(1, 1, 5, 5)
 			access, other := f.AccessURL("q"), f.AccessURL("other")
 			q := window(clock.Now().Add(-24*time.Hour), clock.Now())
@@ -174,7 +174,7 @@ func TestQuota(t *testing.T) {
 			if resp.StatusCode != tc.status || html != tc.html || resp.Header.Get("Retry-After") != tc.retryAfter {
 				t.Fatalf("block: %d html %v Retry-After %q", resp.StatusCode, html, resp.Header.Get("Retry-After"))
 			}
-			if tc.style == simplefintest.QuotaErrors200 && (!bytes.Contains(m["errors"], []byte("make fewer requests")) || string(m["accounts"]) != "[]") {
+			if tc.style == bridgetest.QuotaErrors200 && (!bytes.Contains(m["errors"], []byte("make fewer requests")) || string(m["accounts"]) != "[]") {
 				t.Fatalf("errors200: %s", m)
 			}
 			if resp, _ := get(t, other, q); resp.StatusCode != 200 {
@@ -195,10 +195,10 @@ func TestQuota(t *testing.T) {
 // TestViolations: each rule the fake checks on every test's log catches
 // a request that breaks it.
 func TestViolations(t *testing.T) {
-	clock := simplefintest.NewClock(time.Now())
-	f := simplefintest.Start(t, simplefintest.Options{Now: clock.Now, Budget: 2})
-	f.Exempt(simplefintest.CheckPending, simplefintest.CheckWindow, simplefintest.CheckSecrets, simplefintest.CheckBudget,
-		simplefintest.CheckClaimOnce)
+	clock := bridgetest.NewClock(time.Now())
+	f := bridgetest.Start(t, bridgetest.Options{Now: clock.Now, Budget: 2})
+	f.Exempt(bridgetest.CheckPending, bridgetest.CheckWindow, bridgetest.CheckSecrets, bridgetest.CheckBudget,
+		bridgetest.CheckClaimOnce)
 	now := clock.Now()
 	access := f.AccessURL("v")
 	u, _ := url.Parse(access)
@@ -209,9 +209,9 @@ func TestViolations(t *testing.T) {
 	token := f.Token("twice")
 	claim(t, token)
 	claim(t, token)
-	want := []simplefintest.Check{simplefintest.CheckPending, simplefintest.CheckWindow, simplefintest.CheckSecrets,
-		simplefintest.CheckBudget, simplefintest.CheckClaimOnce}
-	var got []simplefintest.Check
+	want := []bridgetest.Check{bridgetest.CheckPending, bridgetest.CheckWindow, bridgetest.CheckSecrets,
+		bridgetest.CheckBudget, bridgetest.CheckClaimOnce}
+	var got []bridgetest.Check
 	for _, v := range f.Violations() {
 		if !slices.Contains(got, v.Check) {
 			got = append(got, v.Check)
@@ -221,34 +221,34 @@ func TestViolations(t *testing.T) {
 		t.Fatalf("violations %v, want %v", f.Violations(), want)
 	}
 	// A second POST after a 5xx is allowed: the Bridge did not serve it.
-	g := simplefintest.New(t)
-	g.Set(simplefintest.Claim500)
+	g := bridgetest.New(t)
+	g.Set(bridgetest.Claim500)
 	again := g.Token("retry")
 	claim(t, again)
-	g.Set(simplefintest.ClaimNormally)
+	g.Set(bridgetest.ClaimNormally)
 	if status, _ := claim(t, again); status != 200 || len(g.Violations()) != 0 {
 		t.Fatalf("retry after a 5xx: %d %v", status, g.Violations())
 	}
 
 	day := 86400
-	reqs := func(windows ...[2]int) []simplefintest.Request {
-		var out []simplefintest.Request
+	reqs := func(windows ...[2]int) []bridgetest.Request {
+		var out []bridgetest.Request
 		for _, w := range windows {
-			out = append(out, simplefintest.Request{Query: url.Values{"start-date": {strconv.Itoa(w[0])}, "end-date": {strconv.Itoa(w[1])}}})
+			out = append(out, bridgetest.Request{Query: url.Values{"start-date": {strconv.Itoa(w[0])}, "end-date": {strconv.Itoa(w[1])}}})
 		}
 		return out
 	}
-	if err := simplefintest.Contiguous(reqs([2]int{90 * day, 180 * day}, [2]int{90 * day, 180 * day}, [2]int{0, 90 * day})); err != nil {
+	if err := bridgetest.Contiguous(reqs([2]int{90 * day, 180 * day}, [2]int{90 * day, 180 * day}, [2]int{0, 90 * day})); err != nil {
 		t.Fatal(err)
 	}
-	if err := simplefintest.Contiguous(reqs([2]int{91 * day, 180 * day}, [2]int{0, 90 * day})); err == nil {
+	if err := bridgetest.Contiguous(reqs([2]int{91 * day, 180 * day}, [2]int{0, 90 * day})); err == nil {
 		t.Fatal("a gap passed")
 	}
 }
 
 // TestControl drives the fake over its /_fake/* endpoints only.
 func TestControl(t *testing.T) {
-	f := simplefintest.New(t)
+	f := bridgetest.New(t)
 	call := func(method, path string, in any, out any) int {
 		t.Helper()
 		b, _ := json.Marshal(in)
@@ -308,7 +308,7 @@ func TestControl(t *testing.T) {
 	if resp, _ := get(t, tok.AccessURL, q); resp.StatusCode != 403 {
 		t.Fatalf("revoked: %d", resp.StatusCode)
 	}
-	var log []simplefintest.Request
+	var log []bridgetest.Request
 	call("GET", "/_fake/requests", nil, &log)
 	if len(log) != 5 || log[0].Method != "POST" || !log[0].ContentLength || log[1].Fault != "500" || log[3].Fault != "capped" || log[4].Fault != "revoked" ||
 		log[2].User == "" || log[2].Query.Get("pending") != "1" || log[2].Bytes == 0 || !log[2].Time.Equal(clock.Now) {

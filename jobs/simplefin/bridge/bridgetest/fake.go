@@ -1,8 +1,8 @@
-// Package simplefintest is a SimpleFIN Bridge server written to the
+// Package bridgetest is a SimpleFIN Bridge server written to the
 // protocol, for tests: it runs on loopback, over HTTP or HTTPS, can be
 // told to misbehave, and checks every test's request log against the
 // protocol rules. Tests import it; the service never does.
-package simplefintest
+package bridgetest
 
 import (
 	"crypto/rand"

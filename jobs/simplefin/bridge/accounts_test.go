@@ -1,4 +1,4 @@
-package simplefin_test
+package bridge_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 )
 
 const accountSet = `{"errors":["Example Bank: sign-in needs attention"],"x-api-message":["hint"],
@@ -18,17 +18,17 @@ const accountSet = `{"errors":["Example Bank: sign-in needs attention"],"x-api-m
 {"id":"T-9","posted":1767225600,"amount":"-19.99","description":"BOOKSHOP ONLINE","payee":"Bookshop"},
 {"id":"T-10","posted":0,"amount":"-5.00","description":"COFFEE","pending":true,"transacted_at":1767300000}]}]}`
 
-func fetch(t *testing.T, bridge *simplefintest.Server, access string, pending bool) (*simplefin.AccountSet, error) {
+func fetch(t *testing.T, fake *bridgetest.Server, access string, pending bool) (*bridge.AccountSet, error) {
 	t.Helper()
-	c := simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
+	c := bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
 	end := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
-	return c.Accounts(context.Background(), access, simplefin.FetchOptions{Start: end.AddDate(0, 0, -90), End: end, Pending: pending})
+	return c.Accounts(context.Background(), access, bridge.FetchOptions{Start: end.AddDate(0, 0, -90), End: end, Pending: pending})
 }
 
 func TestAccounts(t *testing.T) {
-	bridge := simplefintest.New(t)
-	bridge.SetAccounts(simplefintest.AccountsNormally, accountSet)
-	set, err := fetch(t, bridge, bridge.AccessURL("a"), true)
+	fake := bridgetest.New(t)
+	fake.SetAccounts(bridgetest.AccountsNormally, accountSet)
+	set, err := fetch(t, fake, fake.AccessURL("a"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +42,15 @@ func TestAccounts(t *testing.T) {
 	if len(set.Errors) != 1 || len(set.APIMessages) != 1 {
 		t.Errorf("errors %v messages %v", set.Errors, set.APIMessages)
 	}
-	n, q := bridge.AccountsRequests()
+	n, q := fake.AccountsRequests()
 	if n != 1 || q.Get("start-date") != "1759622400" || q.Get("end-date") != "1767398400" || q.Get("pending") != "1" {
 		t.Errorf("query %v", q)
 	}
 	// pending is left out, never sent as 0.
-	if _, err := fetch(t, bridge, bridge.AccessURL("a"), false); err != nil {
+	if _, err := fetch(t, fake, fake.AccessURL("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	if _, q := bridge.AccountsRequests(); q.Has("pending") {
+	if _, q := fake.AccountsRequests(); q.Has("pending") {
 		t.Errorf("pending sent: %v", q)
 	}
 }
@@ -58,52 +58,52 @@ func TestAccounts(t *testing.T) {
 func TestAccountsFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
-		behaviour simplefintest.AccountsBehaviour
+		behaviour bridgetest.AccountsBehaviour
 		revoke    bool
-		kind      simplefin.FetchKind
+		kind      bridge.FetchKind
 		requests  int
 	}{
-		{"revoked access URL", simplefintest.AccountsNormally, true, simplefin.AuthFailed, 1},
-		{"payment required", simplefintest.Accounts402, false, simplefin.PaymentRequired, 1},
-		{"html 403 is a block, not a revocation", simplefintest.AccountsHTML403, false, simplefin.RateLimited, 1},
-		{"429", simplefintest.Accounts429, false, simplefin.RateLimited, 1},
-		{"truncated JSON", simplefintest.AccountsTruncated, false, simplefin.BadAnswer, 1},
-		{"reset mid-body is retried", simplefintest.AccountsReset, false, simplefin.Unavailable, 4},
+		{"revoked access URL", bridgetest.AccountsNormally, true, bridge.AuthFailed, 1},
+		{"payment required", bridgetest.Accounts402, false, bridge.PaymentRequired, 1},
+		{"html 403 is a block, not a revocation", bridgetest.AccountsHTML403, false, bridge.RateLimited, 1},
+		{"429", bridgetest.Accounts429, false, bridge.RateLimited, 1},
+		{"truncated JSON", bridgetest.AccountsTruncated, false, bridge.BadAnswer, 1},
+		{"reset mid-body is retried", bridgetest.AccountsReset, false, bridge.Unavailable, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			bridge := simplefintest.New(t)
-			bridge.SetAccounts(tc.behaviour, accountSet)
+			fake := bridgetest.New(t)
+			fake.SetAccounts(tc.behaviour, accountSet)
 			if tc.revoke {
-				bridge.Revoke("a")
+				fake.Revoke("a")
 			}
-			_, err := fetch(t, bridge, bridge.AccessURL("a"), true)
-			var fe *simplefin.FetchError
+			_, err := fetch(t, fake, fake.AccessURL("a"), true)
+			var fe *bridge.FetchError
 			if !errors.As(err, &fe) || fe.Kind != tc.kind {
 				t.Fatalf("err = %v, want kind %d", err, tc.kind)
 			}
 			if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "127.0.0.1") {
 				t.Errorf("the error names the access URL: %v", err)
 			}
-			if tc.behaviour == simplefintest.Accounts429 && fe.RetryAfter != 120*time.Second {
+			if tc.behaviour == bridgetest.Accounts429 && fe.RetryAfter != 120*time.Second {
 				t.Errorf("Retry-After %v", fe.RetryAfter)
 			}
-			if n, _ := bridge.AccountsRequests(); n != tc.requests {
+			if n, _ := fake.AccountsRequests(); n != tc.requests {
 				t.Errorf("%d requests, want %d", n, tc.requests)
 			}
 		})
 	}
 	t.Run("a 5xx is an answer, for a retry later", func(t *testing.T) {
-		bridge := simplefintest.New(t)
-		bridge.SetAccounts(simplefintest.Accounts5xxOnce, accountSet)
-		_, err := fetch(t, bridge, bridge.AccessURL("a"), true)
-		var fe *simplefin.FetchError
-		if !errors.As(err, &fe) || fe.Kind != simplefin.Unavailable || !fe.Retry {
+		fake := bridgetest.New(t)
+		fake.SetAccounts(bridgetest.Accounts5xxOnce, accountSet)
+		_, err := fetch(t, fake, fake.AccessURL("a"), true)
+		var fe *bridge.FetchError
+		if !errors.As(err, &fe) || fe.Kind != bridge.Unavailable || !fe.Retry {
 			t.Fatalf("err = %v", err)
 		}
-		if n, _ := bridge.AccountsRequests(); n != 1 {
+		if n, _ := fake.AccountsRequests(); n != 1 {
 			t.Errorf("%d requests, want 1", n)
 		}
-		if _, err := fetch(t, bridge, bridge.AccessURL("a"), true); err != nil {
+		if _, err := fetch(t, fake, fake.AccessURL("a"), true); err != nil {
 			t.Fatalf("the next run: %v", err)
 		}
 	})
@@ -111,22 +111,22 @@ func TestAccountsFailures(t *testing.T) {
 
 // TestAccountsTolerantDecoding: one odd field spoils only its own row.
 func TestAccountsTolerantDecoding(t *testing.T) {
-	bridge := simplefintest.New(t)
-	bridge.SetAccounts(simplefintest.AccountsNormally, `{"errors":[],"accounts":[{"id":"A","name":"x","currency":"USD",
+	fake := bridgetest.New(t)
+	fake.SetAccounts(bridgetest.AccountsNormally, `{"errors":[],"accounts":[{"id":"A","name":"x","currency":"USD",
 "balance":812.5,"balance-date":"NaN","transactions":[
 {"id":"1","posted":"unavailable","amount":12.5,"description":"a"},
 {"id":"2","posted":1767225600,"amount":"1e3","description":"b"},
 {"id":"3","posted":1767225600,"amount":true,"description":"c"}]}]}`)
-	set, err := fetch(t, bridge, bridge.AccessURL("a"), true)
+	set, err := fetch(t, fake, fake.AccessURL("a"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := set.Accounts[0]
-	if a.Balance != "812.5" || a.BalanceDate != simplefin.BadEpoch {
+	if a.Balance != "812.5" || a.BalanceDate != bridge.BadEpoch {
 		t.Errorf("account: balance %q date %d", a.Balance, a.BalanceDate)
 	}
 	txs := a.Transactions
-	if txs[0].Amount != "12.5" || txs[0].Posted != simplefin.BadEpoch || txs[1].Amount != "1e3" || txs[2].Amount != "" {
+	if txs[0].Amount != "12.5" || txs[0].Posted != bridge.BadEpoch || txs[1].Amount != "1e3" || txs[2].Amount != "" {
 		t.Errorf("transactions: %+v", txs)
 	}
 }
@@ -135,21 +135,21 @@ func TestAccountsTolerantDecoding(t *testing.T) {
 // fails the request once, final and marked as never sent; with the
 // fake's CA the same request succeeds.
 func TestAccountsUntrustedCertificate(t *testing.T) {
-	bridge := simplefintest.NewTLS(t)
-	bridge.SetAccounts(simplefintest.AccountsNormally, accountSet)
+	fake := bridgetest.NewTLS(t)
+	fake.SetAccounts(bridgetest.AccountsNormally, accountSet)
 	attempts := 0
-	o := simplefin.FetchOptions{Start: time.Now().AddDate(0, 0, -30), End: time.Now(), Attempt: func(int) error { attempts++; return nil }}
-	c := simplefin.NewClient(simplefin.Options{AllowPrivateHosts: true, RetryInitial: time.Millisecond})
-	_, err := c.Accounts(context.Background(), bridge.AccessURL("a"), o)
-	var fe *simplefin.FetchError
-	if !errors.As(err, &fe) || fe.Kind != simplefin.BadAnswer || !errors.Is(err, simplefin.ErrNotSent) || attempts != 1 {
+	o := bridge.FetchOptions{Start: time.Now().AddDate(0, 0, -30), End: time.Now(), Attempt: func(int) error { attempts++; return nil }}
+	c := bridge.NewClient(bridge.Options{AllowPrivateHosts: true, RetryInitial: time.Millisecond})
+	_, err := c.Accounts(context.Background(), fake.AccessURL("a"), o)
+	var fe *bridge.FetchError
+	if !errors.As(err, &fe) || fe.Kind != bridge.BadAnswer || !errors.Is(err, bridge.ErrNotSent) || attempts != 1 {
 		t.Fatalf("err = %v after %d attempts", err, attempts)
 	}
-	if n, _ := bridge.AccountsRequests(); n != 0 {
+	if n, _ := fake.AccountsRequests(); n != 0 {
 		t.Fatalf("%d requests reached the Bridge", n)
 	}
-	trusted := simplefin.NewClient(simplefin.Options{AllowPrivateHosts: true, RootCAs: bridge.CertPool()})
-	if _, err := trusted.Accounts(context.Background(), bridge.AccessURL("a"), o); err != nil {
+	trusted := bridge.NewClient(bridge.Options{AllowPrivateHosts: true, RootCAs: fake.CertPool()})
+	if _, err := trusted.Accounts(context.Background(), fake.AccessURL("a"), o); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -161,7 +161,7 @@ func TestRemoteIDDecoding(t *testing.T) {
 		{`"ACT-1"`, "ACT-1"}, {`12345`, "12345"}, {`-7`, "-7"}, {`1.50`, "1.50"}, {`" x "`, " x "},
 		{`null`, ""}, {`{"a":1}`, ""}, {`true`, ""}, {`[1]`, ""},
 	} {
-		var a simplefin.Account
+		var a bridge.Account
 		if err := json.Unmarshal([]byte(`{"id":`+tc.in+`,"conn_id":`+tc.in+`,"transactions":[{"id":`+tc.in+`}]}`), &a); err != nil {
 			t.Errorf("%s: %v", tc.in, err)
 			continue

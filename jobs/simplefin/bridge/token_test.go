@@ -1,4 +1,4 @@
-package simplefin_test
+package bridge_test
 
 import (
 	"encoding/base64"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 )
 
 func TestParseSetupToken(t *testing.T) {
@@ -37,8 +37,8 @@ func TestParseSetupToken(t *testing.T) {
 		{"no host", b64("https:///claim/x"), false, "claim_url_invalid", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u, err := simplefin.ParseSetupToken(tc.token, tc.http)
-			var te *simplefin.TokenError
+			u, err := bridge.ParseSetupToken(tc.token, tc.http)
+			var te *bridge.TokenError
 			if tc.code == "" {
 				if err != nil || u.String() != tc.want {
 					t.Fatalf("got %v, %v; want %s", u, err, tc.want)
@@ -59,7 +59,7 @@ func FuzzParseSetupToken(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, token string) {
-		u, err := simplefin.ParseSetupToken(token, false)
+		u, err := bridge.ParseSetupToken(token, false)
 		if err != nil {
 			return
 		}
