@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 	"coffer/sso"
 )
@@ -47,7 +48,7 @@ type Options struct {
 	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
 	SimpleFINAllowHTTP bool
 	// SimpleFINDailyBudget is the requests per connection and rolling day
-	// that the worker allows; 0 means jobs.DefaultDailyBudget.
+	// that the worker allows; 0 means simplefin.DefaultDailyBudget.
 	SimpleFINDailyBudget int
 	// SimpleFINSyncCron, SimpleFINSyncLocation and SimpleFINSyncJitter are
 	// the scheduler's daily sync settings, from which a connection's
@@ -107,7 +108,7 @@ type Handler struct {
 
 	simplefinHTTP bool
 	dailyBudget   int
-	calendar      *jobs.SyncCalendar
+	calendar      *simplefin.SyncCalendar
 	pages         map[string]*template.Template
 	dummyOnce     sync.Once
 	dummyHash     string // checked for unknown emails, so they take as long as known ones; made on first use
@@ -134,7 +135,7 @@ func New(o Options) (*fiber.App, error) {
 		h.now = time.Now
 	}
 	if h.dailyBudget <= 0 {
-		h.dailyBudget = jobs.DefaultDailyBudget
+		h.dailyBudget = simplefin.DefaultDailyBudget
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -147,7 +148,7 @@ func New(o Options) (*fiber.App, error) {
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
 	}
 	var err error
-	if h.calendar, err = jobs.NewSyncCalendar(o.SimpleFINSyncCron, o.SimpleFINSyncLocation, o.SimpleFINSyncJitter); err != nil {
+	if h.calendar, err = simplefin.NewSyncCalendar(o.SimpleFINSyncCron, o.SimpleFINSyncLocation, o.SimpleFINSyncJitter); err != nil {
 		return nil, err
 	}
 	if h.pages, err = parseTemplates(); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"coffer/api"
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -90,13 +91,14 @@ func runWorker(t *testing.T, e *env) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testLog{t}, nil))
 	queue := asynq.NewClientFromRedisClient(e.rdb)
-	h := &jobs.Handlers{Store: e.store, Queue: queue, Log: log, Redis: e.rdb,
-		SimpleFIN:   bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
-		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
+	h := &simplefin.Handlers{Store: e.store, Queue: queue, Log: log, Redis: e.rdb,
+		Bridge:  bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: e.redis, Handlers: h, Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
+		done <- worker.Run(ctx, worker.Options{Redis: e.redis, Handlers: &jobs.Handlers{Store: e.store, Queue: queue, Log: log}, SimpleFIN: h,
+			Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
 	}()
 	t.Cleanup(func() {
 		cancel()

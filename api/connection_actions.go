@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -74,7 +75,7 @@ func (h *Handler) describeConnections(c *fiber.Ctx, conns []models.Connection) (
 	}
 	var used map[uuid.UUID]int
 	if h.redis != nil {
-		if used, err = jobs.RequestsLast24hOf(ctx, h.redis, ids, h.now()); err != nil {
+		if used, err = simplefin.RequestsLast24hOf(ctx, h.redis, ids, h.now()); err != nil {
 			// The ledger answers without it; the budget itself is enforced by the worker.
 			h.log.Warn("request budget unreadable", "request_id", requestIDOf(c), "error", err)
 		}
@@ -249,7 +250,7 @@ func (h *Handler) syncConnection(c *fiber.Ctx) error {
 	// and the answer says when.
 	notBefore := h.now()
 	if h.redis != nil {
-		if at, err := jobs.BudgetFreeAt(ctx, h.redis, conn.ID, h.dailyBudget, notBefore); err == nil {
+		if at, err := simplefin.BudgetFreeAt(ctx, h.redis, conn.ID, h.dailyBudget, notBefore); err == nil {
 			notBefore = at
 		}
 	}
@@ -259,7 +260,7 @@ func (h *Handler) syncConnection(c *fiber.Ctx) error {
 		return err
 	}
 	if created {
-		if err := jobs.EnqueueSync(ctx, h.queue, sy, 0); err != nil {
+		if err := simplefin.EnqueueSync(ctx, h.queue, sy, 0); err != nil {
 			h.log.Error("enqueue sync", "request_id", requestIDOf(c), "sync_id", sy.ID, "error", err)
 		}
 		return c.Status(fiber.StatusAccepted).JSON(renderSync(sy, false))

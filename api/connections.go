@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
@@ -155,7 +155,7 @@ func (h *Handler) checkToken(token string) error {
 // failure is only logged, because the sweeper queues claims that have no
 // task.
 func (h *Handler) enqueueClaim(c *fiber.Ctx, conn *models.Connection) {
-	task, err := jobs.NewSimplefinClaimTask(conn.FamilyID, conn.ID, conn.ClaimSeq)
+	task, err := simplefin.NewClaimTask(conn.FamilyID, conn.ID, conn.ClaimSeq)
 	if err == nil {
 		_, err = h.queue.EnqueueContext(c.UserContext(), task)
 	}
@@ -193,10 +193,10 @@ func (h *Handler) deleteConnection(c *fiber.Ctx) error {
 		return err
 	}
 	if h.redis != nil {
-		jobs.ForgetConnection(ctx, h.redis, id, ended)
+		simplefin.ForgetConnection(ctx, h.redis, id, ended)
 	}
 	if purge {
-		task, err := jobs.NewSimplefinPurgeTask(k.FamilyID, id)
+		task, err := simplefin.NewPurgeTask(k.FamilyID, id)
 		if err == nil {
 			_, err = h.queue.EnqueueContext(ctx, task)
 		}

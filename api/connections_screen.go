@@ -9,7 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
@@ -98,7 +98,7 @@ func (h *Handler) connectionsPage(c *fiber.Ctx, status int, msg string) error {
 			card.AccountNames[pa.ID.String()] = pa.Name
 		}
 		if h.redis != nil {
-			card.Requests, _ = jobs.RequestsLast24h(ctx, h.redis, conn.ID, h.now())
+			card.Requests, _ = simplefin.RequestsLast24h(ctx, h.redis, conn.ID, h.now())
 		}
 		d.Connections = append(d.Connections, card)
 	}
@@ -175,7 +175,7 @@ func (h *Handler) syncConnectionScreen(c *fiber.Ctx) error {
 		return err
 	}
 	if created {
-		if err := jobs.EnqueueSync(c.UserContext(), h.queue, sy, 0); err != nil {
+		if err := simplefin.EnqueueSync(c.UserContext(), h.queue, sy, 0); err != nil {
 			h.log.Error("enqueue sync", "request_id", requestIDOf(c), "sync_id", sy.ID, "error", err)
 		}
 		return h.redirect(c, "/settings/connections", "Sync started.")
@@ -230,10 +230,10 @@ func (h *Handler) disconnectScreen(c *fiber.Ctx) error {
 		return err
 	}
 	if h.redis != nil {
-		jobs.ForgetConnection(c.UserContext(), h.redis, conn.ID, ended)
+		simplefin.ForgetConnection(c.UserContext(), h.redis, conn.ID, ended)
 	}
 	if purge {
-		task, err := jobs.NewSimplefinPurgeTask(conn.FamilyID, conn.ID)
+		task, err := simplefin.NewPurgeTask(conn.FamilyID, conn.ID)
 		if err == nil {
 			_, err = h.queue.EnqueueContext(c.UserContext(), task)
 		}

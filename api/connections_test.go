@@ -14,6 +14,7 @@ import (
 
 	"coffer/api"
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
@@ -125,9 +126,9 @@ func TestDeletePurgesOnlyCreatedAccounts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("purge not queued: %v", err)
 	}
-	h := &jobs.Handlers{Store: e.store}
+	h := &simplefin.Handlers{Store: e.store}
 	for i := 0; i < 2; i++ { // a second run finds nothing left
-		if err := h.SimplefinPurge(ctx, asynq.NewTask(info.Type, info.Payload)); err != nil {
+		if err := h.Purge(ctx, asynq.NewTask(info.Type, info.Payload)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"coffer/api"
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
@@ -23,8 +24,8 @@ func familyTasks(t *testing.T, insp *asynq.Inspector, e *env) int {
 			t.Fatal(err)
 		}
 		for _, info := range infos {
-			var p jobs.SyncPayload
-			if info.Type == jobs.TypeSimplefinSync && json.Unmarshal(info.Payload, &p) == nil && p.FamilyID == e.alpha.Family.ID {
+			var p simplefin.SyncPayload
+			if info.Type == simplefin.TypeSync && json.Unmarshal(info.Payload, &p) == nil && p.FamilyID == e.alpha.Family.ID {
 				n++
 			}
 		}
@@ -72,7 +73,7 @@ func TestSyncNowRunsAScheduledSync(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("scheduled sync: %v %v", created, err)
 	}
-	if err := jobs.EnqueueSync(ctx, asynq.NewClientFromRedisClient(e.rdb), sy, delay); err != nil {
+	if err := simplefin.EnqueueSync(ctx, asynq.NewClientFromRedisClient(e.rdb), sy, delay); err != nil {
 		t.Fatal(err)
 	}
 	insp := asynq.NewInspectorFromRedisClient(e.rdb)

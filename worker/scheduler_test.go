@@ -11,6 +11,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -37,7 +38,7 @@ func TestTwoSchedulersOneSyncPerConnection(t *testing.T) {
 	var runs atomic.Int64
 	clock.Store(day1.UnixNano())
 	h := r.handlers()
-	h.SyncOptions.Jitter = window
+	h.Options.Jitter = window
 	h.Now = func() time.Time { runs.Add(1); return time.Unix(0, clock.Load()).UTC() }
 
 	f := modelstest.NewFamily(t, r.store, "schedulers")
@@ -47,8 +48,8 @@ func TestTwoSchedulersOneSyncPerConnection(t *testing.T) {
 		if err := r.store.CreateConnection(ctx, c, r.bridge.Token(name)); err != nil {
 			t.Fatal(err)
 		}
-		claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
-		if err := h.SimplefinClaim(ctx, asynq.NewTask(claim.Type(), claim.Payload())); err != nil {
+		claim, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+		if err := h.Claim(ctx, asynq.NewTask(claim.Type(), claim.Payload())); err != nil {
 			t.Fatal(err)
 		}
 		// The first sync is over; the connection is due for a daily one.
@@ -118,8 +119,8 @@ func TestTwoSchedulersOneSyncPerConnection(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, info := range infos {
-				var p jobs.SyncPayload
-				if info.Type == jobs.TypeSimplefinSync && json.Unmarshal(info.Payload, &p) == nil && p.FamilyID == f.Family.ID {
+				var p simplefin.SyncPayload
+				if info.Type == simplefin.TypeSync && json.Unmarshal(info.Payload, &p) == nil && p.FamilyID == f.Family.ID {
 					n++
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -44,21 +45,22 @@ func newCrashRig(t *testing.T, data *bridgetest.Dataset) *crashRig {
 	return r
 }
 
-func (r *crashRig) handlers() *jobs.Handlers {
-	return &jobs.Handlers{Store: r.store, Queue: asynq.NewClientFromRedisClient(r.rdb), Log: r.log, Redis: r.rdb,
-		SimpleFIN:   bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
-		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
+func (r *crashRig) handlers() *simplefin.Handlers {
+	return &simplefin.Handlers{Store: r.store, Queue: asynq.NewClientFromRedisClient(r.rdb), Log: r.log, Redis: r.rdb,
+		Bridge:  bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
 }
 
-// start runs a worker with h; the returned stop shuts it down the way
+// start runs a worker with h and the generic handlers on its store; the returned stop shuts it down the way
 // SIGTERM does, with almost no time for running tasks, so they go back
 // to the queue.
-func (r *crashRig) start(t *testing.T, h *jobs.Handlers) (stop func()) {
+func (r *crashRig) start(t *testing.T, h *simplefin.Handlers) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: r.opt, Handlers: h, Logger: r.log, Concurrency: 4,
+		done <- worker.Run(ctx, worker.Options{Redis: r.opt, Handlers: &jobs.Handlers{Store: h.Store, Queue: h.Queue, Log: h.Log}, SimpleFIN: h,
+			Logger: r.log, Concurrency: 4,
 			BalanceSweepCron: "@every 1h", ShutdownTimeout: 10 * time.Millisecond})
 	}()
 	var once sync.Once
@@ -83,7 +85,7 @@ func (r *crashRig) connect(t *testing.T, name string) *models.Connection {
 	if err := r.store.CreateConnection(context.Background(), c, r.bridge.Token(name)); err != nil {
 		t.Fatal(err)
 	}
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	claim, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 	if _, err := asynq.NewClientFromRedisClient(r.rdb).Enqueue(claim); err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestSimplefinCrashSafety(t *testing.T) {
 		t.Fatalf("undisturbed run imported %d rows, want %d", len(want.rows), data.Count())
 	}
 
-	for _, point := range []string{jobs.HookFetch, jobs.HookSteps, jobs.HookImport, jobs.HookImported} {
+	for _, point := range []string{simplefin.HookFetch, simplefin.HookSteps, simplefin.HookImport, simplefin.HookImported} {
 		t.Run(point, func(t *testing.T) {
 			r := newCrashRig(t, data)
 			reached := make(chan struct{})

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
@@ -24,7 +24,7 @@ func TestSimplefinStepFails(t *testing.T) {
 	var spoil atomic.Bool
 	spoil.Store(true)
 	h.Hook = func(ctx context.Context, point string) {
-		if point != jobs.HookSteps || !spoil.Load() {
+		if point != simplefin.HookSteps || !spoil.Load() {
 			return
 		}
 		// Spoil one account's payload once its steps are stored.
@@ -65,7 +65,7 @@ func TestSimplefinStepFails(t *testing.T) {
 		t.Fatalf("next sync: %v", err)
 	}
 	spoil.Store(false)
-	if err := jobs.EnqueueSync(context.Background(), h.Queue, next, 0); err != nil {
+	if err := simplefin.EnqueueSync(context.Background(), h.Queue, next, 0); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the next sync to end", func() (bool, string) {

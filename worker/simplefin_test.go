@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -28,13 +29,14 @@ func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspect
 	t.Cleanup(func() { rdb.Close() })
 	queue := asynq.NewClientFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(bridgetest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := &jobs.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
-		SimpleFIN:   bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
-		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
+	h := &simplefin.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
+		Bridge:  bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: h, Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
+		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, SimpleFIN: h,
+			Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -55,7 +57,7 @@ func connectThrough(t *testing.T, store *models.Store, queue *asynq.Client, fake
 	if err := store.CreateConnection(context.Background(), c, fake.Token(code)); err != nil {
 		t.Fatal(err)
 	}
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	claim, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 	if _, err := queue.Enqueue(claim); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestSimplefinUnreadableFailsAfterRetries(t *testing.T) {
 		got = syncs[0]
 		return !got.Active(), got.Status
 	})
-	if got.Status != models.SyncFailed || got.Error == nil || *got.Error != jobs.MsgUnreadable || got.RequestsUsed != 4 {
+	if got.Status != models.SyncFailed || got.Error == nil || *got.Error != simplefin.MsgUnreadable || got.RequestsUsed != 4 {
 		t.Fatalf("sync %s %v after %d requests", got.Status, got.Error, got.RequestsUsed)
 	}
 	if n, _ := fake.AccountsRequests(); n != 4 {

@@ -15,12 +15,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 )
 
 // Options is what the worker and the scheduler need from main.
 type Options struct {
 	Redis       asynq.RedisConnOpt
-	Handlers    *jobs.Handlers
+	Handlers    *jobs.Handlers      // the generic task types
+	SimpleFIN   *simplefin.Handlers // the SimpleFIN task types
 	Logger      *slog.Logger
 	Concurrency int
 	// BalanceSweepCron is when every balance is recalculated (UTC).
@@ -39,25 +41,20 @@ type Options struct {
 	LeaseTTL time.Duration
 }
 
-// Mux routes every task type to its handler, with logging around each.
-func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
+// Table is every task type the worker runs: the generic ones and the
+// SimpleFIN ones, each listed once.
+func (o Options) Table() (jobs.Table, error) {
+	return jobs.Merge(o.Handlers.Table(), o.SimpleFIN.Table())
+}
+
+// Mux routes every task type of the table to its handler, with logging
+// around each.
+func Mux(table jobs.Table, log *slog.Logger) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	mux.Use(logging(log))
-	mux.HandleFunc(jobs.TypeAccountBalance, h.AccountBalance)
-	mux.HandleFunc(jobs.TypeBalanceSweep, h.BalanceSweep)
-	mux.HandleFunc(jobs.TypeChatReply, h.ChatReply)
-	mux.HandleFunc(jobs.TypeRequeue, h.Requeue)
-	mux.HandleFunc(jobs.TypeAuditArchive, h.AuditArchive)
-	mux.HandleFunc(jobs.TypeSimplefinClaim, h.SimplefinClaim)
-	mux.HandleFunc(jobs.TypeSimplefinSync, h.SimplefinSync)
-	mux.HandleFunc(jobs.TypeSimplefinImport, h.SimplefinImport)
-	mux.HandleFunc(jobs.TypeSimplefinFetchInfo, h.SimplefinFetchInfo)
-	mux.HandleFunc(jobs.TypeSimplefinPurge, h.SimplefinPurge)
-	mux.HandleFunc(jobs.TypeSimplefinSchedule, h.SimplefinSchedule)
-	mux.HandleFunc(jobs.TypeSimplefinSweep, h.SimplefinSweep)
-	mux.HandleFunc(jobs.TypeRolesSync, h.RolesSync)
-	mux.HandleFunc(jobs.TypeSecretsBackfill, h.SecretsBackfill)
-	mux.HandleFunc(jobs.TypeFamilyPurge, h.FamilyPurge)
+	for typ, j := range table {
+		mux.HandleFunc(typ, j.Handler)
+	}
 	return mux
 }
 
@@ -83,9 +80,10 @@ func logging(log *slog.Logger) asynq.MiddlewareFunc {
 	}
 }
 
-// NewServer builds the asynq server. Running tasks get ShutdownTimeout to
-// finish when it stops; the rest go back to Redis for another worker.
-func NewServer(o Options) *asynq.Server {
+// NewServer builds the asynq server for the task types of table. Running
+// tasks get ShutdownTimeout to finish when it stops; the rest go back to
+// Redis for another worker.
+func NewServer(o Options, table jobs.Table) *asynq.Server {
 	shutdown := o.ShutdownTimeout
 	if shutdown <= 0 {
 		shutdown = 25 * time.Second
@@ -100,16 +98,20 @@ func NewServer(o Options) *asynq.Server {
 		Logger:                   asynqLogger{o.Logger},
 		LogLevel:                 asynq.WarnLevel,
 		// A deferred sync (budget, rate limit) runs again at its own time
-		// and uses up no retry.
-		RetryDelayFunc: o.Handlers.RetryDelay,
+		// and uses up no retry; each task type keeps its own retry delays.
+		RetryDelayFunc: table.RetryDelay,
 		IsFailure:      jobs.IsFailure,
 	})
 }
 
 // Run processes tasks until ctx ends, then shuts down gracefully.
 func Run(ctx context.Context, o Options) error {
-	srv := NewServer(o)
-	if err := srv.Start(Mux(o.Handlers, o.Logger)); err != nil {
+	table, err := o.Table()
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	srv := NewServer(o, table)
+	if err := srv.Start(Mux(table, o.Logger)); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	o.Logger.Info("worker started", "concurrency", o.Concurrency)
@@ -144,10 +146,10 @@ func NewScheduler(o Options) (*asynq.Scheduler, error) {
 		}
 		// The fan-out reads the day from the clock in the sync's zone.
 		cron := "CRON_TZ=" + loc.String() + " " + o.SimplefinSyncCron
-		if _, err := s.Register(cron, jobs.NewSimplefinScheduleTask()); err != nil {
+		if _, err := s.Register(cron, simplefin.NewScheduleTask()); err != nil {
 			return nil, fmt.Errorf("worker: schedule SimpleFIN syncs: %w", err)
 		}
-		if _, err := s.Register("@every 10m", jobs.NewSimplefinSweepTask()); err != nil {
+		if _, err := s.Register("@every 10m", simplefin.NewSweepTask()); err != nil {
 			return nil, fmt.Errorf("worker: schedule SimpleFIN sweep: %w", err)
 		}
 	}

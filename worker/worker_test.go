@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -136,12 +137,13 @@ func TestWorkerClaimsAConnection(t *testing.T) {
 	queue := asynq.NewClientFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	fake := bridgetest.New(t)
-	h := &jobs.Handlers{Store: store, Queue: queue, Log: log,
-		SimpleFIN: bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: 5 * time.Millisecond})}
+	h := &simplefin.Handlers{Store: store, Queue: queue, Log: log,
+		Bridge: bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: 5 * time.Millisecond})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: h, Logger: log, Concurrency: 2, BalanceSweepCron: "@every 1h"})
+		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, SimpleFIN: h,
+			Logger: log, Concurrency: 2, BalanceSweepCron: "@every 1h"})
 	}()
 	defer func() { cancel(); <-done }()
 
@@ -150,7 +152,7 @@ func TestWorkerClaimsAConnection(t *testing.T) {
 	if err := store.CreateConnection(ctx, c, fake.Token("worker")); err != nil {
 		t.Fatal(err)
 	}
-	task, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	task, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 	if _, err := queue.Enqueue(task); err != nil {
 		t.Fatal(err)
 	}

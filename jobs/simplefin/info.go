@@ -1,4 +1,4 @@
-package jobs
+package simplefin
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"coffer/jobs"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
-// TypeSimplefinFetchInfo reads a connection's server versions once, right
+// TypeFetchInfo reads a connection's server versions once, right
 // after a successful claim. A failure is only a warning.
-const TypeSimplefinFetchInfo = "simplefin:fetch_info"
+const TypeFetchInfo = "simplefin:fetch_info"
 
 // ConnectionPayload names a connection.
 type ConnectionPayload struct {
@@ -24,21 +25,21 @@ type ConnectionPayload struct {
 	ConnectionID uuid.UUID `json:"connection_id"`
 }
 
-// NewSimplefinFetchInfoTask builds the /info read of a connection.
-func NewSimplefinFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
+// NewFetchInfoTask builds the /info read of a connection.
+func NewFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
 	payload, err := json.Marshal(ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID})
 	if err != nil {
-		return nil, fmt.Errorf("jobs: fetch info payload: %w", err)
+		return nil, fmt.Errorf("simplefin: fetch info payload: %w", err)
 	}
-	return asynq.NewTask(TypeSimplefinFetchInfo, payload, asynq.Queue(QueueDefault), asynq.MaxRetry(2),
+	return asynq.NewTask(TypeFetchInfo, payload, asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(2),
 		asynq.Timeout(time.Minute), asynq.Unique(time.Hour)), nil
 }
 
-// SimplefinFetchInfo handles TypeSimplefinFetchInfo. The request counts
+// FetchInfo handles TypeFetchInfo. The request counts
 // against the connection's budget like any other.
-func (h *Handlers) SimplefinFetchInfo(ctx context.Context, t *asynq.Task) error {
+func (h *Handlers) FetchInfo(ctx context.Context, t *asynq.Task) error {
 	var p ConnectionPayload
-	if err := decode(t, &p); err != nil {
+	if err := jobs.Decode(t, &p); err != nil {
 		return err
 	}
 	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
@@ -52,13 +53,13 @@ func (h *Handlers) SimplefinFetchInfo(ctx context.Context, t *asynq.Task) error 
 	if err != nil || conn.Status == models.ConnDisconnected {
 		return nil
 	}
-	b := budget{rdb: h.Redis, limit: h.SyncOptions.withDefaults().DailyBudget}
+	b := budget{rdb: h.Redis, limit: h.Options.withDefaults().DailyBudget}
 	slots, _, err := b.reserve(ctx, conn.ID, 1, h.now())
 	if err != nil || slots == nil {
 		h.logger(ctx, t).Warn("server versions not read: no request budget", "connection_id", conn.ID)
 		return nil
 	}
-	versions, err := h.SimpleFIN.Info(ctx, access)
+	versions, err := h.Bridge.Info(ctx, access)
 	if errors.Is(err, bridge.ErrNotSent) {
 		if err := b.release(ctx, conn.ID, slots[0]); err != nil {
 			return err

@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -87,7 +87,7 @@ func TestReconnectInPlace(t *testing.T) {
 // retry with nothing written.
 func TestReadTimeout(t *testing.T) {
 	s := newSyncSetup(t)
-	s.h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true,
+	s.h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true,
 		AccountsTimeout: 100 * time.Millisecond, RetryInitial: time.Millisecond})
 	s.bridge.SetAccounts(bridgetest.AccountsHang, "")
 	got, err := s.run(t, s.first)
@@ -117,8 +117,8 @@ func TestDialFailureReleasesBudget(t *testing.T) {
 	if used, _ := s.h.Redis.ZCard(context.Background(), key).Result(); used != 0 {
 		t.Fatalf("budget counts %d after refused connections, want 0", used)
 	}
-	tk, _ := jobs.NewSimplefinFetchInfoTask(s.f.Family.ID, s.conn.ID)
-	if err := s.h.SimplefinFetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
+	tk, _ := simplefin.NewFetchInfoTask(s.f.Family.ID, s.conn.ID)
+	if err := s.h.FetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
 		t.Fatal(err)
 	}
 	if used, _ := s.h.Redis.ZCard(context.Background(), key).Result(); used != 0 {

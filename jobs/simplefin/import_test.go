@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"

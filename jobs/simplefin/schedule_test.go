@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -10,14 +10,15 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
 func TestFetchInfo(t *testing.T) {
 	s := newSyncSetup(t)
-	tk, _ := jobs.NewSimplefinFetchInfoTask(s.f.Family.ID, s.conn.ID)
-	if err := s.h.SimplefinFetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
+	tk, _ := simplefin.NewFetchInfoTask(s.f.Family.ID, s.conn.ID)
+	if err := s.h.FetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
 		t.Fatal(err)
 	}
 	if got := reload(t, s.store, s.conn).ServerVersions; len(got) != 1 || got[0] != "1.0" {
@@ -31,7 +32,7 @@ func TestFetchInfo(t *testing.T) {
 func TestScheduleOneSyncPerConnection(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.h.SyncOptions.Jitter = 30 * time.Minute
+	s.h.Options.Jitter = 30 * time.Minute
 	if err := s.store.FailSync(ctx, s.first, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -45,11 +46,11 @@ func TestScheduleOneSyncPerConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.store.ConnectionFetchFailed(ctx, other, models.ConnRequiresReconnect, jobs.MsgReconnect, nil); err != nil {
+	if err := s.store.ConnectionFetchFailed(ctx, other, models.ConnRequiresReconnect, simplefin.MsgReconnect, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if err := s.h.SimplefinSchedule(ctx, asynq.NewTask(jobs.TypeSimplefinSchedule, nil)); err != nil {
+		if err := s.h.Schedule(ctx, asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -106,7 +107,7 @@ func TestSweep(t *testing.T) {
 	taskID := "simplefin:sync:" + s.first.ID.String()
 	_ = insp.DeleteTask(jobs.QueueDefault, taskID)
 	s.h.Now = func() time.Time { return time.Now().Add(25 * time.Hour) }
-	if err := s.h.SimplefinSweep(ctx, asynq.NewTask(jobs.TypeSimplefinSweep, nil)); err != nil {
+	if err := s.h.Sweep(ctx, asynq.NewTask(simplefin.TypeSweep, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if got := reload(t, s.store, failed); got.SetupTokenEnc != nil || got.ClaimRetryable {
@@ -120,7 +121,7 @@ func TestSweep(t *testing.T) {
 	// A fresh pending sync without a task is queued again.
 	s.h.Now = nil
 	fresh := s.newSync(t, false)
-	if err := s.h.SimplefinSweep(ctx, asynq.NewTask(jobs.TypeSimplefinSweep, nil)); err != nil {
+	if err := s.h.Sweep(ctx, asynq.NewTask(simplefin.TypeSweep, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String()); err != nil {
@@ -202,7 +203,7 @@ func TestRedirectAndTooLarge(t *testing.T) {
 	}
 	s.bridge.SetAccounts(bridgetest.AccountsNormally, "")
 	s.bridge.SetDataset(bridgetest.Generate(1, 1, 100, 10, time.Now().UTC()))
-	s.h.SyncOptions.MaxBody = 1000
+	s.h.Options.MaxBody = 1000
 	got, err = s.run(t, s.newSync(t, false))
 	if err != nil || got.Status != models.SyncFailed || !strings.Contains(*got.Error, "response too large") || got.RequestsUsed != 1 {
 		t.Fatalf("too large: %v %s %v", err, got.Status, got.Error)
@@ -245,7 +246,7 @@ func TestPaymentRequiredProbedDaily(t *testing.T) {
 	for i, want := range []int{1, 1, 2} {
 		day = d0.Add([]time.Duration{time.Hour, 13 * time.Hour, 25 * time.Hour}[i]) // the same day twice, then the next
 		for i := 0; i < 2; i++ {
-			if err := s.h.SimplefinSchedule(ctx, asynq.NewTask(jobs.TypeSimplefinSchedule, nil)); err != nil {
+			if err := s.h.Schedule(ctx, asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
 func sweep(t *testing.T, s *syncSetup) {
 	t.Helper()
-	if err := s.h.SimplefinSweep(context.Background(), asynq.NewTask(jobs.TypeSimplefinSweep, nil)); err != nil {
+	if err := s.h.Sweep(context.Background(), asynq.NewTask(simplefin.TypeSweep, nil)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -48,7 +49,7 @@ func TestSweepReplacesArchivedTasks(t *testing.T) {
 	}
 
 	// The fetch queues one step per account; archive one of them.
-	if err := s.h.SimplefinSync(ctx, task(t, syncTask(s.first))); err != nil {
+	if err := s.h.Sync(ctx, task(t, syncTask(s.first))); err != nil {
 		t.Fatal(err)
 	}
 	_ = insp.DeleteTask(jobs.QueueDefault, syncID)
@@ -65,7 +66,7 @@ func TestSweepReplacesArchivedTasks(t *testing.T) {
 		t.Fatalf("step task after the sweep: %v", info.State)
 	}
 	for _, c := range parent.Children {
-		if err := s.h.SimplefinImport(ctx, task(t, func() (*asynq.Task, error) { return jobs.NewSimplefinImportTask(c.FamilyID, c.ID) })); err != nil {
+		if err := s.h.Import(ctx, task(t, func() (*asynq.Task, error) { return simplefin.NewImportTask(c.FamilyID, c.ID) })); err != nil {
 			t.Fatal(err)
 		}
 		_ = insp.DeleteTask(jobs.QueueDefault, "simplefin:import:"+c.ID.String())
@@ -76,7 +77,7 @@ func TestSweepReplacesArchivedTasks(t *testing.T) {
 
 	// A claim whose task was archived is queued afresh too.
 	c := connect(t, s.store, s.f, s.bridge.Token("archived"))
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	claim, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 	if _, err := s.h.Queue.Enqueue(claim); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestSweepRunsOverdueTasks(t *testing.T) {
 	insp := asynq.NewInspectorFromRedisClient(s.h.Redis)
 	id := "simplefin:sync:" + s.first.ID.String()
 	_ = insp.DeleteTask(jobs.QueueDefault, id)
-	tk, _ := jobs.NewSimplefinSyncTask(s.first.FamilyID, s.first.ID)
+	tk, _ := simplefin.NewSyncTask(s.first.FamilyID, s.first.ID)
 	if _, err := s.h.Queue.Enqueue(tk, asynq.ProcessIn(5*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestSweepGivesUpAfterADay(t *testing.T) {
 	ctx := context.Background()
 	insp := asynq.NewInspectorFromRedisClient(s.h.Redis)
 	s.bridge.SetDataset(bridgetest.Generate(22, 1, 5, 5, time.Now().UTC()))
-	if err := s.h.SimplefinSync(ctx, task(t, syncTask(s.first))); err != nil {
+	if err := s.h.Sync(ctx, task(t, syncTask(s.first))); err != nil {
 		t.Fatal(err)
 	}
 	_ = insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+s.first.ID.String())

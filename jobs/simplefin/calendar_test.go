@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -18,8 +19,8 @@ import (
 func TestNextSync(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.h.SyncOptions.Jitter = 30 * time.Minute
-	cal, err := jobs.NewSyncCalendar("22 2 * * *", nil, 30*time.Minute)
+	s.h.Options.Jitter = 30 * time.Minute
+	cal, err := simplefin.NewSyncCalendar("22 2 * * *", nil, 30*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestNextSync(t *testing.T) {
 	}
 	// The fan-out on that tick queues the sync for exactly that time.
 	s.h.Now = func() time.Time { return tick }
-	if err := s.h.SimplefinSchedule(ctx, asynq.NewTask(jobs.TypeSimplefinSchedule, nil)); err != nil {
+	if err := s.h.Schedule(ctx, asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
 		t.Fatal(err)
 	}
 	scheduled, err := s.store.ActiveSync(ctx, s.f.Family.ID, conn.ID)
@@ -61,7 +62,7 @@ func TestNextSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nyCal, err := jobs.NewSyncCalendar("22 2 * * *", ny, 30*time.Minute)
+	nyCal, err := simplefin.NewSyncCalendar("22 2 * * *", ny, 30*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +86,10 @@ func TestNextSync(t *testing.T) {
 			t.Errorf("%s: %v, want none", status, got)
 		}
 	}
-	if _, err := jobs.NewSyncCalendar("not a cron", nil, 0); err == nil {
+	if _, err := simplefin.NewSyncCalendar("not a cron", nil, 0); err == nil {
 		t.Error("a bad cron was accepted")
 	}
-	if got := (&jobs.SyncCalendar{}).NextSync(conn, nil, before); got != nil {
+	if got := (&simplefin.SyncCalendar{}).NextSync(conn, nil, before); got != nil {
 		t.Errorf("without a cron: %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package jobs
+package simplefin
 
 import (
 	"bytes"
@@ -13,35 +13,36 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"coffer/jobs"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
-// TypeSimplefinImport imports one remote account's fetched transactions
+// TypeImport imports one remote account's fetched transactions
 // into its ledger account: one account step of a sync.
-const TypeSimplefinImport = "simplefin:import"
+const TypeImport = "simplefin:import"
 
 const importTimeout = 10 * time.Minute
 
-// NewSimplefinImportTask builds one account step, unique per step.
-func NewSimplefinImportTask(familyID, stepID uuid.UUID) (*asynq.Task, error) {
+// NewImportTask builds one account step, unique per step.
+func NewImportTask(familyID, stepID uuid.UUID) (*asynq.Task, error) {
 	payload, err := json.Marshal(SyncPayload{FamilyID: familyID, SyncID: stepID})
 	if err != nil {
-		return nil, fmt.Errorf("jobs: import payload: %w", err)
+		return nil, fmt.Errorf("simplefin: import payload: %w", err)
 	}
-	return asynq.NewTask(TypeSimplefinImport, payload, asynq.Queue(QueueDefault), asynq.MaxRetry(5),
+	return asynq.NewTask(TypeImport, payload, asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(5),
 		asynq.Timeout(importTimeout), asynq.TaskID(importTaskID(stepID))), nil
 }
 
 func importTaskID(stepID uuid.UUID) string { return "simplefin:import:" + stepID.String() }
 
-// SimplefinImport handles TypeSimplefinImport. The whole step (rows,
+// Import handles TypeImport. The whole step (rows,
 // aliases, counts, the step's completion and maybe the parent's) commits
 // in one transaction, so a worker killed at any point leaves nothing
 // half-done and the re-delivered task reaches the same end.
-func (h *Handlers) SimplefinImport(ctx context.Context, t *asynq.Task) error {
+func (h *Handlers) Import(ctx context.Context, t *asynq.Task) error {
 	var p SyncPayload
-	if err := decode(t, &p); err != nil {
+	if err := jobs.Decode(t, &p); err != nil {
 		return err
 	}
 	step, err := h.Store.LeaseSync(ctx, p.FamilyID, p.SyncID, importTimeout+5*time.Minute)
@@ -64,7 +65,7 @@ func (h *Handlers) SimplefinImport(ctx context.Context, t *asynq.Task) error {
 			if ferr := h.Store.FailSync(context.WithoutCancel(ctx), step, "the import failed"); ferr != nil {
 				return ferr
 			}
-			return fmt.Errorf("jobs: import %s: %v: %w", step.ID, err, asynq.SkipRetry)
+			return fmt.Errorf("simplefin: import %s: %v: %w", step.ID, err, asynq.SkipRetry)
 		}
 		if derr := h.Store.DeferSync(context.WithoutCancel(ctx), step, h.now(), ""); derr != nil {
 			return derr
@@ -110,7 +111,7 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 			step.Warnings = append(step.Warnings, w)
 		}
 	}
-	o := h.SyncOptions.withDefaults()
+	o := h.Options.withDefaults()
 	h.hook(ctx, HookImport)
 	err = h.Store.ImportTransactions(ctx, step, *pa.AccountID, rows.Rows, models.ImportOptions{
 		ConnectionID: conn.ID, IncludePending: conn.IncludePending, MatchDays: o.PendingMatchDays,
@@ -123,7 +124,7 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 	}
 	h.hook(ctx, HookImported)
 	if h.Queue != nil {
-		if task, err := NewAccountBalanceTask(step.FamilyID, *pa.AccountID); err == nil {
+		if task, err := jobs.NewAccountBalanceTask(step.FamilyID, *pa.AccountID); err == nil {
 			if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
 				h.Log.Warn("balance not queued", "account_id", *pa.AccountID, "error", err)
 			}

@@ -1,4 +1,4 @@
-package jobs
+package simplefin
 
 import (
 	"context"
@@ -11,13 +11,14 @@ import (
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"coffer/jobs"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
-// TypeSimplefinClaim exchanges a connection's setup token for its access
+// TypeClaim exchanges a connection's setup token for its access
 // URL: one POST, never two.
-const TypeSimplefinClaim = "simplefin:claim"
+const TypeClaim = "simplefin:claim"
 
 // Messages a user sees on a failed claim (spec/aggregator.md §4).
 const (
@@ -39,14 +40,14 @@ type ClaimPayload struct {
 	Seq          int       `json:"seq"`
 }
 
-// NewSimplefinClaimTask builds the claim of one attempt, unique per
+// NewClaimTask builds the claim of one attempt, unique per
 // connection and attempt.
-func NewSimplefinClaimTask(familyID, connectionID uuid.UUID, seq int) (*asynq.Task, error) {
+func NewClaimTask(familyID, connectionID uuid.UUID, seq int) (*asynq.Task, error) {
 	payload, err := json.Marshal(ClaimPayload{FamilyID: familyID, ConnectionID: connectionID, Seq: seq})
 	if err != nil {
-		return nil, fmt.Errorf("jobs: claim payload: %w", err)
+		return nil, fmt.Errorf("simplefin: claim payload: %w", err)
 	}
-	return asynq.NewTask(TypeSimplefinClaim, payload, asynq.Queue(QueueCritical), asynq.MaxRetry(3),
+	return asynq.NewTask(TypeClaim, payload, asynq.Queue(jobs.QueueCritical), asynq.MaxRetry(3),
 		asynq.Timeout(60*time.Second), asynq.TaskID(claimTaskID(connectionID, seq))), nil
 }
 
@@ -54,12 +55,12 @@ func claimTaskID(connectionID uuid.UUID, seq int) string {
 	return "simplefin:claim:" + connectionID.String() + ":" + strconv.Itoa(seq)
 }
 
-// SimplefinClaim handles TypeSimplefinClaim. It records that the POST is
+// Claim handles TypeClaim. It records that the POST is
 // about to go before sending it; a run that finds that mark (a worker died
 // mid-claim) never POSTs again.
-func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
+func (h *Handlers) Claim(ctx context.Context, t *asynq.Task) error {
 	var p ClaimPayload
-	if err := decode(t, &p); err != nil {
+	if err := jobs.Decode(t, &p); err != nil {
 		return err
 	}
 	step, c, err := h.Store.BeginClaim(ctx, p.FamilyID, p.ConnectionID, p.Seq)
@@ -74,7 +75,7 @@ func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
 		return nil
 	case models.ClaimUnclear:
 		if h.now().Sub(*c.ClaimSentAt) < claimDeadline {
-			return fmt.Errorf("jobs: claim of %s may still be in flight", c.ID)
+			return fmt.Errorf("simplefin: claim of %s may still be in flight", c.ID)
 		}
 		return h.Store.ClaimFailed(ctx, c, MsgClaimUnconfirmed, false)
 	}
@@ -83,11 +84,11 @@ func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return h.Store.ClaimFailed(ctx, c, MsgClaimUnconfirmed, false)
 	}
-	claimURL, err := bridge.ParseSetupToken(token, h.SimpleFIN.AllowHTTP)
+	claimURL, err := bridge.ParseSetupToken(token, h.Bridge.AllowHTTP)
 	if err != nil {
 		return h.Store.ClaimFailed(ctx, c, "The setup token is not valid. Create a new one.", false)
 	}
-	access, err := h.SimpleFIN.Claim(ctx, claimURL)
+	access, err := h.Bridge.Claim(ctx, claimURL)
 	var ce *bridge.ClaimError
 	switch {
 	case err == nil:
@@ -95,7 +96,7 @@ func (h *Handlers) SimplefinClaim(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return err
 		}
-		if task, err := NewSimplefinFetchInfoTask(c.FamilyID, c.ID); err == nil && h.Queue != nil {
+		if task, err := NewFetchInfoTask(c.FamilyID, c.ID); err == nil && h.Queue != nil {
 			if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrDuplicateTask) {
 				h.logger(ctx, t).Warn("fetch_info not queued", "connection_id", c.ID, "error", err)
 			}

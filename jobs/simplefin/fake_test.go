@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -27,8 +27,8 @@ func TestHTTPSClaimAndSync(t *testing.T) {
 	if err != nil || !strings.HasPrefix(access, "https://") || !strings.HasPrefix(s.bridge.URL, "https://") {
 		t.Fatalf("access URL over %q: %v", strings.SplitN(access, ":", 2)[0], err)
 	}
-	tk, _ := jobs.NewSimplefinFetchInfoTask(s.f.Family.ID, s.conn.ID)
-	if err := s.h.SimplefinFetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
+	tk, _ := simplefin.NewFetchInfoTask(s.f.Family.ID, s.conn.ID)
+	if err := s.h.FetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
 		t.Fatal(err)
 	}
 	data := s.bridge.Generate(21, 2, 30, 60)
@@ -53,7 +53,7 @@ func TestHTTPSClaimAndSync(t *testing.T) {
 // the Bridge, so the token is kept for a Retry.
 func TestClaimUntrustedCertificate(t *testing.T) {
 	h, store, _ := newHandlers(t)
-	h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
+	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
 		RetryInitial: time.Millisecond})
 	fake := bridgetest.NewTLS(t)
 	c := connect(t, store, modelstest.NewFamily(t, store, "tls"), fake.Token("tls"))
@@ -61,14 +61,14 @@ func TestClaimUntrustedCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := reload(t, store, c)
-	if got.Status != models.ConnClaimFailed || *got.StatusMessage != jobs.MsgClaimUnreachable || !got.ClaimRetryable || got.SetupTokenEnc == nil {
+	if got.Status != models.ConnClaimFailed || *got.StatusMessage != simplefin.MsgClaimUnreachable || !got.ClaimRetryable || got.SetupTokenEnc == nil {
 		t.Fatalf("after an untrusted certificate: %s %q retryable %v", got.Status, *got.StatusMessage, got.ClaimRetryable)
 	}
 	if n := fake.Connections(); n != 1 || fake.Posts("tls") != 0 {
 		t.Fatalf("%d connections, %d POSTs; want one handshake and no POST", n, fake.Posts("tls"))
 	}
 	// The same client check, directly: the error names the certificate.
-	_, err := h.SimpleFIN.Claim(context.Background(), mustURL(t, fake.URL+"/simplefin/claim/direct"))
+	_, err := h.Bridge.Claim(context.Background(), mustURL(t, fake.URL+"/simplefin/claim/direct"))
 	var ce *bridge.ClaimError
 	if !errors.As(err, &ce) || ce.Outcome != bridge.NeverSent || !strings.Contains(ce.Detail, "certificate") {
 		t.Fatalf("claim error %v", err)
@@ -126,7 +126,7 @@ func mustURL(t *testing.T, s string) *url.URL {
 func TestLongLookbackChunks(t *testing.T) {
 	clock := bridgetest.NewClock(time.Now().UTC())
 	s := newSyncSetupWith(t, bridgetest.Options{Now: clock.Now})
-	s.h.SyncOptions.LookbackDays = 365
+	s.h.Options.LookbackDays = 365
 	data := s.bridge.Generate(365, 2, 60, 360)
 	got, err := s.run(t, s.first)
 	if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 5 || got.TransactionsCreated != data.Count() {

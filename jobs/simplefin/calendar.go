@@ -1,4 +1,4 @@
-package jobs
+package simplefin
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ type SyncCalendar struct {
 // spec: no scheduled syncs) in loc (nil: UTC); jitter is the
 // SIMPLEFIN_SYNC_JITTER window, zero meaning its default.
 func NewSyncCalendar(spec string, loc *time.Location, jitter time.Duration) (*SyncCalendar, error) {
-	c := &SyncCalendar{jitter: SimplefinOptions{Jitter: jitter}.withDefaults().Jitter}
+	c := &SyncCalendar{jitter: Options{Jitter: jitter}.withDefaults().Jitter}
 	if spec == "" {
 		return c, nil
 	}
@@ -30,7 +30,7 @@ func NewSyncCalendar(spec string, loc *time.Location, jitter time.Duration) (*Sy
 	}
 	sched, err := cron.ParseStandard("CRON_TZ=" + loc.String() + " " + spec)
 	if err != nil {
-		return nil, fmt.Errorf("jobs: SimpleFIN sync cron %q: %w", spec, err)
+		return nil, fmt.Errorf("simplefin: sync cron %q: %w", spec, err)
 	}
 	c.schedule = sched
 	return c, nil

@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -149,7 +149,7 @@ func TestWorkerKilledMidImport(t *testing.T) {
 	ctx := context.Background()
 	data := bridgetest.Generate(3, 2, 50, 30, time.Now().UTC())
 	s.bridge.SetDataset(data)
-	if err := s.h.SimplefinSync(ctx, task(t, syncTask(s.first))); err != nil {
+	if err := s.h.Sync(ctx, task(t, syncTask(s.first))); err != nil {
 		t.Fatal(err)
 	}
 	parent, _ := s.store.Sync(ctx, s.f.Family.ID, s.first.ID)
@@ -186,7 +186,7 @@ func TestTwoWorkersOneSync(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.h.SimplefinSync(context.Background(), task(t, syncTask(s.first))); err != nil {
+			if err := s.h.Sync(context.Background(), task(t, syncTask(s.first))); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -228,7 +228,7 @@ func TestNetworkFaults(t *testing.T) {
 	})
 	t.Run("a body dripping past the deadline", func(t *testing.T) {
 		s := newSyncSetup(t)
-		s.h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true,
+		s.h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true,
 			AccountsTimeout: 300 * time.Millisecond, RetryInitial: time.Millisecond})
 		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
 		s.bridge.Script(bridgetest.AccountsDrip)
@@ -265,7 +265,7 @@ func TestNetworkFaults(t *testing.T) {
 // and is deferred to the first free slot.
 func TestBudgetNeverExceeded(t *testing.T) {
 	s := newSyncSetup(t)
-	s.h.SyncOptions.DailyBudget = 2
+	s.h.Options.DailyBudget = 2
 	s.bridge.SetDataset(bridgetest.Generate(6, 1, 5, 5, time.Now().UTC()))
 	for i := 0; i < 2; i++ {
 		sy := s.first
@@ -293,14 +293,14 @@ func TestImportCancelledMidway(t *testing.T) {
 	s := newSyncSetup(t)
 	data := bridgetest.Generate(10, 1, 30, 20, time.Now().UTC())
 	s.bridge.SetDataset(data)
-	if err := s.h.SimplefinSync(context.Background(), task(t, syncTask(s.first))); err != nil {
+	if err := s.h.Sync(context.Background(), task(t, syncTask(s.first))); err != nil {
 		t.Fatal(err)
 	}
 	parent, _ := s.store.Sync(context.Background(), s.f.Family.ID, s.first.ID)
 	step := parent.Children[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := s.h.SimplefinImport(ctx, task(t, func() (*asynq.Task, error) { return jobs.NewSimplefinImportTask(step.FamilyID, step.ID) })); err == nil {
+	if err := s.h.Import(ctx, task(t, func() (*asynq.Task, error) { return simplefin.NewImportTask(step.FamilyID, step.ID) })); err == nil {
 		t.Fatal("a cancelled import reported success")
 	}
 	if n := len(s.imported(t)); n != 0 {

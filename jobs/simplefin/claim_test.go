@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -13,17 +13,17 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 )
 
-func claimSetup(t *testing.T) (*jobs.Handlers, *models.Store, *bridgetest.Server, *modelstest.FamilyFixture) {
+func claimSetup(t *testing.T) (*simplefin.Handlers, *models.Store, *bridgetest.Server, *modelstest.FamilyFixture) {
 	t.Helper()
 	h, store, _ := newHandlers(t)
-	h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
+	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
 	return h, store, bridgetest.New(t), modelstest.NewFamily(t, store, "bridge")
 }
 
@@ -36,13 +36,13 @@ func connect(t *testing.T, store *models.Store, f *modelstest.FamilyFixture, tok
 	return c
 }
 
-func runClaim(t *testing.T, h *jobs.Handlers, c *models.Connection) error {
+func runClaim(t *testing.T, h *simplefin.Handlers, c *models.Connection) error {
 	t.Helper()
-	task, err := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	task, err := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return h.SimplefinClaim(context.Background(), asynq.NewTask(task.Type(), task.Payload()))
+	return h.Claim(context.Background(), asynq.NewTask(task.Type(), task.Payload()))
 }
 
 func reload(t *testing.T, store *models.Store, c *models.Connection) *models.Connection {
@@ -87,15 +87,15 @@ func TestClaimFailures(t *testing.T) {
 		retryable bool
 		posts     int
 	}{
-		{"token already used", bridgetest.ClaimNormally, true, "", jobs.MsgClaimRefused, false, 2},
-		{"token expired", bridgetest.ClaimNormally, false, bridgetest.Expired, jobs.MsgClaimRefused, false, 1},
-		{"html block page", bridgetest.ClaimHTML403, false, "", jobs.MsgClaimUnreachable, true, 1},
-		{"server error", bridgetest.Claim500, false, "", jobs.MsgClaimUnreachable, true, 1},
-		{"token used, then a server error", bridgetest.ClaimNormally, false, bridgetest.ConsumeThenFail, jobs.MsgClaimUnreachable, true, 1},
-		{"timeout after the request was written", bridgetest.ClaimHang, false, "", jobs.MsgClaimUnconfirmed, false, 1},
-		{"reset after the token was used", bridgetest.ClaimReset, false, "", jobs.MsgClaimUnconfirmed, false, 1},
-		{"access URL without a password", bridgetest.ClaimBadURL, false, "", jobs.MsgClaimUnconfirmed, false, 1},
-		{"a 200 that is not a URL", bridgetest.ClaimNotURL, false, "", jobs.MsgClaimUnconfirmed, false, 1},
+		{"token already used", bridgetest.ClaimNormally, true, "", simplefin.MsgClaimRefused, false, 2},
+		{"token expired", bridgetest.ClaimNormally, false, bridgetest.Expired, simplefin.MsgClaimRefused, false, 1},
+		{"html block page", bridgetest.ClaimHTML403, false, "", simplefin.MsgClaimUnreachable, true, 1},
+		{"server error", bridgetest.Claim500, false, "", simplefin.MsgClaimUnreachable, true, 1},
+		{"token used, then a server error", bridgetest.ClaimNormally, false, bridgetest.ConsumeThenFail, simplefin.MsgClaimUnreachable, true, 1},
+		{"timeout after the request was written", bridgetest.ClaimHang, false, "", simplefin.MsgClaimUnconfirmed, false, 1},
+		{"reset after the token was used", bridgetest.ClaimReset, false, "", simplefin.MsgClaimUnconfirmed, false, 1},
+		{"access URL without a password", bridgetest.ClaimBadURL, false, "", simplefin.MsgClaimUnconfirmed, false, 1},
+		{"a 200 that is not a URL", bridgetest.ClaimNotURL, false, "", simplefin.MsgClaimUnconfirmed, false, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, store, fake, f := claimSetup(t)
@@ -192,7 +192,7 @@ func TestClaimInterruptedMidway(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := reload(t, store, c)
-	if got.Status != models.ConnClaimFailed || *got.StatusMessage != jobs.MsgClaimUnconfirmed || fake.Posts("mid") != 0 {
+	if got.Status != models.ConnClaimFailed || *got.StatusMessage != simplefin.MsgClaimUnconfirmed || fake.Posts("mid") != 0 {
 		t.Fatalf("after the deadline: %s %v, %d POSTs", got.Status, got.StatusMessage, fake.Posts("mid"))
 	}
 }
@@ -203,7 +203,7 @@ func TestClaimInterruptedMidway(t *testing.T) {
 // loopback sees no connection at all.
 func TestClaimPrivateAddressRefused(t *testing.T) {
 	h, store, _ := newHandlers(t)
-	h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, ClaimTimeout: 2 * time.Second, RetryInitial: time.Millisecond})
+	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, ClaimTimeout: 2 * time.Second, RetryInitial: time.Millisecond})
 	fake := bridgetest.New(t)
 	f := modelstest.NewFamily(t, store, "ssrf")
 	for _, token := range []string{fake.Token("loopback"),
@@ -213,7 +213,7 @@ func TestClaimPrivateAddressRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := reload(t, store, c)
-		if got.Status != models.ConnClaimFailed || got.StatusMessage == nil || *got.StatusMessage != jobs.MsgClaimNotAllowed || got.ClaimRetryable {
+		if got.Status != models.ConnClaimFailed || got.StatusMessage == nil || *got.StatusMessage != simplefin.MsgClaimNotAllowed || got.ClaimRetryable {
 			t.Fatalf("%s: %s %v retryable %v", token, got.Status, got.StatusMessage, got.ClaimRetryable)
 		}
 	}

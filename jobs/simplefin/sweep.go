@@ -1,4 +1,4 @@
-package jobs
+package simplefin
 
 import (
 	"context"
@@ -8,16 +8,17 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"coffer/jobs"
 	"coffer/models"
 )
 
-// SimplefinSweep handles TypeSimplefinSweep: it re-queues due syncs and
+// Sweep handles TypeSweep: it re-queues due syncs and
 // claims that have no task that will run (a web request that committed
 // but could not enqueue, a lost worker, a task archived after its last
 // retry), fails fetches whose worker is gone, ends syncs that can no
 // longer run, erases retryable setup tokens kept over a day, and drops
 // orphaned payloads.
-func (h *Handlers) SimplefinSweep(ctx context.Context, t *asynq.Task) error {
+func (h *Handlers) Sweep(ctx context.Context, t *asynq.Task) error {
 	now := h.now()
 	log := h.logger(ctx, t)
 	insp := asynq.NewInspectorFromRedisClient(h.Redis)
@@ -33,7 +34,7 @@ func (h *Handlers) SimplefinSweep(ctx context.Context, t *asynq.Task) error {
 	}
 	for i := range lost {
 		sy := &lost[i]
-		live, err := taskLive(insp, QueueDefault, syncTaskID(sy.ID))
+		live, err := taskLive(insp, jobs.QueueDefault, syncTaskID(sy.ID))
 		if err != nil {
 			return err
 		}
@@ -74,11 +75,11 @@ func (h *Handlers) SimplefinSweep(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	for _, c := range claiming {
-		task, err := NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+		task, err := NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 		if err == nil {
 			// A claim has no due time: one waiting for its retry is left
 			// to it, since the claim job decides what a late run means.
-			err = h.ensureQueued(ctx, insp, task, QueueCritical, claimTaskID(c.ID, c.ClaimSeq), time.Time{}, true)
+			err = h.ensureQueued(ctx, insp, task, jobs.QueueCritical, claimTaskID(c.ID, c.ClaimSeq), time.Time{}, true)
 		}
 		if err != nil {
 			log.Warn("claim not re-queued", "connection_id", c.ID, "error", err)
@@ -91,17 +92,17 @@ func (h *Handlers) SimplefinSweep(ctx context.Context, t *asynq.Task) error {
 // the import of an account step.
 func syncTaskOf(sy *models.Sync) (*asynq.Task, string, string) {
 	if sy.Kind == models.SyncKindAccount {
-		task, err := NewSimplefinImportTask(sy.FamilyID, sy.ID)
+		task, err := NewImportTask(sy.FamilyID, sy.ID)
 		if err != nil {
 			return nil, "", ""
 		}
-		return task, QueueDefault, importTaskID(sy.ID)
+		return task, jobs.QueueDefault, importTaskID(sy.ID)
 	}
-	task, err := NewSimplefinSyncTask(sy.FamilyID, sy.ID)
+	task, err := NewSyncTask(sy.FamilyID, sy.ID)
 	if err != nil {
 		return nil, "", ""
 	}
-	return task, QueueDefault, syncTaskID(sy.ID)
+	return task, jobs.QueueDefault, syncTaskID(sy.ID)
 }
 
 // ensureQueued makes sure a task will run for work the database says is
@@ -135,7 +136,7 @@ func (h *Handlers) ensureQueued(ctx context.Context, insp *asynq.Inspector, task
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("jobs: inspect task %s: %w", id, err)
+		return fmt.Errorf("simplefin: inspect task %s: %w", id, err)
 	}
 	switch info.State {
 	case asynq.TaskStateArchived, asynq.TaskStateCompleted:
@@ -143,7 +144,7 @@ func (h *Handlers) ensureQueued(ctx context.Context, insp *asynq.Inspector, task
 			return errTaskDead
 		}
 		if err := insp.DeleteTask(queue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-			return fmt.Errorf("jobs: delete dead task %s: %w", id, err)
+			return fmt.Errorf("simplefin: delete dead task %s: %w", id, err)
 		}
 		if err := enqueue(); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return err
@@ -160,7 +161,7 @@ func (h *Handlers) ensureQueued(ctx context.Context, insp *asynq.Inspector, task
 		}
 		if info.NextProcessAt.After(due.Add(slack)) {
 			if err := insp.RunTask(queue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) {
-				return fmt.Errorf("jobs: run task %s now: %w", id, err)
+				return fmt.Errorf("simplefin: run task %s now: %w", id, err)
 			}
 		}
 	}
@@ -168,7 +169,7 @@ func (h *Handlers) ensureQueued(ctx context.Context, insp *asynq.Inspector, task
 }
 
 // errTaskDead: the work's task will never run again and was not replaced.
-var errTaskDead = errors.New("jobs: the task is archived")
+var errTaskDead = errors.New("simplefin: the task is archived")
 
 // taskLive reports whether a task of that id exists and may still run.
 func taskLive(insp *asynq.Inspector, queue, id string) (bool, error) {
@@ -177,7 +178,7 @@ func taskLive(insp *asynq.Inspector, queue, id string) (bool, error) {
 	case errors.Is(err, asynq.ErrTaskNotFound), errors.Is(err, asynq.ErrQueueNotFound):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("jobs: inspect task %s: %w", id, err)
+		return false, fmt.Errorf("simplefin: inspect task %s: %w", id, err)
 	}
 	return info.State != asynq.TaskStateArchived && info.State != asynq.TaskStateCompleted, nil
 }

@@ -1,4 +1,4 @@
-package jobs
+package simplefin
 
 import (
 	"context"
@@ -54,7 +54,7 @@ func (b budget) reserve(ctx context.Context, connectionID uuid.UUID, n int, now 
 	member := strconv.FormatInt(now.UnixNano(), 36) + ":" + uuid.NewString()[:8]
 	res, err := b.rdb.Eval(ctx, reserveScript, []string{budgetKey(connectionID)}, now.UnixMilli(), b.limit, n, member).Int64()
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("jobs: reserve request budget: %w", err)
+		return nil, time.Time{}, fmt.Errorf("simplefin: reserve request budget: %w", err)
 	}
 	if res != 0 {
 		return nil, time.UnixMilli(res).UTC(), nil
@@ -70,7 +70,7 @@ func (b budget) reserve(ctx context.Context, connectionID uuid.UUID, n int, now 
 // Bridge (DNS or dial failure), so it does not count against the day.
 func (b budget) release(ctx context.Context, connectionID uuid.UUID, slot string) error {
 	if err := b.rdb.ZRem(ctx, budgetKey(connectionID), slot).Err(); err != nil {
-		return fmt.Errorf("jobs: release request budget: %w", err)
+		return fmt.Errorf("simplefin: release request budget: %w", err)
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ func RequestsLast24hOf(ctx context.Context, rdb redis.UniversalClient, ids []uui
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("jobs: read request budgets: %w", err)
+		return nil, fmt.Errorf("simplefin: read request budgets: %w", err)
 	}
 	out := make(map[uuid.UUID]int, len(ids))
 	for i, id := range ids {
@@ -118,7 +118,7 @@ func BudgetFreeAt(ctx context.Context, rdb redis.UniversalClient, connectionID u
 	scores, err := rdb.ZRangeByScoreWithScores(ctx, budgetKey(connectionID), &redis.ZRangeBy{
 		Min: strconv.FormatInt(now.Add(-24*time.Hour).UnixMilli()+1, 10), Max: "+inf"}).Result()
 	if err != nil {
-		return now, fmt.Errorf("jobs: read request budget: %w", err)
+		return now, fmt.Errorf("simplefin: read request budget: %w", err)
 	}
 	if len(scores) < limit {
 		return now, nil

@@ -1,4 +1,4 @@
-package jobs
+package simplefin
 
 import (
 	"errors"
@@ -6,13 +6,17 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+
+	"coffer/jobs"
 )
 
 // TestRetryDelay: 2, 8, 32 min ±20 % for SimpleFIN tasks; a deferral
-// waits until its time; a longer Retry-After from a 5xx wins.
+// waits until its time; a longer Retry-After from a 5xx wins. The delays
+// are read through the table the worker uses.
 func TestRetryDelay(t *testing.T) {
 	h := &Handlers{}
-	sync := asynq.NewTask(TypeSimplefinSync, nil)
+	table := h.Table()
+	sync := asynq.NewTask(TypeSync, nil)
 	cases := []struct {
 		name     string
 		n        int
@@ -24,10 +28,10 @@ func TestRetryDelay(t *testing.T) {
 		{"third retry", 2, errors.New("boom"), 1536 * time.Second, 2304 * time.Second},
 		{"Retry-After longer", 0, &retryAfterError{msg: "server error (503)", after: time.Hour}, time.Hour, time.Hour},
 		{"Retry-After shorter", 0, &retryAfterError{msg: "server error (503)", after: time.Second}, 96 * time.Second, 144 * time.Second},
-		{"deferred", 0, &DeferError{Until: time.Now().Add(3 * time.Hour)}, 3*time.Hour - time.Minute, 3 * time.Hour},
+		{"deferred", 0, &jobs.DeferError{Until: time.Now().Add(3 * time.Hour)}, 3*time.Hour - time.Minute, 3 * time.Hour},
 	}
 	for _, tc := range cases {
-		if d := h.RetryDelay(tc.n, tc.err, sync); d < tc.min || d > tc.max {
+		if d := table.RetryDelay(tc.n, tc.err, sync); d < tc.min || d > tc.max {
 			t.Errorf("%s: %v, want %v..%v", tc.name, d, tc.min, tc.max)
 		}
 	}

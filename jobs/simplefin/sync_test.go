@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -20,7 +21,7 @@ import (
 // syncSetup is a family with an active connection to a fresh fake Bridge
 // (claimed through the real claim job) and its initial sync row.
 type syncSetup struct {
-	h      *jobs.Handlers
+	h      *simplefin.Handlers
 	store  *models.Store
 	bridge *bridgetest.Server
 	f      *modelstest.FamilyFixture
@@ -43,12 +44,12 @@ func newSyncSetupWith(t *testing.T, o bridgetest.Options) *syncSetup {
 	rdb := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rdb.Close() })
 	h.Redis = rdb
-	h.SyncOptions.OverlapDays = 7 // the production default
+	h.Options.OverlapDays = 7 // the production default
 	fake := bridgetest.Start(t, o)
 	if o.Now != nil {
 		h.Now, store.Now = o.Now, o.Now
 	}
-	h.SimpleFIN = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
+	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
 		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond, RootCAs: fake.CertPool()})
 	s := &syncSetup{h: h, store: store, bridge: fake, f: modelstest.NewFamily(t, store, "sync"), redisOpt: opt}
 	s.conn = connect(t, store, s.f, s.bridge.Token("c1"))
@@ -79,7 +80,7 @@ func task(t *testing.T, build func() (*asynq.Task, error)) *asynq.Task {
 func (s *syncSetup) run(t *testing.T, sy *models.Sync) (*models.Sync, error) {
 	t.Helper()
 	ctx := context.Background()
-	err := s.h.SimplefinSync(ctx, task(t, func() (*asynq.Task, error) { return jobs.NewSimplefinSyncTask(sy.FamilyID, sy.ID) }))
+	err := s.h.Sync(ctx, task(t, func() (*asynq.Task, error) { return simplefin.NewSyncTask(sy.FamilyID, sy.ID) }))
 	if err != nil {
 		got, _ := s.store.Sync(ctx, sy.FamilyID, sy.ID)
 		return got, err
@@ -89,7 +90,7 @@ func (s *syncSetup) run(t *testing.T, sy *models.Sync) (*models.Sync, error) {
 		t.Fatal(err)
 	}
 	for _, c := range got.Children {
-		if err := s.h.SimplefinImport(ctx, task(t, func() (*asynq.Task, error) { return jobs.NewSimplefinImportTask(c.FamilyID, c.ID) })); err != nil {
+		if err := s.h.Import(ctx, task(t, func() (*asynq.Task, error) { return simplefin.NewImportTask(c.FamilyID, c.ID) })); err != nil {
 			t.Fatalf("import %s: %v", c.ID, err)
 		}
 	}
@@ -302,14 +303,14 @@ func TestSyncRevokedAccessURL(t *testing.T) {
 }
 
 func syncTask(sy *models.Sync) func() (*asynq.Task, error) {
-	return func() (*asynq.Task, error) { return jobs.NewSimplefinSyncTask(sy.FamilyID, sy.ID) }
+	return func() (*asynq.Task, error) { return simplefin.NewSyncTask(sy.FamilyID, sy.ID) }
 }
 
 // TestIncrementalWindow: after a completed sync, the next one reads from
 // the overlap before the day the last one started, in one request.
 func TestIncrementalWindow(t *testing.T) {
 	s := newSyncSetup(t)
-	s.h.SyncOptions.OverlapDays = 7
+	s.h.Options.OverlapDays = 7
 	s.bridge.SetDataset(bridgetest.Generate(12, 1, 20, 60, time.Now().UTC()))
 	first, err := s.run(t, s.first)
 	if err != nil || first.Status != models.SyncCompleted {

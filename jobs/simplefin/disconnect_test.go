@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
@@ -25,7 +25,7 @@ func TestDisconnectWhileSyncing(t *testing.T) {
 		t.Fatalf("first: %v", err)
 	}
 	second := s.newSync(t, false)
-	if err := s.h.SimplefinSync(ctx, task(t, syncTask(second))); err != nil {
+	if err := s.h.Sync(ctx, task(t, syncTask(second))); err != nil {
 		t.Fatal(err)
 	}
 	ended, err := s.store.DisconnectConnection(ctx, s.f.Family.ID, s.conn.ID)
@@ -57,9 +57,9 @@ func TestDisconnectWhileSyncing(t *testing.T) {
 	if _, err := s.store.CreateTransaction(ctx, manual, nil); err != nil {
 		t.Fatal(err)
 	}
-	purge, _ := jobs.NewSimplefinPurgeTask(s.f.Family.ID, s.conn.ID)
+	purge, _ := simplefin.NewPurgeTask(s.f.Family.ID, s.conn.ID)
 	for i := 0; i < 2; i++ {
-		if err := s.h.SimplefinPurge(ctx, asynq.NewTask(purge.Type(), purge.Payload())); err != nil {
+		if err := s.h.Purge(ctx, asynq.NewTask(purge.Type(), purge.Payload())); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package jobs_test
+package simplefin_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
@@ -23,11 +24,11 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 	ctx := context.Background()
 	clock := bridgetest.NewClock(time.Now().UTC())
 	s := newSyncSetupWith(t, bridgetest.Options{Now: clock.Now, Budget: 4, Quota: bridgetest.Quota{Warn: 3, Block: 5}})
-	s.h.SyncOptions.DailyBudget = 4
+	s.h.Options.DailyBudget = 4
 	s.bridge.Generate(5, 2, 20, 30)
 	tick := func() {
 		t.Helper()
-		if err := s.h.SimplefinSchedule(ctx, asynq.NewTask(jobs.TypeSimplefinSchedule, nil)); err != nil {
+		if err := s.h.Schedule(ctx, asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,38 +1,38 @@
-package jobs
+package simplefin
 
 import (
 	"context"
 	"errors"
 	"hash/fnv"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 
+	"coffer/jobs"
 	"coffer/models"
 )
 
 // Periodic SimpleFIN work, registered on the one scheduler.
 const (
-	// TypeSimplefinSchedule creates the day's sync of every connection.
-	TypeSimplefinSchedule = "simplefin:schedule"
-	// TypeSimplefinSweep re-queues lost work and erases stale secrets.
-	TypeSimplefinSweep = "simplefin:sweep"
+	// TypeSchedule creates the day's sync of every connection.
+	TypeSchedule = "simplefin:schedule"
+	// TypeSweep re-queues lost work and erases stale secrets.
+	TypeSweep = "simplefin:sweep"
 )
 
-// NewSimplefinScheduleTask builds the daily fan-out; Unique keeps two
+// NewScheduleTask builds the daily fan-out; Unique keeps two
 // schedulers on one tick to one run, and the database keeps it to one
 // sync per connection and day whatever happens.
-func NewSimplefinScheduleTask() *asynq.Task {
-	return asynq.NewTask(TypeSimplefinSchedule, nil, asynq.Queue(QueueLow), asynq.MaxRetry(1),
+func NewScheduleTask() *asynq.Task {
+	return asynq.NewTask(TypeSchedule, nil, asynq.Queue(jobs.QueueLow), asynq.MaxRetry(1),
 		asynq.Timeout(5*time.Minute), asynq.Unique(time.Hour))
 }
 
-// NewSimplefinSweepTask builds the sweep that runs every 10 minutes.
-func NewSimplefinSweepTask() *asynq.Task {
-	return asynq.NewTask(TypeSimplefinSweep, nil, asynq.Queue(QueueLow), asynq.MaxRetry(0),
+// NewSweepTask builds the sweep that runs every 10 minutes.
+func NewSweepTask() *asynq.Task {
+	return asynq.NewTask(TypeSweep, nil, asynq.Queue(jobs.QueueLow), asynq.MaxRetry(0),
 		asynq.Timeout(2*time.Minute), asynq.Unique(9*time.Minute))
 }
 
@@ -47,11 +47,11 @@ func jitter(connectionID uuid.UUID, window time.Duration) time.Duration {
 	return time.Duration(h.Sum64() % uint64(window))
 }
 
-// SimplefinSchedule handles TypeSimplefinSchedule: one scheduled sync per
+// Schedule handles TypeSchedule: one scheduled sync per
 // active, payment_required (a daily probe) or expired rate_limited
 // connection, each queued after its jitter.
-func (h *Handlers) SimplefinSchedule(ctx context.Context, t *asynq.Task) error {
-	o := h.SyncOptions.withDefaults()
+func (h *Handlers) Schedule(ctx context.Context, t *asynq.Task) error {
+	o := h.Options.withDefaults()
 	now := h.now()
 	loc := o.Location
 	if loc == nil {
@@ -84,24 +84,10 @@ func (h *Handlers) SimplefinSchedule(ctx context.Context, t *asynq.Task) error {
 	}
 }
 
-// IsFailure tells the worker that a deferral is not a failure: it uses up
-// no retry and does not count in the error rate.
-func IsFailure(err error) bool {
-	var de *DeferError
-	return !errors.As(err, &de)
-}
-
-// RetryDelay is the worker's retry delay: a deferral runs at its own
-// time; SimpleFIN tasks wait 2, 8, 32 min (×RetryBase/2 min) ±20 %, or
-// longer when a 5xx said Retry-After; the rest keep asynq's default.
-func (h *Handlers) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
-	var de *DeferError
-	if errors.As(err, &de) {
-		return max(time.Until(de.Until), time.Second)
-	}
-	if !strings.HasPrefix(t.Type(), "simplefin:") {
-		return asynq.DefaultRetryDelayFunc(n, err, t)
-	}
+// retryWait is the wait before retry n+1 of a SimpleFIN task: 2, 8,
+// 32 min (×RetryBase/2 min) ±20 %, or longer when a 5xx said Retry-After.
+// A deferral never gets here: jobs.Table.RetryDelay runs it at its time.
+func (h *Handlers) retryWait(n int, err error, t *asynq.Task) time.Duration {
 	d := time.Duration(float64(h.retryDelay(n)) * (0.8 + 0.4*rand.Float64()))
 	var ra *retryAfterError
 	if errors.As(err, &ra) && ra.after > d {
@@ -111,9 +97,9 @@ func (h *Handlers) RetryDelay(n int, err error, t *asynq.Task) time.Duration {
 }
 
 // retryDelay is the middle of the wait before retry n+1 of a SimpleFIN
-// task; RetryDelay spreads it by ±20 %.
+// task; retryWait spreads it by ±20 %.
 func (h *Handlers) retryDelay(n int) time.Duration {
-	base := h.SyncOptions.RetryBase
+	base := h.Options.RetryBase
 	if base <= 0 {
 		base = 2 * time.Minute
 	}

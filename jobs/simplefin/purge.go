@@ -1,4 +1,4 @@
-package jobs
+package simplefin
 
 import (
 	"context"
@@ -11,30 +11,31 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
+	"coffer/jobs"
 	"coffer/models"
 )
 
-// TypeSimplefinPurge deletes what a disconnected connection imported, when
+// TypePurge deletes what a disconnected connection imported, when
 // the user asked for it.
-const TypeSimplefinPurge = "simplefin:purge"
+const TypePurge = "simplefin:purge"
 
-// NewSimplefinPurgeTask builds the purge of a connection's imported data.
-func NewSimplefinPurgeTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
+// NewPurgeTask builds the purge of a connection's imported data.
+func NewPurgeTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
 	payload, err := json.Marshal(ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID})
 	if err != nil {
-		return nil, fmt.Errorf("jobs: purge payload: %w", err)
+		return nil, fmt.Errorf("simplefin: purge payload: %w", err)
 	}
-	return asynq.NewTask(TypeSimplefinPurge, payload, asynq.Queue(QueueLow), asynq.MaxRetry(5),
+	return asynq.NewTask(TypePurge, payload, asynq.Queue(jobs.QueueLow), asynq.MaxRetry(5),
 		asynq.Timeout(30*time.Minute), asynq.TaskID("simplefin:purge:"+connectionID.String())), nil
 }
 
-// SimplefinPurge handles TypeSimplefinPurge: the connection's imported
+// Purge handles TypePurge: the connection's imported
 // transactions go in batches of 5,000, then its remote accounts and the
 // ledger accounts they fed that are now empty. Only a disconnected
 // connection is purged; running it again finds nothing left.
-func (h *Handlers) SimplefinPurge(ctx context.Context, t *asynq.Task) error {
+func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
 	var p ConnectionPayload
-	if err := decode(t, &p); err != nil {
+	if err := jobs.Decode(t, &p); err != nil {
 		return err
 	}
 	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
@@ -66,9 +67,9 @@ func ForgetConnection(ctx context.Context, rdb redis.UniversalClient, connection
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	for _, sy := range ended {
 		if sy.Kind == models.SyncKindAccount {
-			_ = insp.DeleteTask(QueueDefault, "simplefin:import:"+sy.ID.String())
+			_ = insp.DeleteTask(jobs.QueueDefault, importTaskID(sy.ID))
 		} else {
-			_ = insp.DeleteTask(QueueDefault, "simplefin:sync:"+sy.ID.String())
+			_ = insp.DeleteTask(jobs.QueueDefault, syncTaskID(sy.ID))
 		}
 	}
 	rdb.Del(ctx, budgetKey(connectionID))
