@@ -136,10 +136,17 @@ func TestSimplefinRateLimitDefers(t *testing.T) {
 	}
 }
 
+// TestSchedulerRegistersSimplefinSync: with a sync cron, the daily fan-out
+// is registered on it in the sync's zone and the SimpleFIN sweep every 10
+// minutes, beside the balance sweep and audit retention; an unknown zone
+// is refused.
 func TestSchedulerRegistersSimplefinSync(t *testing.T) {
 	opt := modelstest.Redis(t, redisDB)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *", SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York"}
+	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *", AuditArchiveCron: "30 3 * * *",
+		SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York"}
+	checkPeriodic(t, o, map[string]string{jobs.TypeBalanceSweep: "5 0 * * *", jobs.TypeAuditArchive: "30 3 * * *",
+		simplefin.TypeSchedule: "CRON_TZ=America/New_York 22 2 * * *", simplefin.TypeSweep: "@every 10m"})
 	if _, err := worker.NewScheduler(o); err != nil {
 		t.Fatal(err)
 	}

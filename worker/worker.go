@@ -128,34 +128,48 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// NewScheduler registers every periodic task. Exactly one scheduler runs
-// (`coffer scheduler`), so scaling workers never doubles a periodic task.
-func NewScheduler(o Options) (*asynq.Scheduler, error) {
-	s := asynq.NewScheduler(o.Redis, &asynq.SchedulerOpts{
-		Location: time.UTC,
-		Logger:   asynqLogger{o.Logger},
-		LogLevel: asynq.WarnLevel,
-	})
-	if _, err := s.Register(o.BalanceSweepCron, jobs.NewBalanceSweepTask()); err != nil {
-		return nil, fmt.Errorf("worker: schedule balance sweep: %w", err)
-	}
+// Periodic is one task the scheduler enqueues on a cron spec.
+type Periodic struct {
+	Spec string
+	Task *asynq.Task
+}
+
+// Periodic lists the periodic tasks of o, as NewScheduler registers them:
+// the balance sweep always, the daily SimpleFIN fan-out (in its zone) and
+// the SimpleFIN sweep when a sync cron is set, audit retention when its
+// cron is set.
+func (o Options) Periodic() ([]Periodic, error) {
+	list := []Periodic{{Spec: o.BalanceSweepCron, Task: jobs.NewBalanceSweepTask()}}
 	if o.SimplefinSyncCron != "" {
 		loc, err := time.LoadLocation(o.SimplefinSyncTZ)
 		if err != nil {
 			return nil, fmt.Errorf("worker: SimpleFIN sync time zone: %w", err)
 		}
 		// The fan-out reads the day from the clock in the sync's zone.
-		cron := "CRON_TZ=" + loc.String() + " " + o.SimplefinSyncCron
-		if _, err := s.Register(cron, simplefin.NewScheduleTask()); err != nil {
-			return nil, fmt.Errorf("worker: schedule SimpleFIN syncs: %w", err)
-		}
-		if _, err := s.Register("@every 10m", simplefin.NewSweepTask()); err != nil {
-			return nil, fmt.Errorf("worker: schedule SimpleFIN sweep: %w", err)
-		}
+		list = append(list, Periodic{Spec: "CRON_TZ=" + loc.String() + " " + o.SimplefinSyncCron, Task: simplefin.NewScheduleTask()},
+			Periodic{Spec: "@every 10m", Task: simplefin.NewSweepTask()})
 	}
 	if o.AuditArchiveCron != "" {
-		if _, err := s.Register(o.AuditArchiveCron, jobs.NewAuditArchiveTask()); err != nil {
-			return nil, fmt.Errorf("worker: schedule audit archive: %w", err)
+		list = append(list, Periodic{Spec: o.AuditArchiveCron, Task: jobs.NewAuditArchiveTask()})
+	}
+	return list, nil
+}
+
+// NewScheduler registers every periodic task. Exactly one scheduler runs
+// (`coffer scheduler`), so scaling workers never doubles a periodic task.
+func NewScheduler(o Options) (*asynq.Scheduler, error) {
+	list, err := o.Periodic()
+	if err != nil {
+		return nil, err
+	}
+	s := asynq.NewScheduler(o.Redis, &asynq.SchedulerOpts{
+		Location: time.UTC,
+		Logger:   asynqLogger{o.Logger},
+		LogLevel: asynq.WarnLevel,
+	})
+	for _, p := range list {
+		if _, err := s.Register(p.Spec, p.Task); err != nil {
+			return nil, fmt.Errorf("worker: schedule %s: %w", p.Task.Type(), err)
 		}
 	}
 	return s, nil

@@ -67,14 +67,20 @@ func TestWorkerProcessesQueuedWork(t *testing.T) {
 	}
 }
 
+// TestSchedulerRegistersPeriodicWork: with only its cron set, the balance
+// sweep is the one periodic task, on that cron, and of a type the worker
+// handles; a bad cron spec is refused.
 func TestSchedulerRegistersPeriodicWork(t *testing.T) {
 	opt := modelstest.Redis(t, redisDB)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if _, err := worker.NewScheduler(worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "not a cron"}); err == nil {
-		t.Error("a bad cron spec was accepted")
-	}
-	if _, err := worker.NewScheduler(worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *"}); err != nil {
+	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *"}
+	checkPeriodic(t, o, map[string]string{jobs.TypeBalanceSweep: "5 0 * * *"})
+	if _, err := worker.NewScheduler(o); err != nil {
 		t.Error(err)
+	}
+	o.BalanceSweepCron = "not a cron"
+	if _, err := worker.NewScheduler(o); err == nil {
+		t.Error("a bad cron spec was accepted")
 	}
 }
 
