@@ -153,7 +153,7 @@ func (h *Handlers) runSync(ctx context.Context, t *asynq.Task, sy *models.Sync) 
 		return err
 	}
 	switch {
-	case conn.Status == models.ConnClaiming || conn.Status == models.ConnClaimFailed || conn.Status == models.ConnDisconnected:
+	case !syncable(conn.Status):
 		return h.Store.FailSync(ctx, sy, "the connection is "+strings.ReplaceAll(conn.Status, "_", " "))
 	case conn.Status == models.ConnRateLimited && conn.RetryAfter != nil && conn.RetryAfter.After(h.now()):
 		return h.deferSync(ctx, sy, *conn.RetryAfter, "")
@@ -194,6 +194,15 @@ func (h *Handlers) startImport(ctx context.Context, t *asynq.Task, sy *models.Sy
 		}
 	}
 	return nil
+}
+
+// syncable reports whether a connection in that status can sync.
+func syncable(status string) bool {
+	switch status {
+	case models.ConnClaiming, models.ConnClaimFailed, models.ConnDisconnected:
+		return false
+	}
+	return true
 }
 
 // fetchFailed turns a failed request into the connection state and the
