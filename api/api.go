@@ -120,14 +120,18 @@ func New(o Options) (*fiber.App, error) {
 	if s.site, err = web.NewSite(o.Store, o.Web, o.Clock); err != nil {
 		return nil, err
 	}
+	// The JSON API and the screens act on connections through the same
+	// functions.
+	connections := &simplefin.Actions{Store: o.Store, Queue: o.Queue, Redis: o.Redis, Log: o.Logger,
+		DailyBudget: o.SimpleFINDailyBudget, AllowHTTP: o.SimpleFINAllowHTTP, Now: o.Clock}
 	s.rest = rest.New(rest.Options{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
-		RateLimitPerHour: o.APIRateLimitPerHour, SimpleFINAllowHTTP: o.SimpleFINAllowHTTP,
+		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
 	})
 	if s.screens, err = screens.New(s.site, screens.Options{
-		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
-		SimpleFINAllowHTTP: o.SimpleFINAllowHTTP, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock,
+		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
 	}); err != nil {
 		return nil, err
 	}

@@ -27,8 +27,9 @@ type Options struct {
 	// RateLimitPerHour is the number of requests one API key may make per
 	// hour; 0 turns the limit off.
 	RateLimitPerHour int
-	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
-	SimpleFINAllowHTTP bool
+	// Connections are the SimpleFIN connection actions, shared with the
+	// screens.
+	Connections *simplefin.Actions
 	// SimpleFINDailyBudget is the requests per connection and rolling day
 	// that the worker allows.
 	SimpleFINDailyBudget int
@@ -46,9 +47,9 @@ type Handler struct {
 	rateLimit int
 	now       func() time.Time
 
-	simplefinHTTP bool
-	dailyBudget   int
-	calendar      *simplefin.SyncCalendar
+	connections *simplefin.Actions
+	dailyBudget int
+	calendar    *simplefin.SyncCalendar
 }
 
 // New returns the JSON API's handler.
@@ -56,6 +57,6 @@ func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
-		simplefinHTTP: o.SimpleFINAllowHTTP, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
@@ -31,12 +30,12 @@ const maxName = 255
 type Options struct {
 	Store  *models.Store
 	Redis  redis.UniversalClient // the aggregator's request budget
-	Queue  *asynq.Client
 	Logger *slog.Logger
 	Clock  func() time.Time
 
-	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
-	SimpleFINAllowHTTP bool
+	// Connections are the SimpleFIN connection actions, shared with the
+	// JSON API.
+	Connections *simplefin.Actions
 	// SimpleFINDailyBudget is the requests per connection and rolling day
 	// that the worker allows.
 	SimpleFINDailyBudget int
@@ -50,13 +49,12 @@ type Handler struct {
 	pages web.Pages
 	store *models.Store
 	redis redis.UniversalClient
-	queue *asynq.Client
 	log   *slog.Logger
 	now   func() time.Time
 
-	simplefinHTTP bool
-	dailyBudget   int
-	calendar      *simplefin.SyncCalendar
+	connections *simplefin.Actions
+	dailyBudget int
+	calendar    *simplefin.SyncCalendar
 }
 
 // New parses the screens' templates and returns their handler.
@@ -68,8 +66,8 @@ func New(site *web.Site, o Options) (*Handler, error) {
 		return nil, err
 	}
 	return &Handler{
-		site: site, pages: pages, store: o.Store, redis: o.Redis, queue: o.Queue, log: o.Logger, now: o.Clock,
-		simplefinHTTP: o.SimpleFINAllowHTTP, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock,
+		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 	}, nil
 }
 
