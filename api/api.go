@@ -129,15 +129,16 @@ func New(o Options) (*fiber.App, error) {
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
 	})
+	mailer := web.NewMailer(o.Mail, o.Logger)
 	if s.screens, err = screens.New(s.site, screens.Options{
-		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock,
+		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer,
 		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
 	}); err != nil {
 		return nil, err
 	}
 	if s.signin, err = signin.New(s.site, signin.Options{
 		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock,
-		Mail: web.NewMailer(o.Mail, o.Logger), SSO: o.SSO,
+		Mail: mailer, SSO: o.SSO,
 	}); err != nil {
 		return nil, err
 	}

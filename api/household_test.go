@@ -353,3 +353,76 @@ func TestReportScreens(t *testing.T) {
 		t.Fatalf("unknown report: %d", r.status)
 	}
 }
+
+func TestMembersAndInvitations(t *testing.T) {
+	e := newEnv(t)
+	admin := signedInBrowser(t, e)
+	ctx := t.Context()
+
+	admin.get("/settings/members")
+	r := admin.post("/settings/members/invitations", url.Values{"email": {"spouse@example.com"}, "role": {"member"}})
+	link := regexp.MustCompile(`id="invitation-link">http://example.com(/invitations/[A-Za-z0-9_-]+)<`).FindSubmatch(r.body)
+	if r.status != 201 || link == nil {
+		t.Fatalf("invite: %d %s", r.status, r.body)
+	}
+	path := string(link[1])
+	if r := admin.post("/settings/members/invitations", url.Values{"email": {"not an address"}, "role": {"member"}}); r.status != 422 ||
+		!strings.Contains(string(r.body), "valid email") {
+		t.Fatalf("bad invitation: %d", r.status)
+	}
+
+	guest := e.browser(t)
+	if r := guest.get(path); r.status != 200 || !strings.Contains(string(r.body), "spouse@example.com") {
+		t.Fatalf("invitation page: %d %s", r.status, r.body)
+	}
+	if r := guest.post(path, url.Values{"password": {"short"}, "password_confirmation": {"short"}}); r.status != 422 {
+		t.Fatalf("short password: %d", r.status)
+	}
+	r = guest.post(path, url.Values{"password": {"a long enough password"}, "password_confirmation": {"a long enough password"}})
+	if r.status != 303 || r.header.Get("Location") != "/" {
+		t.Fatalf("accept: %d %s", r.status, r.body)
+	}
+	if r := guest.get("/accounts"); r.status != 200 || !strings.Contains(string(r.body), "Checking") {
+		t.Fatalf("the new member sees the family's accounts: %d", r.status)
+	}
+	users, _, _ := e.store.Users(ctx, models.UserFilter{FamilyID: &e.alpha.Family.ID, Query: "spouse"}, models.Page{Number: 1, Size: 5})
+	if len(users) != 1 || users[0].Role != models.RoleMember {
+		t.Fatalf("joined user: %+v", users)
+	}
+	// Used twice: refused.
+	if r := e.browser(t).get(path); r.status != 410 || !strings.Contains(string(r.body), "already been used") {
+		t.Fatalf("used link: %d", r.status)
+	}
+	// A member sees the list but may not invite.
+	if r := guest.get("/settings/members"); r.status != 200 || strings.Contains(string(r.body), "Invite someone") {
+		t.Fatalf("member's view: %d", r.status)
+	}
+	if r := guest.post("/settings/members/invitations", url.Values{"email": {"x@example.com"}, "role": {"member"}}); r.status != 403 {
+		t.Fatalf("member invites: %d", r.status)
+	}
+
+	// An address that belongs to another family, and a revoked link.
+	r = admin.post("/settings/members/invitations", url.Values{"email": {e.beta.User.Email}, "role": {"member"}})
+	taken := regexp.MustCompile(`(/invitations/[A-Za-z0-9_-]+)<`).FindSubmatch(r.body)
+	g2 := e.browser(t)
+	g2.get(string(taken[1]))
+	if r := g2.post(string(taken[1]), url.Values{"password": {"a long enough password"}, "password_confirmation": {"a long enough password"}}); r.status != 409 {
+		t.Fatalf("email of another family: %d", r.status)
+	}
+	r = admin.post("/settings/members/invitations", url.Values{"email": {"cousin@example.com"}, "role": {"member"}})
+	revoked := regexp.MustCompile(`(/invitations/[A-Za-z0-9_-]+)<`).FindSubmatch(r.body)
+	invs, _ := e.store.Invitations(ctx, e.alpha.Family.ID)
+	for _, inv := range invs {
+		if inv.Email == "cousin@example.com" {
+			if r := admin.post("/settings/members/invitations/"+inv.ID.String()+"/revoke", nil); r.status != 303 {
+				t.Fatalf("revoke: %d", r.status)
+			}
+		}
+	}
+	if r := e.browser(t).get(string(revoked[1])); r.status != 410 {
+		t.Fatalf("revoked link: %d", r.status)
+	}
+	if r := e.browser(t).get("/invitations/nonsense"); r.status != 404 {
+		t.Fatalf("unknown link: %d", r.status)
+	}
+}

@@ -32,6 +32,7 @@ type Options struct {
 	Redis  redis.UniversalClient // the aggregator's request budget
 	Logger *slog.Logger
 	Clock  func() time.Time
+	Mail   *web.Mailer // invitations
 
 	// Connections are the SimpleFIN connection actions, shared with the
 	// JSON API.
@@ -51,6 +52,7 @@ type Handler struct {
 	redis redis.UniversalClient
 	log   *slog.Logger
 	now   func() time.Time
+	mail  *web.Mailer
 
 	connections *simplefin.Actions
 	dailyBudget int
@@ -61,12 +63,12 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports")
+		"labels", "label_form", "label_delete", "budgets", "reports", "members")
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{
-		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock,
+		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 	}, nil
 }
@@ -110,6 +112,11 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 
 	app.Get("/reports", screen(signedIn, h.reports)...)
 	app.Get("/reports/:report.csv", screen(signedIn, h.reportCSV)...)
+
+	admin := h.site.RequireRole(models.RoleAdmin)
+	app.Get("/settings/members", screen(signedIn, h.listMembers)...)
+	app.Post("/settings/members/invitations", screen(signedIn, admin, h.invite)...)
+	app.Post("/settings/members/invitations/:id/revoke", screen(signedIn, admin, h.revokeInvitation)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)

@@ -64,7 +64,7 @@ type Handler struct {
 
 // New parses the sign-in templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
-	pages, err := site.Parse(templates, nil, "login", "register", "password_forgot", "password_reset", "security", "link")
+	pages, err := site.Parse(templates, nil, "login", "register", "password_forgot", "password_reset", "security", "link", "invitation")
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +80,8 @@ func New(site *web.Site, o Options) (*Handler, error) {
 // and the saml_bind cookie instead.
 func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber.Handler) {
 	signedIn := h.site.SignedIn
+	app.Get("/invitations/:token", screen(h.showInvitation)...)
+	app.Post("/invitations/:token", screen(h.acceptInvitation)...)
 	app.Get("/sessions/new", screen(h.newSession)...)
 	app.Post("/sessions", screen(h.createSession)...)
 	app.Post("/sessions/logout", screen(h.deleteSession)...)
