@@ -40,8 +40,8 @@ type ClaimPayload struct {
 	Seq          int       `json:"seq"`
 }
 
-// NewClaimTask builds the claim of one attempt, unique per
-// connection and attempt.
+// NewClaimTask builds the claim of one attempt, unique per connection and
+// attempt.
 func NewClaimTask(familyID, connectionID uuid.UUID, seq int) (*asynq.Task, error) {
 	payload, err := json.Marshal(ClaimPayload{FamilyID: familyID, ConnectionID: connectionID, Seq: seq})
 	if err != nil {
@@ -55,9 +55,9 @@ func claimTaskID(connectionID uuid.UUID, seq int) string {
 	return "simplefin:claim:" + connectionID.String() + ":" + strconv.Itoa(seq)
 }
 
-// Claim handles TypeClaim. It records that the POST is
-// about to go before sending it; a run that finds that mark (a worker died
-// mid-claim) never POSTs again.
+// Claim handles TypeClaim. It records that the POST is about to go before
+// sending it; a run that finds that mark (a worker died mid-claim) never
+// POSTs again.
 func (h *Handlers) Claim(ctx context.Context, t *asynq.Task) error {
 	var p ClaimPayload
 	if err := jobs.Decode(t, &p); err != nil {

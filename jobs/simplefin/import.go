@@ -36,10 +36,10 @@ func NewImportTask(familyID, stepID uuid.UUID) (*asynq.Task, error) {
 
 func importTaskID(stepID uuid.UUID) string { return "simplefin:import:" + stepID.String() }
 
-// Import handles TypeImport. The whole step (rows,
-// aliases, counts, the step's completion and maybe the parent's) commits
-// in one transaction, so a worker killed at any point leaves nothing
-// half-done and the re-delivered task reaches the same end.
+// Import handles TypeImport. The whole step (rows, aliases, counts, the
+// step's completion and maybe the parent's) commits in one transaction, so
+// a worker killed at any point leaves nothing half-done and the
+// re-delivered task reaches the same end.
 func (h *Handlers) Import(ctx context.Context, t *asynq.Task) error {
 	var p SyncPayload
 	if err := jobs.Decode(t, &p); err != nil {

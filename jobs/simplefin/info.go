@@ -35,8 +35,8 @@ func NewFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
 		asynq.Timeout(time.Minute), asynq.Unique(time.Hour)), nil
 }
 
-// FetchInfo handles TypeFetchInfo. The request counts
-// against the connection's budget like any other.
+// FetchInfo handles TypeFetchInfo. The request counts against the
+// connection's budget like any other.
 func (h *Handlers) FetchInfo(ctx context.Context, t *asynq.Task) error {
 	var p ConnectionPayload
 	if err := jobs.Decode(t, &p); err != nil {

@@ -29,10 +29,10 @@ func NewPurgeTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
 		asynq.Timeout(30*time.Minute), asynq.TaskID("simplefin:purge:"+connectionID.String())), nil
 }
 
-// Purge handles TypePurge: the connection's imported
-// transactions go in batches of 5,000, then its remote accounts and the
-// ledger accounts they fed that are now empty. Only a disconnected
-// connection is purged; running it again finds nothing left.
+// Purge handles TypePurge: the connection's imported transactions go in
+// batches of 5,000, then its remote accounts and the ledger accounts they
+// fed that are now empty. Only a disconnected connection is purged;
+// running it again finds nothing left.
 func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
 	var p ConnectionPayload
 	if err := jobs.Decode(t, &p); err != nil {

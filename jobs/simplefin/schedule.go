@@ -47,9 +47,9 @@ func jitter(connectionID uuid.UUID, window time.Duration) time.Duration {
 	return time.Duration(h.Sum64() % uint64(window))
 }
 
-// Schedule handles TypeSchedule: one scheduled sync per
-// active, payment_required (a daily probe) or expired rate_limited
-// connection, each queued after its jitter.
+// Schedule handles TypeSchedule: one scheduled sync per active,
+// payment_required (a daily probe) or expired rate_limited connection,
+// each queued after its jitter.
 func (h *Handlers) Schedule(ctx context.Context, t *asynq.Task) error {
 	o := h.Options.withDefaults()
 	now := h.now()

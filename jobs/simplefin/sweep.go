@@ -12,12 +12,11 @@ import (
 	"coffer/models"
 )
 
-// Sweep handles TypeSweep: it re-queues due syncs and
-// claims that have no task that will run (a web request that committed
-// but could not enqueue, a lost worker, a task archived after its last
-// retry), fails fetches whose worker is gone, ends syncs that can no
-// longer run, erases retryable setup tokens kept over a day, and drops
-// orphaned payloads.
+// Sweep handles TypeSweep: it re-queues due syncs and claims that have no
+// task that will run (a web request that committed but could not enqueue,
+// a lost worker, a task archived after its last retry), fails fetches
+// whose worker is gone, ends syncs that can no longer run, erases
+// retryable setup tokens kept over a day, and drops orphaned payloads.
 func (h *Handlers) Sweep(ctx context.Context, t *asynq.Task) error {
 	now := h.now()
 	log := h.logger(ctx, t)

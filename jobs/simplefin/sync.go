@@ -116,11 +116,11 @@ func (h *Handlers) enqueueSync(ctx context.Context, t *asynq.Task, sy *models.Sy
 	}
 }
 
-// Sync handles TypeSync: take the lease, plan the
-// windows, reserve the budget, fetch each window not fetched yet, store
-// the remote accounts and payloads, then start one import step per
-// account. Every outcome that is not a plain failure ends the run
-// without an asynq retry: a refused budget or a rate limit defers it.
+// Sync handles TypeSync: take the lease, plan the windows, reserve the
+// budget, fetch each window not fetched yet, store the remote accounts and
+// payloads, then start one import step per account. Every outcome that is
+// not a plain failure ends the run without an asynq retry: a refused
+// budget or a rate limit defers it.
 func (h *Handlers) Sync(ctx context.Context, t *asynq.Task) error {
 	var p SyncPayload
 	if err := jobs.Decode(t, &p); err != nil {

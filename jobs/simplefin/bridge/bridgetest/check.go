@@ -68,7 +68,7 @@ func (s *Server) check(t testing.TB) {
 	s.mu.Unlock()
 	for _, v := range s.Violations() {
 		if exempt&v.Check == 0 {
-			t.Errorf("simplefintest: %s rule broken: %s", v.Check, v.Detail)
+			t.Errorf("bridgetest: %s rule broken: %s", v.Check, v.Detail)
 		}
 	}
 }
@@ -136,7 +136,7 @@ func Contiguous(reqs []Request) error {
 	for i, r := range reqs {
 		start, end, ok := r.Window()
 		if !ok || start >= end {
-			return fmt.Errorf("simplefintest: request %d has no window", i)
+			return fmt.Errorf("bridgetest: request %d has no window", i)
 		}
 		if !slices.Contains(spans, span{start, end}) {
 			spans = append(spans, span{start, end})
@@ -145,7 +145,7 @@ func Contiguous(reqs []Request) error {
 	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
 	for i := 1; i < len(spans); i++ {
 		if spans[i].start != spans[i-1].end {
-			return fmt.Errorf("simplefintest: windows %d..%d and %d..%d are not contiguous",
+			return fmt.Errorf("bridgetest: windows %d..%d and %d..%d are not contiguous",
 				spans[i-1].start, spans[i-1].end, spans[i].start, spans[i].end)
 		}
 	}
