@@ -22,7 +22,7 @@ import (
 	"coffer/api/screens"
 	"coffer/api/signin"
 	"coffer/api/web"
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -73,7 +73,7 @@ type Options struct {
 	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
 	SimpleFINAllowHTTP bool
 	// SimpleFINDailyBudget is the requests per connection and rolling day
-	// that the worker allows; 0 means jobs.DefaultDailyBudget.
+	// that the worker allows; 0 means simplefin.DefaultDailyBudget.
 	SimpleFINDailyBudget int
 	// SimpleFINSyncCron, SimpleFINSyncLocation and SimpleFINSyncJitter are
 	// the scheduler's daily sync settings, from which a connection's
@@ -104,7 +104,7 @@ func New(o Options) (*fiber.App, error) {
 		o.Clock = time.Now
 	}
 	if o.SimpleFINDailyBudget <= 0 {
-		o.SimpleFINDailyBudget = jobs.DefaultDailyBudget
+		o.SimpleFINDailyBudget = simplefin.DefaultDailyBudget
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -112,7 +112,7 @@ func New(o Options) (*fiber.App, error) {
 	if o.SSO.Registry == nil || len(o.SSO.StateKey) != 32 {
 		return nil, errors.New("api: SSO.Registry and a 32-byte SSO.StateKey are required")
 	}
-	calendar, err := jobs.NewSyncCalendar(o.SimpleFINSyncCron, o.SimpleFINSyncLocation, o.SimpleFINSyncJitter)
+	calendar, err := simplefin.NewSyncCalendar(o.SimpleFINSyncCron, o.SimpleFINSyncLocation, o.SimpleFINSyncJitter)
 	if err != nil {
 		return nil, err
 	}
@@ -120,15 +120,19 @@ func New(o Options) (*fiber.App, error) {
 	if s.site, err = web.NewSite(o.Store, o.Web, o.Clock); err != nil {
 		return nil, err
 	}
+	// The JSON API and the screens act on connections through the same
+	// functions.
+	connections := &simplefin.Actions{Store: o.Store, Queue: o.Queue, Redis: o.Redis, Log: o.Logger,
+		DailyBudget: o.SimpleFINDailyBudget, AllowHTTP: o.SimpleFINAllowHTTP, Now: o.Clock}
 	s.rest = rest.New(rest.Options{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
-		RateLimitPerHour: o.APIRateLimitPerHour, SimpleFINAllowHTTP: o.SimpleFINAllowHTTP,
+		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
 	})
 	mailer := web.NewMailer(o.Mail, o.Logger)
 	if s.screens, err = screens.New(s.site, screens.Options{
-		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock, Mail: mailer,
-		SimpleFINAllowHTTP: o.SimpleFINAllowHTTP, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer,
+		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
 	}); err != nil {
 		return nil, err
 	}

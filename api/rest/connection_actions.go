@@ -2,16 +2,12 @@ package rest
 
 import (
 	"encoding/json"
-	"errors"
-	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 
 	"coffer/api/httperr"
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -75,7 +71,7 @@ func (h *Handler) describeConnections(c *fiber.Ctx, conns []models.Connection) (
 	}
 	var used map[uuid.UUID]int
 	if h.redis != nil {
-		if used, err = jobs.RequestsLast24hOf(ctx, h.redis, ids, h.now()); err != nil {
+		if used, err = simplefin.RequestsLast24hOf(ctx, h.redis, ids, h.now()); err != nil {
 			// The ledger answers without it; the budget itself is enforced by the worker.
 			h.log.Warn("request budget unreadable", "request_id", httperr.RequestID(c), "error", err)
 		}
@@ -158,44 +154,25 @@ func (h *Handler) updateConnection(c *fiber.Ctx) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	conn, err := h.store.Connection(ctx, k.FamilyID, id)
+	ch := simplefin.ConnectionChange{IncludePending: includePending, SetLookback: f.has("lookback_days"), LookbackDays: lookback}
+	if f.has("name") {
+		ch.Name = &name
+	}
+	if f.has("setup_token") {
+		ch.SetupToken = &token
+	}
+	conn, err := h.connections.Update(ctx, k.FamilyID, id, ch)
+	if err != nil {
+		return connectionError(err)
+	}
+	if ch.SetupToken != nil {
+		return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
+	}
+	out, err := h.connectionDetail(c, conn)
 	if err != nil {
 		return err
 	}
-	if f.has("setup_token") {
-		if err := h.checkToken(token); err != nil {
-			return err
-		}
-	}
-	var cols []string
-	if f.has("name") {
-		conn.Name, cols = name, append(cols, "name")
-	}
-	if includePending != nil {
-		conn.IncludePending, cols = *includePending, append(cols, "include_pending")
-	}
-	if f.has("lookback_days") {
-		conn.LookbackDays, cols = lookback, append(cols, "lookback_days")
-	}
-	if len(cols) > 0 {
-		if err := h.store.UpdateConnection(ctx, conn, cols...); err != nil {
-			return err
-		}
-	}
-	if !f.has("setup_token") {
-		out, err := h.connectionDetail(c, conn)
-		if err != nil {
-			return err
-		}
-		return c.JSON(out)
-	}
-	if err := h.store.ReconnectConnection(ctx, conn, strings.TrimSpace(token)); errors.Is(err, models.ErrConflict) {
-		return conflict("The connection is already being claimed")
-	} else if err != nil {
-		return err
-	}
-	h.enqueueClaim(c, conn)
-	return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
+	return c.JSON(out)
 }
 
 // retryClaim claims again with the kept token of a retryable failure.
@@ -204,16 +181,10 @@ func (h *Handler) retryClaim(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	conn, err := h.store.Connection(c.UserContext(), KeyOf(c).FamilyID, id)
+	conn, err := h.connections.RetryClaim(c.UserContext(), KeyOf(c).FamilyID, id)
 	if err != nil {
-		return err
+		return connectionError(err)
 	}
-	if err := h.store.RetryClaim(c.UserContext(), conn); errors.Is(err, models.ErrConflict) {
-		return conflict("Only a failed claim whose token was not used can be retried; connect with a new token")
-	} else if err != nil {
-		return err
-	}
-	h.enqueueClaim(c, conn)
 	return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
 }
 
@@ -238,42 +209,14 @@ func (h *Handler) syncConnection(c *fiber.Ctx) error {
 			}
 		}
 	}
-	conn, err := h.store.Connection(ctx, k.FamilyID, id)
+	start, err := h.connections.StartSync(ctx, k.FamilyID, id, full)
 	if err != nil {
-		return err
+		return connectionError(err)
 	}
-	switch conn.Status {
-	case models.ConnClaiming, models.ConnClaimFailed, models.ConnDisconnected:
-		return conflict("The connection is " + strings.ReplaceAll(conn.Status, "_", " ") + "; it cannot sync")
+	if start.Created {
+		return c.Status(fiber.StatusAccepted).JSON(renderSync(start.Sync, false))
 	}
-	// With the budget used up, the new sync waits for the first free slot,
-	// and the answer says when.
-	notBefore := h.now()
-	if h.redis != nil {
-		if at, err := jobs.BudgetFreeAt(ctx, h.redis, conn.ID, h.dailyBudget, notBefore); err == nil {
-			notBefore = at
-		}
-	}
-	sy, created, err := h.store.CreateSync(ctx, &models.Sync{FamilyID: k.FamilyID, ConnectionID: conn.ID, Trigger: models.TriggerManual,
-		Full: full, NotBefore: notBefore.UTC().Truncate(time.Microsecond)})
-	if err != nil {
-		return err
-	}
-	if created {
-		if err := jobs.EnqueueSync(ctx, h.queue, sy, 0); err != nil {
-			h.log.Error("enqueue sync", "request_id", httperr.RequestID(c), "sync_id", sy.ID, "error", err)
-		}
-		return c.Status(fiber.StatusAccepted).JSON(renderSync(sy, false))
-	}
-	if now, err := h.store.HurrySync(ctx, sy); err != nil {
-		return err
-	} else if now && h.redis != nil {
-		insp := asynq.NewInspectorFromRedisClient(h.redis)
-		if err := insp.RunTask(jobs.QueueDefault, "simplefin:sync:"+sy.ID.String()); err != nil {
-			h.log.Warn("run scheduled sync now", "request_id", httperr.RequestID(c), "sync_id", sy.ID, "error", err)
-		}
-	}
-	return c.JSON(renderSync(sy, false))
+	return c.JSON(renderSync(start.Sync, false))
 }
 
 // updateProviderAccount links a remote account to an existing ledger
@@ -304,20 +247,9 @@ func (h *Handler) updateProviderAccount(c *fiber.Ctx) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	pa, err := h.store.ProviderAccount(ctx, k.FamilyID, paID)
+	pa, err := h.connections.LinkAccount(ctx, k.FamilyID, id, paID, link, enabled)
 	if err != nil {
-		return err
-	}
-	if pa.ConnectionID != id {
-		return httperr.NotFound()
-	}
-	if enabled != nil {
-		pa.ImportEnabled = *enabled
-	}
-	if err := h.store.UpdateProviderAccount(ctx, pa, link); errors.Is(err, models.ErrConflict) {
-		return conflict("That account is already linked to another bank account")
-	} else if err != nil {
-		return err
+		return connectionError(err)
 	}
 	return c.JSON(renderProviderAccount(pa))
 }

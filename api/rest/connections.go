@@ -5,11 +5,10 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/hibiken/asynq"
 
 	"coffer/api/httperr"
-	"coffer/jobs"
 	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -119,50 +118,33 @@ func (h *Handler) createConnection(c *fiber.Ctx) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	if err := h.checkToken(token); err != nil {
-		return err
+	conn, err := h.connections.Connect(ctx, simplefin.NewConnection{FamilyID: k.FamilyID, CreatedBy: k.UserID, Name: name,
+		SetupToken: token, LookbackDays: lookback, IncludePending: includePending == nil || *includePending})
+	if err != nil {
+		return connectionError(err)
 	}
-	if name == "" {
-		name = "SimpleFIN"
-	}
-	conn := &models.Connection{FamilyID: k.FamilyID, Name: name, CreatedBy: &k.UserID, LookbackDays: lookback}
-	if err := h.store.CreateConnection(ctx, conn, strings.TrimSpace(token)); err != nil {
-		return err
-	}
-	if includePending != nil && !*includePending {
-		conn.IncludePending = false
-		if err := h.store.UpdateConnection(ctx, conn, "include_pending"); err != nil {
-			return err
-		}
-	}
-	h.enqueueClaim(c, conn)
 	return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
 }
 
-// checkToken turns a malformed setup token into a 422 whose code says
-// what is wrong with it.
-func (h *Handler) checkToken(token string) error {
-	if _, err := simplefin.ParseSetupToken(token, h.simplefinHTTP); err != nil {
-		var te *simplefin.TokenError
-		if errors.As(err, &te) {
-			return &httperr.Error{Status: fiber.StatusUnprocessableEntity, Code: te.Code, Message: te.Message}
-		}
-		return err
+// connectionError turns the refusals of simplefin.Actions into answers: a
+// bad setup token is a 422 whose code says what is wrong with it, each
+// conflict a 409 with its own sentence.
+func connectionError(err error) error {
+	var te *bridge.TokenError
+	var se *simplefin.StateError
+	switch {
+	case errors.As(err, &te):
+		return &httperr.Error{Status: fiber.StatusUnprocessableEntity, Code: te.Code, Message: te.Message}
+	case errors.As(err, &se):
+		return conflict("The connection is " + strings.ReplaceAll(se.Status, "_", " ") + "; it cannot sync")
+	case errors.Is(err, simplefin.ErrClaiming):
+		return conflict("The connection is already being claimed")
+	case errors.Is(err, simplefin.ErrNotRetryable):
+		return conflict("Only a failed claim whose token was not used can be retried; connect with a new token")
+	case errors.Is(err, simplefin.ErrLinkedElsewhere):
+		return conflict("That account is already linked to another bank account")
 	}
-	return nil
-}
-
-// enqueueClaim queues a connection's claim after its row committed; a
-// failure is only logged, because the sweeper queues claims that have no
-// task.
-func (h *Handler) enqueueClaim(c *fiber.Ctx, conn *models.Connection) {
-	task, err := jobs.NewSimplefinClaimTask(conn.FamilyID, conn.ID, conn.ClaimSeq)
-	if err == nil {
-		_, err = h.queue.EnqueueContext(c.UserContext(), task)
-	}
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-		h.log.Error("enqueue claim", "request_id", httperr.RequestID(c), "connection_id", conn.ID, "error", err)
-	}
+	return err
 }
 
 // deleteConnection disconnects: the stored credentials are destroyed and
@@ -189,23 +171,9 @@ func (h *Handler) deleteConnection(c *fiber.Ctx) error {
 	default:
 		return httperr.Invalid([]string{"delete_transactions must be true or false"})
 	}
-	ended, err := h.store.DisconnectConnection(ctx, k.FamilyID, id)
-	if err != nil {
-		return err
-	}
-	if h.redis != nil {
-		jobs.ForgetConnection(ctx, h.redis, id, ended)
-	}
-	if purge {
-		task, err := jobs.NewSimplefinPurgeTask(k.FamilyID, id)
-		if err == nil {
-			_, err = h.queue.EnqueueContext(ctx, task)
-		}
-		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-			return err
-		}
-	}
-	conn, err := h.store.Connection(ctx, k.FamilyID, id)
+	// A purge that could not be queued fails the request, after the
+	// disconnect.
+	conn, err := h.connections.Disconnect(ctx, k.FamilyID, id, purge)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -26,13 +27,14 @@ type Options struct {
 	// RateLimitPerHour is the number of requests one API key may make per
 	// hour; 0 turns the limit off.
 	RateLimitPerHour int
-	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
-	SimpleFINAllowHTTP bool
+	// Connections are the SimpleFIN connection actions, shared with the
+	// screens.
+	Connections *simplefin.Actions
 	// SimpleFINDailyBudget is the requests per connection and rolling day
 	// that the worker allows.
 	SimpleFINDailyBudget int
 	// Calendar works out a connection's next scheduled sync.
-	Calendar *jobs.SyncCalendar
+	Calendar *simplefin.SyncCalendar
 }
 
 // Handler serves /api/v1; handlers are its methods.
@@ -45,9 +47,9 @@ type Handler struct {
 	rateLimit int
 	now       func() time.Time
 
-	simplefinHTTP bool
-	dailyBudget   int
-	calendar      *jobs.SyncCalendar
+	connections *simplefin.Actions
+	dailyBudget int
+	calendar    *simplefin.SyncCalendar
 }
 
 // New returns the JSON API's handler.
@@ -55,6 +57,6 @@ func New(o Options) *Handler {
 	return &Handler{
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
-		simplefinHTTP: o.SimpleFINAllowHTTP, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 	}
 }

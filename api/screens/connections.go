@@ -8,12 +8,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 
 	"coffer/api/httperr"
 	"coffer/api/web"
-	"coffer/jobs"
 	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
 )
 
@@ -101,126 +100,115 @@ func (h *Handler) connectionsPage(c *fiber.Ctx, status int, msg string) error {
 			card.AccountNames[pa.ID.String()] = pa.Name
 		}
 		if h.redis != nil {
-			card.Requests, _ = jobs.RequestsLast24h(ctx, h.redis, conn.ID, h.now())
+			card.Requests, _ = simplefin.RequestsLast24h(ctx, h.redis, conn.ID, h.now())
 		}
 		d.Connections = append(d.Connections, card)
 	}
 	return h.pages.Render(c, status, "connections", web.Page{Title: "Bank connections", Error: msg, Data: d})
 }
 
-// tokenProblem is the user's sentence for a malformed setup token.
-func (h *Handler) tokenProblem(token string) string {
-	if _, err := simplefin.ParseSetupToken(token, h.simplefinHTTP); err != nil {
-		var te *simplefin.TokenError
-		if errors.As(err, &te) {
-			return te.Message
-		}
-		return "The setup token is not valid."
+// connectionProblem is the user's sentence, and its status, for what
+// simplefin.Actions refuse; "" for any other error.
+func connectionProblem(err error) (int, string) {
+	var te *bridge.TokenError
+	var inv *models.InvalidError
+	switch {
+	case errors.As(err, &te):
+		return fiber.StatusUnprocessableEntity, te.Message
+	case errors.As(err, &inv):
+		return fiber.StatusUnprocessableEntity, strings.Join(inv.Problems, " ")
+	case errors.Is(err, simplefin.ErrLinkedElsewhere):
+		return fiber.StatusConflict, "That account is already linked to another bank account."
 	}
-	return ""
+	return 0, ""
 }
 
 func (h *Handler) createConnectionScreen(c *fiber.Ctx) error {
 	u := web.SessionOf(c).User
-	token := strings.TrimSpace(c.FormValue("setup_token"))
-	if msg := h.tokenProblem(token); msg != "" {
-		return h.connectionsPage(c, fiber.StatusUnprocessableEntity, msg)
-	}
 	name := strings.TrimSpace(c.FormValue("name"))
-	if name == "" {
-		name = "SimpleFIN"
-	}
 	if len(name) > maxName {
 		return h.connectionsPage(c, fiber.StatusUnprocessableEntity, "Name must be at most 255 characters.")
 	}
-	conn := &models.Connection{FamilyID: u.FamilyID, Name: strings.Clone(name), CreatedBy: &u.ID}
+	n := simplefin.NewConnection{FamilyID: u.FamilyID, CreatedBy: u.ID, Name: strings.Clone(name),
+		SetupToken: strings.Clone(c.FormValue("setup_token")), IncludePending: c.FormValue("include_pending") != ""}
 	if v := strings.TrimSpace(c.FormValue("lookback_days")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 730 {
+		days, err := strconv.Atoi(v)
+		if err != nil || days < 1 || days > 730 {
 			return h.connectionsPage(c, fiber.StatusUnprocessableEntity, "History must be a whole number of days from 1 to 730.")
 		}
-		conn.LookbackDays = &n
+		n.LookbackDays = &days
 	}
-	if err := h.store.CreateConnection(c.UserContext(), conn, strings.Clone(token)); err != nil {
+	if _, err := h.connections.Connect(c.UserContext(), n); err != nil {
+		if status, msg := connectionProblem(err); msg != "" {
+			return h.connectionsPage(c, status, msg)
+		}
 		return err
 	}
-	if c.FormValue("include_pending") == "" {
-		conn.IncludePending = false
-		if err := h.store.UpdateConnection(c.UserContext(), conn, "include_pending"); err != nil {
-			return err
-		}
-	}
-	h.enqueueClaim(c, conn)
 	return h.site.Redirect(c, "/settings/connections", "Connecting to SimpleFIN Bridge…")
 }
 
-// screenConnection loads the connection named in the path, of the
-// signed-in user's family.
-func (h *Handler) screenConnection(c *fiber.Ctx) (*models.Connection, error) {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return nil, err
-	}
-	return h.store.Connection(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
+// connectionID is the connection named in the path.
+func connectionID(c *fiber.Ctx) (familyID, id uuid.UUID, err error) {
+	id, err = httperr.PathID(c)
+	return web.SessionOf(c).User.FamilyID, id, err
 }
 
 func (h *Handler) syncConnectionScreen(c *fiber.Ctx) error {
-	conn, err := h.screenConnection(c)
+	fam, id, err := connectionID(c)
 	if err != nil {
 		return err
 	}
-	switch conn.Status {
-	case models.ConnClaiming, models.ConnClaimFailed, models.ConnDisconnected:
+	start, err := h.connections.StartSync(c.UserContext(), fam, id, false)
+	var se *simplefin.StateError
+	switch {
+	case errors.As(err, &se):
 		return h.site.Redirect(c, "/settings/connections", "This connection cannot sync now.")
-	}
-	sy, created, err := h.store.CreateSync(c.UserContext(), &models.Sync{FamilyID: conn.FamilyID, ConnectionID: conn.ID, Trigger: models.TriggerManual})
-	if err != nil {
+	case err != nil:
 		return err
+	case !start.Created:
+		return h.site.Redirect(c, "/settings/connections", "A sync is already queued.")
+	case start.WaitsForBudget:
+		return h.site.Redirect(c, "/settings/connections", "The request budget is used up: the sync starts at "+
+			start.Sync.NotBefore.UTC().Format("2006-01-02 15:04")+" UTC.")
 	}
-	if created {
-		if err := jobs.EnqueueSync(c.UserContext(), h.queue, sy, 0); err != nil {
-			h.log.Error("enqueue sync", "request_id", httperr.RequestID(c), "sync_id", sy.ID, "error", err)
-		}
-		return h.site.Redirect(c, "/settings/connections", "Sync started.")
-	}
-	return h.site.Redirect(c, "/settings/connections", "A sync is already queued.")
+	return h.site.Redirect(c, "/settings/connections", "Sync started.")
 }
 
 func (h *Handler) reconnectScreen(c *fiber.Ctx) error {
-	conn, err := h.screenConnection(c)
+	fam, id, err := connectionID(c)
 	if err != nil {
 		return err
 	}
-	token := strings.TrimSpace(c.FormValue("setup_token"))
-	if msg := h.tokenProblem(token); msg != "" {
-		return h.connectionsPage(c, fiber.StatusUnprocessableEntity, msg)
-	}
-	if err := h.store.ReconnectConnection(c.UserContext(), conn, strings.Clone(token)); errors.Is(err, models.ErrConflict) {
+	token := strings.Clone(c.FormValue("setup_token"))
+	_, err = h.connections.Update(c.UserContext(), fam, id, simplefin.ConnectionChange{SetupToken: &token})
+	if errors.Is(err, simplefin.ErrClaiming) {
 		return h.site.Redirect(c, "/settings/connections", "The connection is already being claimed.")
-	} else if err != nil {
+	}
+	if status, msg := connectionProblem(err); msg != "" {
+		return h.connectionsPage(c, status, msg)
+	}
+	if err != nil {
 		return err
 	}
-	h.enqueueClaim(c, conn)
 	return h.site.Redirect(c, "/settings/connections", "Reconnecting…")
 }
 
 func (h *Handler) retryClaimScreen(c *fiber.Ctx) error {
-	conn, err := h.screenConnection(c)
+	fam, id, err := connectionID(c)
 	if err != nil {
 		return err
 	}
-	if err := h.store.RetryClaim(c.UserContext(), conn); errors.Is(err, models.ErrConflict) {
+	if _, err := h.connections.RetryClaim(c.UserContext(), fam, id); errors.Is(err, simplefin.ErrNotRetryable) {
 		return h.site.Redirect(c, "/settings/connections", "This claim cannot be retried; connect with a new token.")
 	} else if err != nil {
 		return err
 	}
-	h.enqueueClaim(c, conn)
 	return h.site.Redirect(c, "/settings/connections", "Retrying the claim…")
 }
 
 func (h *Handler) disconnectScreen(c *fiber.Ctx) error {
 	u := web.SessionOf(c).User
-	conn, err := h.screenConnection(c)
+	fam, id, err := connectionID(c)
 	if err != nil {
 		return err
 	}
@@ -228,27 +216,18 @@ func (h *Handler) disconnectScreen(c *fiber.Ctx) error {
 	if purge && u.Role != models.RoleAdmin && u.Role != models.RoleSuperAdmin {
 		return h.connectionsPage(c, fiber.StatusForbidden, "Only a family admin can delete imported transactions.")
 	}
-	ended, err := h.store.DisconnectConnection(c.UserContext(), conn.FamilyID, conn.ID)
-	if err != nil {
+	// A purge that could not be queued is logged: the connection is
+	// disconnected, which is what the page says.
+	if _, err := h.connections.Disconnect(c.UserContext(), fam, id, purge); errors.Is(err, simplefin.ErrPurgeNotQueued) {
+		h.log.Error("enqueue purge", "request_id", httperr.RequestID(c), "connection_id", id, "error", err)
+	} else if err != nil {
 		return err
-	}
-	if h.redis != nil {
-		jobs.ForgetConnection(c.UserContext(), h.redis, conn.ID, ended)
-	}
-	if purge {
-		task, err := jobs.NewSimplefinPurgeTask(conn.FamilyID, conn.ID)
-		if err == nil {
-			_, err = h.queue.EnqueueContext(c.UserContext(), task)
-		}
-		if err != nil {
-			h.log.Error("enqueue purge", "request_id", httperr.RequestID(c), "connection_id", conn.ID, "error", err)
-		}
 	}
 	return h.site.Redirect(c, "/settings/connections", "Disconnected. Also revoke the access at SimpleFIN Bridge.")
 }
 
 func (h *Handler) linkAccountScreen(c *fiber.Ctx) error {
-	conn, err := h.screenConnection(c)
+	fam, id, err := connectionID(c)
 	if err != nil {
 		return err
 	}
@@ -256,44 +235,20 @@ func (h *Handler) linkAccountScreen(c *fiber.Ctx) error {
 	if err != nil {
 		return httperr.NotFound()
 	}
-	pa, err := h.store.ProviderAccount(c.UserContext(), conn.FamilyID, paID)
-	if err != nil {
-		return err
-	}
-	if pa.ConnectionID != conn.ID {
-		return httperr.NotFound()
-	}
 	var link *uuid.UUID
 	if v := c.FormValue("account_id"); v != "" {
-		id, err := uuid.Parse(v)
+		account, err := uuid.Parse(v)
 		if err != nil {
 			return h.connectionsPage(c, fiber.StatusUnprocessableEntity, "Choose an account.")
 		}
-		link = &id
+		link = &account
 	}
-	pa.ImportEnabled = c.FormValue("import_enabled") != ""
-	err = h.store.UpdateProviderAccount(c.UserContext(), pa, link)
-	var inv *models.InvalidError
-	switch {
-	case errors.Is(err, models.ErrConflict):
-		return h.connectionsPage(c, fiber.StatusConflict, "That account is already linked to another bank account.")
-	case errors.As(err, &inv):
-		return h.connectionsPage(c, fiber.StatusUnprocessableEntity, strings.Join(inv.Problems, " "))
-	case err != nil:
+	enabled := c.FormValue("import_enabled") != ""
+	if _, err := h.connections.LinkAccount(c.UserContext(), fam, id, paID, link, &enabled); err != nil {
+		if status, msg := connectionProblem(err); msg != "" {
+			return h.connectionsPage(c, status, msg)
+		}
 		return err
 	}
 	return h.site.Redirect(c, "/settings/connections", "Saved.")
-}
-
-// enqueueClaim queues a connection's claim after its row committed; a
-// failure is only logged, because the sweeper queues claims that have no
-// task.
-func (h *Handler) enqueueClaim(c *fiber.Ctx, conn *models.Connection) {
-	task, err := jobs.NewSimplefinClaimTask(conn.FamilyID, conn.ID, conn.ClaimSeq)
-	if err == nil {
-		_, err = h.queue.EnqueueContext(c.UserContext(), task)
-	}
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-		h.log.Error("enqueue claim", "request_id", httperr.RequestID(c), "connection_id", conn.ID, "error", err)
-	}
 }

@@ -12,12 +12,11 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
 	"coffer/api/web"
-	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -31,18 +30,18 @@ const maxName = 255
 type Options struct {
 	Store  *models.Store
 	Redis  redis.UniversalClient // the aggregator's request budget
-	Queue  *asynq.Client
 	Logger *slog.Logger
 	Clock  func() time.Time
 	Mail   *web.Mailer // invitations
 
-	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
-	SimpleFINAllowHTTP bool
+	// Connections are the SimpleFIN connection actions, shared with the
+	// JSON API.
+	Connections *simplefin.Actions
 	// SimpleFINDailyBudget is the requests per connection and rolling day
 	// that the worker allows.
 	SimpleFINDailyBudget int
 	// Calendar works out a connection's next scheduled sync.
-	Calendar *jobs.SyncCalendar
+	Calendar *simplefin.SyncCalendar
 }
 
 // Handler serves the household screens; handlers are its methods.
@@ -51,14 +50,13 @@ type Handler struct {
 	pages web.Pages
 	store *models.Store
 	redis redis.UniversalClient
-	queue *asynq.Client
 	log   *slog.Logger
 	now   func() time.Time
 	mail  *web.Mailer
 
-	simplefinHTTP bool
-	dailyBudget   int
-	calendar      *jobs.SyncCalendar
+	connections *simplefin.Actions
+	dailyBudget int
+	calendar    *simplefin.SyncCalendar
 }
 
 // New parses the screens' templates and returns their handler.
@@ -70,8 +68,8 @@ func New(site *web.Site, o Options) (*Handler, error) {
 		return nil, err
 	}
 	return &Handler{
-		site: site, pages: pages, store: o.Store, redis: o.Redis, queue: o.Queue, log: o.Logger, now: o.Clock, mail: o.Mail,
-		simplefinHTTP: o.SimpleFINAllowHTTP, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail,
+		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 	}, nil
 }
 
