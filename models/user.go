@@ -121,3 +121,28 @@ func (s *Store) FillUserNames(ctx context.Context, userID uuid.UUID, first, last
 	}
 	return nil
 }
+
+// CreateUserInFamily adds u to the existing family familyID, in one
+// transaction. No such family is ErrNotFound; an email in use is
+// ErrConflict.
+func (s *Store) CreateUserInFamily(ctx context.Context, familyID uuid.UUID, u *User) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if _, err := tx.Family(ctx, familyID); err != nil {
+			return err
+		}
+		u.FamilyID = familyID
+		return tx.CreateUser(ctx, u)
+	})
+}
+
+// ResetPassword stores a new password hash and ends every session of the
+// user but keep (uuid.Nil: all), in one transaction, so that no session
+// outlives the password it was opened with.
+func (s *Store) ResetPassword(ctx context.Context, userID uuid.UUID, hash string, keep uuid.UUID) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if err := tx.SetPassword(ctx, userID, hash); err != nil {
+			return err
+		}
+		return tx.DeleteUserSessions(ctx, userID, keep)
+	})
+}
