@@ -28,6 +28,16 @@ func auditEvents(t *testing.T, s *models.Store) []models.AuditLog {
 	return logs
 }
 
+// lastEvent is the newest audit record.
+func lastEvent(t *testing.T, s *models.Store) models.AuditLog {
+	t.Helper()
+	logs := auditEvents(t, s)
+	if len(logs) == 0 {
+		t.Fatal("no audit record")
+	}
+	return logs[len(logs)-1]
+}
+
 func eventTypes(logs []models.AuditLog) string {
 	var out []string
 	for _, l := range logs {
@@ -87,8 +97,7 @@ func TestLoginWithPassword(t *testing.T) {
 			if models.Str(after.PasswordHash) != models.Str(wantHash) {
 				t.Errorf("password hash = %q, want %q", models.Str(after.PasswordHash), models.Str(wantHash))
 			}
-			logs := auditEvents(t, s)
-			last := logs[len(logs)-1]
+			last := lastEvent(t, s)
 			if last.EventType != models.EventLogin || last.Metadata["method"] != "password" ||
 				last.Metadata["override"] != tt.override || last.Metadata["role"] != models.RoleAdmin ||
 				*last.UserID != f.User.ID || models.Str(last.IP) != "192.0.2.7" {
@@ -137,8 +146,7 @@ func TestRegisterFamily(t *testing.T) {
 			if got, err := s.Family(ctx, f.ID); err != nil || got.Currency != "EUR" {
 				t.Fatalf("family = %+v, %v", got, err)
 			}
-			logs := auditEvents(t, s)
-			last := logs[len(logs)-1]
+			last := lastEvent(t, s)
 			if last.EventType != models.EventLogin || last.Metadata["registration"] != true || *last.UserID != u.ID {
 				t.Errorf("login record = %+v", last)
 			}
