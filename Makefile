@@ -31,7 +31,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/
 	$(GO) test -run '^$$' -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/
 	$(GO) test -run '^$$' -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/
-	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/web/
 	$(GO) test -run '^$$' -fuzz FuzzParseRules -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzComputeRole -fuzztime 5s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzProviderName -fuzztime 5s ./sso/

@@ -118,3 +118,75 @@ func (s *Store) checkParent(ctx context.Context, c *Category) error {
 func (s *Store) DeleteCategory(ctx context.Context, familyID, id uuid.UUID) error {
 	return s.deleteOne(ctx, (*Category)(nil), familyID, id, "delete category")
 }
+
+// mergeBudgetLinesSQL adds what budgets give category ?1 to what they
+// give category ?2 where a budget has both; moveBudgetLinesSQL hands the
+// rest of ?1's budget rows to ?2.
+const (
+	mergeBudgetLinesSQL = `
+UPDATE budget_categories SET
+    budgeted_spending = budgeted_spending + (SELECT s.budgeted_spending FROM budget_categories s
+        WHERE s.family_id = ?0 AND s.budget_id = budget_categories.budget_id AND s.category_id = ?1),
+    updated_at = ?3
+WHERE family_id = ?0 AND category_id = ?2
+  AND budget_id IN (SELECT s.budget_id FROM budget_categories s WHERE s.family_id = ?0 AND s.category_id = ?1)`
+	moveBudgetLinesSQL = `
+UPDATE budget_categories SET category_id = ?2, updated_at = ?3
+WHERE family_id = ?0 AND category_id = ?1
+  AND budget_id NOT IN (SELECT d.budget_id FROM budget_categories d WHERE d.family_id = ?0 AND d.category_id = ?2)`
+)
+
+// MergeCategories moves everything of category source into target and
+// deletes source, in one transaction: its transactions, its
+// subcategories, and (when target is an expense category) its budget
+// amounts, added to target's. Merging a category into its own
+// subcategory makes that subcategory top-level in its place. It returns
+// how many transactions moved. A category of another family is
+// ErrNotFound.
+func (s *Store) MergeCategories(ctx context.Context, familyID, sourceID, targetID uuid.UUID) (moved int, err error) {
+	if sourceID == targetID {
+		return 0, Invalid("A category cannot be merged into itself")
+	}
+	err = s.RunInTx(ctx, func(tx *Store) error {
+		source, err := tx.Category(ctx, familyID, sourceID)
+		if err != nil {
+			return err
+		}
+		target, err := tx.Category(ctx, familyID, targetID)
+		if err != nil {
+			return err
+		}
+		intoChild := target.ParentID != nil && *target.ParentID == source.ID
+		if source.SubcategoriesCount > 0 && target.ParentID != nil && !intoChild {
+			return Invalid("A category with subcategories can only be merged into a top-level category")
+		}
+		now := tx.now()
+		res, err := tx.db.NewUpdate().Model((*Transaction)(nil)).
+			Set("category_id = ?", targetID).Set("updated_at = ?", now).
+			Where("family_id = ?", familyID).Where("category_id = ?", sourceID).Exec(ctx)
+		if err != nil {
+			return dbErr("merge category transactions", err)
+		}
+		n, _ := res.RowsAffected()
+		moved = int(n)
+		if intoChild {
+			if _, err := tx.db.NewUpdate().Model((*Category)(nil)).Set("parent_id = ?", source.ParentID).Set("updated_at = ?", now).
+				Where("family_id = ?", familyID).Where("id = ?", targetID).Exec(ctx); err != nil {
+				return dbErr("merge category parent", err)
+			}
+		}
+		if _, err := tx.db.NewUpdate().Model((*Category)(nil)).Set("parent_id = ?", targetID).Set("updated_at = ?", now).
+			Where("family_id = ?", familyID).Where("parent_id = ?", sourceID).Where("id <> ?", targetID).Exec(ctx); err != nil {
+			return dbErr("merge subcategories", err)
+		}
+		if target.Classification == "expense" {
+			for _, q := range []string{mergeBudgetLinesSQL, moveBudgetLinesSQL} {
+				if _, err := tx.db.NewRaw(q, familyID, sourceID, targetID, now).Exec(ctx); err != nil {
+					return dbErr("merge budget lines", err)
+				}
+			}
+		}
+		return tx.DeleteCategory(ctx, familyID, sourceID)
+	})
+	return moved, err
+}

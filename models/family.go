@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,4 +71,35 @@ func (s *Store) createFamilyAdmin(ctx context.Context, f *Family, u *User) error
 		u.Role = RoleAdmin
 	}
 	return s.CreateUser(ctx, u)
+}
+
+// FamilyByName finds a family by name in any letter case, the oldest when
+// several share it. It is not scoped by family: the CLI uses it to refuse
+// a second family of the same name.
+func (s *Store) FamilyByName(ctx context.Context, name string) (*Family, error) {
+	f := new(Family)
+	err := s.db.NewSelect().Model(f).
+		Where("lower(f.name) = lower(?)", strings.TrimSpace(name)).
+		OrderExpr("f.created_at, f.id").Limit(1).
+		Scan(ctx)
+	return f, dbErr("get family by name", err)
+}
+
+// FamilySummary is a family as an operator's list shows it.
+type FamilySummary struct {
+	Family       `bun:",extend"`
+	MembersCount int `bun:"members_count,scanonly"`
+}
+
+// Families lists every family by name with its number of users, in one
+// query. It is not scoped by family: it is for operators (the CLI, super
+// admins).
+func (s *Store) Families(ctx context.Context) ([]FamilySummary, error) {
+	fs := []FamilySummary{}
+	err := s.db.NewSelect().Model(&fs).
+		ColumnExpr("f.*").
+		ColumnExpr("(SELECT count(*) FROM users u WHERE u.family_id = f.id) AS members_count").
+		OrderExpr("lower(f.name), f.id").
+		Scan(ctx)
+	return fs, dbErr("list families", err)
 }

@@ -63,3 +63,30 @@ func (s *Store) UpdateMerchant(ctx context.Context, m *Merchant) error {
 func (s *Store) DeleteMerchant(ctx context.Context, familyID, id uuid.UUID) error {
 	return s.deleteOne(ctx, (*Merchant)(nil), familyID, id, "delete merchant")
 }
+
+// MergeMerchants gives merchant source's transactions to target and
+// deletes source, in one transaction, and returns how many moved. A
+// merchant of another family is ErrNotFound.
+func (s *Store) MergeMerchants(ctx context.Context, familyID, sourceID, targetID uuid.UUID) (moved int, err error) {
+	if sourceID == targetID {
+		return 0, Invalid("A merchant cannot be merged into itself")
+	}
+	err = s.RunInTx(ctx, func(tx *Store) error {
+		if _, err := tx.Merchant(ctx, familyID, targetID); err != nil {
+			return err
+		}
+		if _, err := tx.Merchant(ctx, familyID, sourceID); err != nil {
+			return err
+		}
+		res, err := tx.db.NewUpdate().Model((*Transaction)(nil)).
+			Set("merchant_id = ?", targetID).Set("updated_at = ?", tx.now()).
+			Where("family_id = ?", familyID).Where("merchant_id = ?", sourceID).Exec(ctx)
+		if err != nil {
+			return dbErr("merge merchant transactions", err)
+		}
+		n, _ := res.RowsAffected()
+		moved = int(n)
+		return tx.DeleteMerchant(ctx, familyID, sourceID)
+	})
+	return moved, err
+}

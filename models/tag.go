@@ -64,3 +64,38 @@ func (s *Store) UpdateTag(ctx context.Context, t *Tag) error {
 func (s *Store) DeleteTag(ctx context.Context, familyID, id uuid.UUID) error {
 	return s.deleteOne(ctx, (*Tag)(nil), familyID, id, "delete tag")
 }
+
+// mergeTagLinksSQL tags with ?2 every transaction that tag ?1 is on; one
+// already carrying both keeps a single link.
+const mergeTagLinksSQL = `
+INSERT INTO transaction_tags (transaction_id, tag_id, family_id)
+SELECT tt.transaction_id, ?2, ?0 FROM transaction_tags tt WHERE tt.family_id = ?0 AND tt.tag_id = ?1
+ON CONFLICT (transaction_id, tag_id) DO NOTHING`
+
+// MergeTags puts tag target on every transaction tag source is on and
+// deletes source, in one transaction, and returns how many transactions
+// source was on. A tag of another family is ErrNotFound.
+func (s *Store) MergeTags(ctx context.Context, familyID, sourceID, targetID uuid.UUID) (tagged int, err error) {
+	if sourceID == targetID {
+		return 0, Invalid("A tag cannot be merged into itself")
+	}
+	err = s.RunInTx(ctx, func(tx *Store) error {
+		if _, err := tx.Tag(ctx, familyID, targetID); err != nil {
+			return err
+		}
+		if _, err := tx.Tag(ctx, familyID, sourceID); err != nil {
+			return err
+		}
+		n, err := tx.db.NewSelect().Model((*TransactionTag)(nil)).
+			Where("family_id = ?", familyID).Where("tag_id = ?", sourceID).Count(ctx)
+		if err != nil {
+			return dbErr("count tag links", err)
+		}
+		tagged = int(n)
+		if _, err := tx.db.NewRaw(mergeTagLinksSQL, familyID, sourceID, targetID).Exec(ctx); err != nil {
+			return dbErr("merge tag links", err)
+		}
+		return tx.DeleteTag(ctx, familyID, sourceID)
+	})
+	return tagged, err
+}

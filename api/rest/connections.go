@@ -1,0 +1,217 @@
+package rest
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/hibiken/asynq"
+
+	"coffer/api/httperr"
+	"coffer/jobs"
+	"coffer/jobs/simplefin"
+	"coffer/models"
+)
+
+type connectionJSON struct {
+	ID              string                 `json:"id"`
+	Provider        string                 `json:"provider"`
+	Name            string                 `json:"name"`
+	Status          string                 `json:"status"`
+	StatusMessage   *string                `json:"status_message"`
+	ClaimRetryable  bool                   `json:"claim_retryable"`
+	IncludePending  bool                   `json:"include_pending"`
+	LookbackDays    *int                   `json:"lookback_days"`
+	ProviderErrors  []models.ProviderError `json:"provider_errors"`
+	ServerVersions  []string               `json:"server_versions"`
+	RetryAfter      *string                `json:"retry_after"`
+	LastSyncedAt    *string                `json:"last_synced_at"`
+	NextSyncAt      *string                `json:"next_sync_at"`
+	CreatedAt       string                 `json:"created_at"`
+	UpdatedAt       string                 `json:"updated_at"`
+	DisconnectedAt  *string                `json:"disconnected_at"`
+	RequestsLast24h *int                   `json:"requests_last_24h"`
+	RequestBudget   int                    `json:"request_budget"`
+
+	Accounts []providerAccountJSON `json:"accounts"`
+}
+
+// renderConnection shows a connection without its secrets (the setup
+// token and the access URL never leave the store in a response) and with
+// the request budget; describeConnections adds what needs more queries.
+func (h *Handler) renderConnection(c *models.Connection) connectionJSON {
+	out := connectionJSON{
+		ID: c.ID.String(), Provider: c.Provider, Name: c.Name, Status: c.Status, StatusMessage: c.StatusMessage,
+		ClaimRetryable: c.ClaimRetryable, IncludePending: c.IncludePending, LookbackDays: c.LookbackDays,
+		ProviderErrors: c.ProviderErrors, ServerVersions: c.ServerVersions,
+		RetryAfter: optTimestamp(c.RetryAfter), LastSyncedAt: optTimestamp(c.LastSyncedAt),
+		CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt), DisconnectedAt: optTimestamp(c.DisconnectedAt),
+		Accounts: []providerAccountJSON{}, RequestBudget: h.dailyBudget,
+	}
+	if out.ProviderErrors == nil {
+		out.ProviderErrors = []models.ProviderError{}
+	}
+	if out.ServerVersions == nil {
+		out.ServerVersions = []string{}
+	}
+	return out
+}
+
+type connectionsJSON struct {
+	Connections []connectionJSON `json:"provider_connections"`
+	Pagination  Pagination       `json:"pagination"`
+}
+
+func (h *Handler) listConnections(c *fiber.Ctx) error {
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	ctx, fam := c.UserContext(), KeyOf(c).FamilyID
+	cs, total, err := h.store.Connections(ctx, fam, p)
+	if err != nil {
+		return err
+	}
+	list, err := h.describeConnections(c, cs)
+	if err != nil {
+		return err
+	}
+	out := connectionsJSON{Connections: list, Pagination: pagination(p, total)}
+	return c.JSON(out)
+}
+
+func (h *Handler) showConnection(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	conn, err := h.store.Connection(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	out, err := h.connectionDetail(c, conn)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}
+
+// createConnection stores a connection with its setup token sealed and
+// queues the claim; the answer is 202 because the claim happens in a
+// worker. A bad token is a 422 whose code says what is wrong with it.
+func (h *Handler) createConnection(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), KeyOf(c)
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	if inner, ok := f.raw["provider_connection"]; ok && !f.has("setup_token") {
+		// The resource-wrapped form, like every other write body.
+		var wrapped fields
+		if wrapped.raw, err = objectMembers(inner); err != nil {
+			return httperr.BadRequest("The request body's \"provider_connection\" must be an object")
+		}
+		f = &wrapped
+	}
+	token, _ := f.str("setup_token", 4096, false)
+	name, _ := f.str("name", maxName, true)
+	includePending, lookback := connectionSettings(f)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if err := h.checkToken(token); err != nil {
+		return err
+	}
+	if name == "" {
+		name = "SimpleFIN"
+	}
+	conn := &models.Connection{FamilyID: k.FamilyID, Name: name, CreatedBy: &k.UserID, LookbackDays: lookback}
+	if err := h.store.CreateConnection(ctx, conn, strings.TrimSpace(token)); err != nil {
+		return err
+	}
+	if includePending != nil && !*includePending {
+		conn.IncludePending = false
+		if err := h.store.UpdateConnection(ctx, conn, "include_pending"); err != nil {
+			return err
+		}
+	}
+	h.enqueueClaim(c, conn)
+	return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
+}
+
+// checkToken turns a malformed setup token into a 422 whose code says
+// what is wrong with it.
+func (h *Handler) checkToken(token string) error {
+	if _, err := simplefin.ParseSetupToken(token, h.simplefinHTTP); err != nil {
+		var te *simplefin.TokenError
+		if errors.As(err, &te) {
+			return &httperr.Error{Status: fiber.StatusUnprocessableEntity, Code: te.Code, Message: te.Message}
+		}
+		return err
+	}
+	return nil
+}
+
+// enqueueClaim queues a connection's claim after its row committed; a
+// failure is only logged, because the sweeper queues claims that have no
+// task.
+func (h *Handler) enqueueClaim(c *fiber.Ctx, conn *models.Connection) {
+	task, err := jobs.NewSimplefinClaimTask(conn.FamilyID, conn.ID, conn.ClaimSeq)
+	if err == nil {
+		_, err = h.queue.EnqueueContext(c.UserContext(), task)
+	}
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		h.log.Error("enqueue claim", "request_id", httperr.RequestID(c), "connection_id", conn.ID, "error", err)
+	}
+}
+
+// deleteConnection disconnects: the stored credentials are destroyed and
+// the imported data is kept, unless delete_transactions=true (a family
+// admin only), which queues the purge of what the connection imported.
+func (h *Handler) deleteConnection(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), KeyOf(c)
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	purge := false
+	switch c.Query("delete_transactions") {
+	case "", "false":
+	case "true":
+		purge = true
+		u, err := h.store.User(ctx, k.FamilyID, k.UserID)
+		if err != nil {
+			return err
+		}
+		if u.Role != models.RoleAdmin && u.Role != models.RoleSuperAdmin {
+			return &httperr.Error{Status: fiber.StatusForbidden, Code: "forbidden", Message: "Only a family admin can delete imported transactions"}
+		}
+	default:
+		return httperr.Invalid([]string{"delete_transactions must be true or false"})
+	}
+	ended, err := h.store.DisconnectConnection(ctx, k.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	if h.redis != nil {
+		jobs.ForgetConnection(ctx, h.redis, id, ended)
+	}
+	if purge {
+		task, err := jobs.NewSimplefinPurgeTask(k.FamilyID, id)
+		if err == nil {
+			_, err = h.queue.EnqueueContext(ctx, task)
+		}
+		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return err
+		}
+	}
+	conn, err := h.store.Connection(ctx, k.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	out, err := h.connectionDetail(c, conn)
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}

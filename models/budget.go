@@ -1,0 +1,254 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Budget is a family's plan for one calendar month: what it means to
+// spend, what it expects to earn, and (in its budget categories) how the
+// spending is split.
+type Budget struct {
+	bun.BaseModel `bun:"table:budgets,alias:b"`
+
+	ID               uuid.UUID `bun:"id,pk"`
+	FamilyID         uuid.UUID `bun:"family_id"`
+	StartDate        Date      `bun:"start_date"` // the first of the month
+	EndDate          Date      `bun:"end_date"`   // its last day
+	Currency         string    `bun:"currency"`
+	BudgetedSpending *Amount   `bun:"budgeted_spending"` // nil until the month is set up
+	ExpectedIncome   *Amount   `bun:"expected_income"`
+	CreatedAt        time.Time `bun:"created_at"`
+	UpdatedAt        time.Time `bun:"updated_at"`
+}
+
+// Initialized reports whether the month has been set up.
+func (b *Budget) Initialized() bool { return b.BudgetedSpending != nil }
+
+// Name is the month, in English: "January 2026".
+func (b *Budget) Name() string { return b.StartDate.Time().Format("January 2006") }
+
+// Current reports whether today falls in the budget's month.
+func (b *Budget) Current(today Date) bool { return b.StartDate <= today && today <= b.EndDate }
+
+// BudgetSummary is a budget with the figures derived from the ledger.
+type BudgetSummary struct {
+	Budget            `bun:",extend"`
+	AllocatedSpending Amount `bun:"allocated_spending,scanonly"` // split among top-level categories
+	ActualSpending    Amount `bun:"actual_spending,scanonly"`    // spent in the month, every category
+	ActualIncome      Amount `bun:"actual_income,scanonly"`
+}
+
+// AvailableToSpend is what is left of the budgeted spending (negative:
+// overspent).
+func (b *BudgetSummary) AvailableToSpend() Amount { return b.budgeted() - b.ActualSpending }
+
+// AvailableToAllocate is what is budgeted but not yet split among
+// categories.
+func (b *BudgetSummary) AvailableToAllocate() Amount { return b.budgeted() - b.AllocatedSpending }
+
+func (b *BudgetSummary) budgeted() Amount {
+	if b.BudgetedSpending == nil {
+		return 0
+	}
+	return *b.BudgetedSpending
+}
+
+// BudgetFilter narrows Budgets. Zero values do not filter.
+type BudgetFilter struct {
+	StartDate Date // budgets starting on or after
+	EndDate   Date // budgets ending on or before
+}
+
+// budgetSummariesSQL reads a page of family ?0's budgets between ?1 and
+// ?2 (LIMIT ?3 OFFSET ?4), newest month first, each with what was spent
+// and earned in its month (counted as every report counts) and what its
+// top-level categories were given. The page is chosen first, so the
+// ledger is read for those months only.
+const budgetSummariesSQL = `
+WITH page AS (
+    SELECT b.* FROM budgets b
+    WHERE b.family_id = ?0 AND b.start_date >= ?1 AND b.end_date <= ?2
+    ORDER BY b.start_date DESC, b.created_at, b.id
+    LIMIT ?3 OFFSET ?4
+),
+flows AS (
+    SELECT p.id,
+           SUM(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS spending,
+           SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END) AS income
+    FROM page p
+    JOIN transactions t ON t.family_id = p.family_id AND t.date >= p.start_date AND t.date <= p.end_date` + countedJoinsSQL + `
+    WHERE ` + countedWhereSQL + `
+    GROUP BY p.id
+),
+allocated AS (
+    SELECT bc.budget_id, SUM(bc.budgeted_spending) AS amount
+    FROM budget_categories bc
+    JOIN page p ON p.id = bc.budget_id
+    JOIN categories c ON c.id = bc.category_id AND c.family_id = ?0
+    WHERE bc.family_id = ?0 AND c.parent_id IS NULL
+    GROUP BY bc.budget_id
+)
+SELECT p.*,
+       CAST(COALESCE(al.amount, 0) AS bigint) AS allocated_spending,
+       CAST(COALESCE(fl.spending, 0) AS bigint) AS actual_spending,
+       CAST(COALESCE(fl.income, 0) AS bigint) AS actual_income
+FROM page p
+LEFT JOIN flows fl ON fl.id = p.id
+LEFT JOIN allocated al ON al.budget_id = p.id
+ORDER BY p.start_date DESC, p.created_at, p.id`
+
+// Budgets lists a page of the family's budgets, newest month first, with
+// their figures, and how many there are.
+func (s *Store) Budgets(ctx context.Context, familyID uuid.UUID, f BudgetFilter, p Page) ([]BudgetSummary, int, error) {
+	from, to := f.StartDate, f.EndDate
+	if from == "" {
+		from = "1900-01-01"
+	}
+	if to == "" {
+		to = "2199-12-31"
+	}
+	n64, err := s.db.NewSelect().Model((*Budget)(nil)).
+		Where("b.family_id = ?", familyID).Where("b.start_date >= ?", from).Where("b.end_date <= ?", to).
+		Count(ctx)
+	if err != nil {
+		return nil, 0, dbErr("count budgets", err)
+	}
+	rows := []BudgetSummary{}
+	n, offset := int(n64), (p.Number-1)*p.Size
+	if n <= offset {
+		return rows, n, nil
+	}
+	err = s.db.NewRaw(budgetSummariesSQL, familyID, from, to, p.Size, offset).Scan(ctx, &rows)
+	return rows, n, dbErr("list budgets", err)
+}
+
+// Budget returns one budget of the family with its figures.
+func (s *Store) Budget(ctx context.Context, familyID, id uuid.UUID) (*BudgetSummary, error) {
+	b := new(Budget)
+	if err := s.db.NewSelect().Model(b).Where("b.family_id = ?", familyID).Where("b.id = ?", id).Scan(ctx); err != nil {
+		return nil, dbErr("get budget", err)
+	}
+	return s.budgetSummary(ctx, b)
+}
+
+// BudgetForMonth returns the family's budget of the month d falls in.
+func (s *Store) BudgetForMonth(ctx context.Context, familyID uuid.UUID, d Date) (*BudgetSummary, error) {
+	b := new(Budget)
+	err := s.db.NewSelect().Model(b).Where("b.family_id = ?", familyID).Where("b.start_date = ?", MonthPeriod(d).From).Scan(ctx)
+	if err != nil {
+		return nil, dbErr("get budget", err)
+	}
+	return s.budgetSummary(ctx, b)
+}
+
+// budgetSummary reads b's figures with the list's query, narrowed to its
+// month.
+func (s *Store) budgetSummary(ctx context.Context, b *Budget) (*BudgetSummary, error) {
+	var rows []BudgetSummary
+	err := s.db.NewRaw(budgetSummariesSQL, b.FamilyID, b.StartDate, b.EndDate, 1, 0).Scan(ctx, &rows)
+	if err != nil {
+		return nil, dbErr("get budget", err)
+	}
+	if len(rows) != 1 {
+		return nil, ErrNotFound
+	}
+	return &rows[0], nil
+}
+
+// EnsureBudget returns the family's budget of the month d falls in,
+// creating it (in the family's currency, not yet set up) if it does not
+// exist, and gives it a row for every expense category that has none. A
+// new row keeps the carry-over choice its category had the month before.
+// Two concurrent calls make one budget.
+func (s *Store) EnsureBudget(ctx context.Context, familyID uuid.UUID, d Date) (*BudgetSummary, error) {
+	if _, err := ParseDate(string(d)); err != nil {
+		return nil, Invalid("Month must be a real calendar date")
+	}
+	month := MonthPeriod(d)
+	err := s.RunInTx(ctx, func(tx *Store) error {
+		fam, err := tx.Family(ctx, familyID)
+		if err != nil {
+			return err
+		}
+		now := tx.now()
+		b := &Budget{ID: NewID(), FamilyID: familyID, StartDate: month.From, EndDate: month.To, Currency: fam.Currency,
+			CreatedAt: now, UpdatedAt: now}
+		if _, err := tx.db.NewInsert().Model(b).On("CONFLICT (family_id, start_date) DO NOTHING").Exec(ctx); err != nil {
+			return dbErr("create budget", err)
+		}
+		if err := tx.db.NewSelect().Model(b).Where("b.family_id = ?", familyID).Where("b.start_date = ?", month.From).Scan(ctx); err != nil {
+			return dbErr("get budget", err)
+		}
+		return tx.addBudgetCategories(ctx, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.BudgetForMonth(ctx, familyID, month.From)
+}
+
+// UpdateBudget sets a budget's budgeted spending and expected income
+// (nil clears them).
+func (s *Store) UpdateBudget(ctx context.Context, b *Budget) error {
+	var problems []string
+	if b.BudgetedSpending != nil && *b.BudgetedSpending < 0 {
+		problems = append(problems, "Budgeted spending must not be negative")
+	}
+	if b.ExpectedIncome != nil && *b.ExpectedIncome < 0 {
+		problems = append(problems, "Expected income must not be negative")
+	}
+	if len(problems) > 0 {
+		return Invalid(problems...)
+	}
+	b.UpdatedAt = s.now()
+	res, err := s.db.NewUpdate().Model(b).Column("budgeted_spending", "expected_income", "updated_at").
+		Where("b.family_id = ?", b.FamilyID).Where("b.id = ?", b.ID).Exec(ctx)
+	return affectedOne(res, err, "update budget")
+}
+
+// copyBudgetCategoriesSQL gives every category row of budget ?1 the
+// amount and carry-over choice of the same category in budget ?2.
+const copyBudgetCategoriesSQL = `
+UPDATE budget_categories SET
+    budgeted_spending = (SELECT p.budgeted_spending FROM budget_categories p
+                         WHERE p.family_id = ?0 AND p.budget_id = ?2 AND p.category_id = budget_categories.category_id),
+    rollover_enabled = (SELECT p.rollover_enabled FROM budget_categories p
+                        WHERE p.family_id = ?0 AND p.budget_id = ?2 AND p.category_id = budget_categories.category_id),
+    updated_at = ?3
+WHERE family_id = ?0 AND budget_id = ?1
+  AND category_id IN (SELECT p.category_id FROM budget_categories p WHERE p.family_id = ?0 AND p.budget_id = ?2)`
+
+// CopyPreviousBudget overwrites a budget's amounts (budgeted spending,
+// expected income, each category's amount and carry-over choice) with
+// those of the month before, in one transaction. Categories the month
+// before did not have keep theirs. With no budget the month before, it
+// is refused.
+func (s *Store) CopyPreviousBudget(ctx context.Context, familyID, budgetID uuid.UUID) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		cur := new(Budget)
+		if err := tx.db.NewSelect().Model(cur).Where("b.family_id = ?", familyID).Where("b.id = ?", budgetID).Scan(ctx); err != nil {
+			return dbErr("get budget", err)
+		}
+		prev := new(Budget)
+		err := tx.db.NewSelect().Model(prev).Where("b.family_id = ?", familyID).
+			Where("b.start_date = ?", DateOf(cur.StartDate.Time().AddDate(0, -1, 0))).Scan(ctx)
+		if err := dbErr("get previous budget", err); err == ErrNotFound {
+			return Invalid("There is no budget for the month before to copy")
+		} else if err != nil {
+			return err
+		}
+		if err := tx.addBudgetCategories(ctx, cur); err != nil {
+			return err
+		}
+		cur.BudgetedSpending, cur.ExpectedIncome = prev.BudgetedSpending, prev.ExpectedIncome
+		if err := tx.UpdateBudget(ctx, cur); err != nil {
+			return err
+		}
+		_, err = tx.db.NewRaw(copyBudgetCategoriesSQL, familyID, cur.ID, prev.ID, tx.now()).Exec(ctx)
+		return dbErr("copy budget categories", err)
+	})
+}

@@ -1,0 +1,263 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// BudgetCategory is what a budget gives one expense category.
+type BudgetCategory struct {
+	bun.BaseModel `bun:"table:budget_categories,alias:bc"`
+
+	ID               uuid.UUID `bun:"id,pk"`
+	FamilyID         uuid.UUID `bun:"family_id"`
+	BudgetID         uuid.UUID `bun:"budget_id"`
+	CategoryID       uuid.UUID `bun:"category_id"`
+	BudgetedSpending Amount    `bun:"budgeted_spending"`
+	// RolloverEnabled carries what this month leaves of the category (or
+	// what it overspent) into the next month's.
+	RolloverEnabled bool      `bun:"rollover_enabled"`
+	Currency        string    `bun:"currency"`
+	CreatedAt       time.Time `bun:"created_at"`
+	UpdatedAt       time.Time `bun:"updated_at"`
+}
+
+// missingBudgetCategoriesSQL lists family ?0's expense categories that
+// budget ?1 has no row for, each with the carry-over choice its row had in
+// the budget of month ?2, if any.
+const missingBudgetCategoriesSQL = `
+SELECT c.id,
+       COALESCE((SELECT p.rollover_enabled FROM budget_categories p
+                 JOIN budgets pb ON pb.id = p.budget_id AND pb.family_id = ?0
+                 WHERE p.family_id = ?0 AND p.category_id = c.id AND pb.start_date = ?2), false) AS rollover_enabled
+FROM categories c
+WHERE c.family_id = ?0 AND c.classification = 'expense'
+  AND NOT EXISTS (SELECT 1 FROM budget_categories bc WHERE bc.family_id = ?0 AND bc.budget_id = ?1 AND bc.category_id = c.id)`
+
+// addBudgetCategories gives budget b a row for each expense category it
+// lacks, with nothing budgeted yet.
+func (s *Store) addBudgetCategories(ctx context.Context, b *Budget) error {
+	var missing []struct {
+		ID              uuid.UUID `bun:"id"`
+		RolloverEnabled bool      `bun:"rollover_enabled"`
+	}
+	prev := DateOf(b.StartDate.Time().AddDate(0, -1, 0))
+	if err := s.db.NewRaw(missingBudgetCategoriesSQL, b.FamilyID, b.ID, prev).Scan(ctx, &missing); err != nil {
+		return dbErr("list missing budget categories", err)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	now := s.now()
+	rows := make([]BudgetCategory, len(missing))
+	for i, m := range missing {
+		rows[i] = BudgetCategory{ID: NewID(), FamilyID: b.FamilyID, BudgetID: b.ID, CategoryID: m.ID,
+			RolloverEnabled: m.RolloverEnabled, Currency: b.Currency, CreatedAt: now, UpdatedAt: now}
+	}
+	_, err := s.db.NewInsert().Model(&rows).On("CONFLICT (budget_id, category_id) DO NOTHING").Exec(ctx)
+	return dbErr("add budget categories", err)
+}
+
+// UpdateBudgetCategory sets what a budget gives one category and whether
+// what is left carries into the next month.
+func (s *Store) UpdateBudgetCategory(ctx context.Context, familyID, id uuid.UUID, budgeted Amount, rollover bool) error {
+	if budgeted < 0 {
+		return Invalid("Budgeted spending must not be negative")
+	}
+	res, err := s.db.NewUpdate().Model((*BudgetCategory)(nil)).
+		Set("budgeted_spending = ?", budgeted).Set("rollover_enabled = ?", rollover).Set("updated_at = ?", s.now()).
+		Where("family_id = ?", familyID).Where("id = ?", id).Exec(ctx)
+	return affectedOne(res, err, "update budget category")
+}
+
+// BudgetLine is a budget category with what the month did to it: the
+// figures the budget screen and GET /api/v1/budget_categories show.
+type BudgetLine struct {
+	BudgetCategory `bun:",extend"`
+	StartDate      Date       `bun:"start_date,scanonly"` // of the budget's month
+	EndDate        Date       `bun:"end_date,scanonly"`
+	CategoryName   string     `bun:"category_name,scanonly"`
+	CategoryColor  string     `bun:"category_color,scanonly"`
+	CategoryIcon   string     `bun:"category_icon,scanonly"`
+	ParentID       *uuid.UUID `bun:"parent_id,scanonly"`
+	// ActualSpending is what the category spent in the month; a top-level
+	// category's includes its subcategories'.
+	ActualSpending Amount `bun:"actual_spending,scanonly"`
+	// RolledOver is what the month before carried in: its available
+	// amount, when it had carry-over on (negative when it overspent).
+	RolledOver Amount `bun:"rolled_over,scanonly"`
+	// Available is what is left to spend (negative: overspent). A
+	// top-level category's is its shared pool: its budget and carry, less
+	// the subcategories with limits of their own and their spending. An
+	// inheriting subcategory shares its parent's.
+	Available      Amount `bun:"available,scanonly"`
+	ParentBudgeted Amount `bun:"parent_budgeted,scanonly"`
+}
+
+// Subcategory reports whether the line's category has a parent.
+func (l *BudgetLine) Subcategory() bool { return l.ParentID != nil }
+
+// InheritsParentBudget reports whether a subcategory has no limit of its
+// own and spends from its parent's.
+func (l *BudgetLine) InheritsParentBudget() bool { return l.Subcategory() && l.BudgetedSpending == 0 }
+
+// DisplayBudgetedSpending is the budget a screen shows for the line: the
+// parent's for an inheriting subcategory.
+func (l *BudgetLine) DisplayBudgetedSpending() Amount {
+	if l.InheritsParentBudget() {
+		return l.ParentBudgeted
+	}
+	return l.BudgetedSpending
+}
+
+// BudgetLineFilter narrows BudgetLines. Zero values do not filter.
+type BudgetLineFilter struct {
+	ID         *uuid.UUID
+	BudgetID   *uuid.UUID
+	CategoryID *uuid.UUID
+	StartDate  Date // budgets starting on or after
+	EndDate    Date // budgets ending on or before
+}
+
+// budgetLinesSQL computes the budget lines of family ?0 in budgets from
+// ?1 to ?2, narrowed to line ?3, budget ?4 and category ?5 when they are
+// not NULL (LIMIT ?6 OFFSET ?7), in one statement:
+//   - spent: each category's spending in each budget month up to ?2,
+//     counted as every report counts, by walking each month's date range;
+//   - line: a top-level category's spending includes its subcategories';
+//   - own: what each month leaves of a line before any carry (the shared
+//     pool for a top-level category, nothing for an inheriting one);
+//   - runs, carried: consecutive months with carry-over on form a run, and
+//     what a month carries out is the sum of the run up to it (gaps and
+//     islands: the month number less the row number is constant in a
+//     run), so a month's carry in is the carry out of the month before.
+//
+// Months after ?2 never influence the lines asked for, so they are left out.
+const budgetLinesSQL = `
+WITH months AS (
+    SELECT b.id AS budget_id, b.start_date, b.end_date, ?8 AS mi
+    FROM budgets b WHERE b.family_id = ?0 AND b.start_date <= ?2
+),
+spent AS (
+    SELECT m.budget_id, t.category_id, SUM(t.amount) AS amount
+    FROM months m
+    JOIN transactions t ON t.family_id = ?0 AND t.date >= m.start_date AND t.date <= m.end_date` + countedJoinsSQL + `
+    WHERE ` + countedWhereSQL + ` AND t.amount > 0 AND t.category_id IS NOT NULL
+    GROUP BY m.budget_id, t.category_id
+),
+actual AS (
+    SELECT budget_id, category_id, SUM(amount) AS amount FROM (
+        SELECT s.budget_id, s.category_id, s.amount FROM spent s
+        UNION ALL
+        SELECT s.budget_id, c.parent_id, s.amount FROM spent s
+        JOIN categories c ON c.id = s.category_id AND c.family_id = ?0
+        WHERE c.parent_id IS NOT NULL
+    ) x GROUP BY budget_id, category_id
+),
+line AS (
+    SELECT bc.id, bc.family_id, bc.budget_id, bc.category_id, bc.budgeted_spending, bc.rollover_enabled, bc.currency,
+           bc.created_at, bc.updated_at, m.start_date, m.end_date, m.mi,
+           c.name AS category_name, c.color AS category_color, c.icon AS category_icon, c.parent_id,
+           COALESCE(ac.amount, 0) AS actual_spending
+    FROM budget_categories bc
+    JOIN months m ON m.budget_id = bc.budget_id
+    JOIN categories c ON c.id = bc.category_id AND c.family_id = ?0
+    LEFT JOIN actual ac ON ac.budget_id = bc.budget_id AND ac.category_id = bc.category_id
+    WHERE bc.family_id = ?0
+),
+limited AS (
+    SELECT budget_id, parent_id, SUM(budgeted_spending) AS budgeted, SUM(actual_spending) AS spent
+    FROM line WHERE parent_id IS NOT NULL AND budgeted_spending > 0
+    GROUP BY budget_id, parent_id
+),
+own AS (
+    SELECT l.*, CASE
+        WHEN l.parent_id IS NULL THEN l.budgeted_spending - COALESCE(lm.budgeted, 0) - (l.actual_spending - COALESCE(lm.spent, 0))
+        WHEN l.budgeted_spending > 0 THEN l.budgeted_spending - l.actual_spending
+        ELSE 0 END AS own_available
+    FROM line l LEFT JOIN limited lm ON lm.budget_id = l.budget_id AND lm.parent_id = l.category_id
+),
+runs AS (
+    SELECT category_id, mi, own_available, mi - ROW_NUMBER() OVER (PARTITION BY category_id ORDER BY mi) AS run
+    FROM own WHERE rollover_enabled
+),
+carried AS (
+    SELECT category_id, mi, SUM(own_available) OVER (PARTITION BY category_id, run ORDER BY mi) AS carry_out
+    FROM runs
+),
+final AS (
+    SELECT o.*, COALESCE(cr.carry_out, 0) AS rolled_over, o.own_available + COALESCE(cr.carry_out, 0) AS available
+    FROM own o LEFT JOIN carried cr ON cr.category_id = o.category_id AND cr.mi = o.mi - 1
+)
+SELECT f.id, f.family_id, f.budget_id, f.category_id, f.budgeted_spending, f.rollover_enabled, f.currency,
+       f.created_at, f.updated_at, f.start_date, f.end_date, f.category_name, f.category_color, f.category_icon, f.parent_id,
+       CAST(f.actual_spending AS bigint) AS actual_spending,
+       CAST(CASE WHEN f.parent_id IS NOT NULL AND f.budgeted_spending = 0 THEN 0 ELSE f.rolled_over END AS bigint) AS rolled_over,
+       CAST(CASE WHEN f.parent_id IS NOT NULL AND f.budgeted_spending = 0 THEN COALESCE(p.available, 0) ELSE f.available END AS bigint) AS available,
+       COALESCE(p.budgeted_spending, 0) AS parent_budgeted
+FROM final f
+LEFT JOIN final p ON p.budget_id = f.budget_id AND p.category_id = f.parent_id
+WHERE f.start_date >= ?1 AND f.end_date <= ?2
+  AND (?3 IS NULL OR f.id = ?3) AND (?4 IS NULL OR f.budget_id = ?4) AND (?5 IS NULL OR f.category_id = ?5)
+ORDER BY f.start_date DESC, lower(f.category_name), f.id
+LIMIT ?6 OFFSET ?7`
+
+// monthNumber is the SQL for the number of a date's month counted from
+// year 0, so that consecutive months differ by one on both dialects.
+func (s *Store) monthNumber(col string) bun.Safe {
+	if s.Postgres() {
+		return bun.Safe("CAST(EXTRACT(YEAR FROM " + col + ") * 12 + EXTRACT(MONTH FROM " + col + ") AS integer)")
+	}
+	return bun.Safe("(CAST(strftime('%Y', " + col + ") AS integer) * 12 + CAST(strftime('%m', " + col + ") AS integer))")
+}
+
+// BudgetLines lists a page of the family's budget lines, newest month
+// first and by category name within a month, and how many there are.
+func (s *Store) BudgetLines(ctx context.Context, familyID uuid.UUID, f BudgetLineFilter, p Page) ([]BudgetLine, int, error) {
+	from, to := f.StartDate, f.EndDate
+	if from == "" {
+		from = "1900-01-01"
+	}
+	if to == "" {
+		to = "2199-12-31"
+	}
+	q := s.db.NewSelect().Model((*BudgetCategory)(nil)).
+		Join("JOIN budgets AS b ON b.id = bc.budget_id AND b.family_id = bc.family_id").
+		Where("bc.family_id = ?", familyID).Where("b.start_date >= ?", from).Where("b.end_date <= ?", to)
+	if f.ID != nil {
+		q.Where("bc.id = ?", *f.ID)
+	}
+	if f.BudgetID != nil {
+		q.Where("bc.budget_id = ?", *f.BudgetID)
+	}
+	if f.CategoryID != nil {
+		q.Where("bc.category_id = ?", *f.CategoryID)
+	}
+	n64, err := q.Count(ctx)
+	if err != nil {
+		return nil, 0, dbErr("count budget lines", err)
+	}
+	lines := []BudgetLine{}
+	n, offset := int(n64), (p.Number-1)*p.Size
+	if n <= offset {
+		return lines, n, nil
+	}
+	err = s.db.NewRaw(budgetLinesSQL, familyID, from, to, f.ID, f.BudgetID, f.CategoryID, p.Size, offset,
+		s.monthNumber("b.start_date")).Scan(ctx, &lines)
+	return lines, n, dbErr("list budget lines", err)
+}
+
+// BudgetLine returns one budget line of the family.
+func (s *Store) BudgetLine(ctx context.Context, familyID, id uuid.UUID) (*BudgetLine, error) {
+	lines, _, err := s.BudgetLines(ctx, familyID, BudgetLineFilter{ID: &id}, Page{Number: 1, Size: 1})
+	if err != nil {
+		return nil, err
+	}
+	if len(lines) == 0 {
+		return nil, ErrNotFound
+	}
+	return &lines[0], nil
+}

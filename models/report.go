@@ -1,0 +1,267 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// Period is a span of calendar days, both ends included.
+type Period struct {
+	From Date
+	To   Date
+}
+
+// MonthPeriod returns the calendar month that d falls in.
+func MonthPeriod(d Date) Period {
+	t := d.Time()
+	first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	return Period{From: DateOf(first), To: DateOf(first.AddDate(0, 1, -1))}
+}
+
+// check refuses a period that is not two real days in order.
+func (p Period) check() error {
+	if _, err := ParseDate(string(p.From)); err != nil {
+		return Invalid("Start date must be a real calendar date")
+	}
+	if _, err := ParseDate(string(p.To)); err != nil {
+		return Invalid("End date must be a real calendar date")
+	}
+	if p.To < p.From {
+		return Invalid("End date must not be before the start date")
+	}
+	return nil
+}
+
+// Time returns the day at midnight UTC; an invalid Date is the zero time.
+func (d Date) Time() time.Time {
+	t, _ := time.Parse(time.DateOnly, string(d))
+	return t
+}
+
+// Interval is the width of one point of a series or one column of a report.
+type Interval string
+
+// Intervals of series and reports. Weeks start on Monday.
+const (
+	Day   Interval = "day"
+	Week  Interval = "week"
+	Month Interval = "month"
+)
+
+// ValidInterval reports whether i is a known interval.
+func ValidInterval(i Interval) bool { return i == Day || i == Week || i == Month }
+
+// start returns the first day of the interval that t falls in.
+func (i Interval) start(t time.Time) time.Time {
+	switch i {
+	case Week:
+		return t.AddDate(0, 0, -((int(t.Weekday()) + 6) % 7))
+	case Month:
+		return time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
+	}
+	return t
+}
+
+// next returns the first day of the interval after the one starting at t.
+func (i Interval) next(t time.Time) time.Time {
+	switch i {
+	case Week:
+		return t.AddDate(0, 0, 7)
+	case Month:
+		return t.AddDate(0, 1, 0)
+	}
+	return t.AddDate(0, 0, 1)
+}
+
+// bucketOf is the SQL for the first day of the interval a date column
+// falls in, as a date, in this store's dialect: the one place where the
+// two dialects' date functions differ. col is always a column reference
+// written in this package, never input.
+func (s *Store) bucketOf(i Interval, col string) bun.Safe {
+	if s.Postgres() {
+		switch i {
+		case Week:
+			return bun.Safe("CAST(date_trunc('week', " + col + ") AS date)")
+		case Month:
+			return bun.Safe("CAST(date_trunc('month', " + col + ") AS date)")
+		}
+		return bun.Safe(col)
+	}
+	switch i {
+	case Week:
+		return bun.Safe("date(" + col + ", '-' || ((CAST(strftime('%w', " + col + ") AS integer) + 6) % 7) || ' days')")
+	case Month:
+		return bun.Safe("date(" + col + ", 'start of month')")
+	}
+	return bun.Safe(col)
+}
+
+// liabilitySQL is true for an account of a type that is money owed; the
+// SQL twin of Liability.
+const liabilitySQL = `a.account_type IN ('credit_card', 'loan', 'other_liability')`
+
+// countedJoinsSQL and countedWhereSQL choose the transactions t that
+// income and spending figures count, for family ?0: not deleted, not
+// excluded, on an active account, in the family's currency (there are no
+// exchange rates: other currencies are left out rather than added as if
+// they were equal), and not one leg of a transfer, which moves money
+// without earning or spending it. Amounts keep the stored sign: positive
+// is spending, negative is income, as the API's classification says.
+const (
+	countedJoinsSQL = `
+JOIN accounts a ON a.id = t.account_id AND a.family_id = t.family_id
+JOIN families f ON f.id = t.family_id`
+	countedWhereSQL = `t.family_id = ?0
+  AND t.deleted_at IS NULL AND NOT t.excluded
+  AND a.status = 'active' AND t.currency = f.currency
+  AND NOT EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = ?0 AND tr.inflow_transaction_id = t.id)
+  AND NOT EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = ?0 AND tr.outflow_transaction_id = t.id)`
+)
+
+// countedSQL is the counted transactions of family ?0 from ?1 to ?2.
+const countedSQL = `
+SELECT t.id, t.date, t.amount, t.category_id
+FROM transactions t` + countedJoinsSQL + `
+WHERE ` + countedWhereSQL + ` AND t.date >= ?1 AND t.date <= ?2`
+
+// Totals are the income and spending of a period, each a positive sum.
+type Totals struct {
+	Currency      string `bun:"currency"`
+	Income        Amount `bun:"income"`
+	Spending      Amount `bun:"spending"`
+	IncomeCount   int    `bun:"income_count"`
+	SpendingCount int    `bun:"spending_count"`
+}
+
+// Net is income less spending: what the period saved.
+func (t Totals) Net() Amount { return t.Income - t.Spending }
+
+const periodTotalsSQL = `WITH counted AS (` + countedSQL + `)
+SELECT (SELECT currency FROM families WHERE id = ?0) AS currency,
+       CAST(COALESCE(SUM(CASE WHEN k.amount < 0 THEN -k.amount ELSE 0 END), 0) AS bigint) AS income,
+       CAST(COALESCE(SUM(CASE WHEN k.amount >= 0 THEN k.amount ELSE 0 END), 0) AS bigint) AS spending,
+       COALESCE(SUM(CASE WHEN k.amount < 0 THEN 1 ELSE 0 END), 0) AS income_count,
+       COALESCE(SUM(CASE WHEN k.amount >= 0 THEN 1 ELSE 0 END), 0) AS spending_count
+FROM counted k`
+
+// PeriodTotals returns the family's income and spending over a period.
+func (s *Store) PeriodTotals(ctx context.Context, familyID uuid.UUID, p Period) (*Totals, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	t := new(Totals)
+	err := s.db.NewRaw(periodTotalsSQL, familyID, p.From, p.To).Scan(ctx, t)
+	return t, dbErr("period totals", err)
+}
+
+// CategoryTotal is what one category earned or spent over a period. A nil
+// CategoryID is the uncategorised rest.
+type CategoryTotal struct {
+	Classification string     `bun:"classification"` // income or expense, by the sign of each transaction
+	CategoryID     *uuid.UUID `bun:"category_id"`
+	Name           *string    `bun:"name"`
+	Color          *string    `bun:"color"`
+	Icon           *string    `bun:"icon"`
+	ParentID       *uuid.UUID `bun:"parent_id"`
+	ParentName     *string    `bun:"parent_name"`
+	Total          Amount     `bun:"total"` // positive
+	Count          int        `bun:"count"`
+}
+
+const categoryTotalsSQL = `WITH counted AS (` + countedSQL + `)
+SELECT CASE WHEN k.amount < 0 THEN 'income' ELSE 'expense' END AS classification,
+       c.id AS category_id, c.name, c.color, c.icon, c.parent_id, p.name AS parent_name,
+       CAST(SUM(CASE WHEN k.amount < 0 THEN -k.amount ELSE k.amount END) AS bigint) AS total,
+       COUNT(*) AS count
+FROM counted k
+LEFT JOIN categories c ON c.id = k.category_id AND c.family_id = ?0
+LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
+GROUP BY 1, c.id, c.name, c.color, c.icon, c.parent_id, p.name
+ORDER BY 1, total DESC, c.name`
+
+// CategoryTotals returns, for a period, what each category earned and
+// spent, the uncategorised rest as a row with no category, expense rows
+// after income rows and the largest first in each. A subcategory is its
+// own row and names its parent, so a screen can show either level.
+func (s *Store) CategoryTotals(ctx context.Context, familyID uuid.UUID, p Period) ([]CategoryTotal, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	rows := []CategoryTotal{}
+	err := s.db.NewRaw(categoryTotalsSQL, familyID, p.From, p.To).Scan(ctx, &rows)
+	return rows, dbErr("category totals", err)
+}
+
+// StatementCell is one category's income or spending in one month.
+type StatementCell struct {
+	Month Date `bun:"month"` // first day of the month
+	CategoryTotal
+}
+
+const incomeStatementSQL = `WITH counted AS (` + countedSQL + `)
+SELECT ?3 AS month,
+       CASE WHEN k.amount < 0 THEN 'income' ELSE 'expense' END AS classification,
+       c.id AS category_id, c.name, c.color, c.icon, c.parent_id, p.name AS parent_name,
+       CAST(SUM(CASE WHEN k.amount < 0 THEN -k.amount ELSE k.amount END) AS bigint) AS total,
+       COUNT(*) AS count
+FROM counted k
+LEFT JOIN categories c ON c.id = k.category_id AND c.family_id = ?0
+LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
+GROUP BY 1, 2, c.id, c.name, c.color, c.icon, c.parent_id, p.name
+ORDER BY 1, 2, total DESC, c.name`
+
+// IncomeStatement returns a period's income and spending by month and
+// category: one cell per month, classification and category that had
+// any, months in order. Months without a cell had nothing.
+func (s *Store) IncomeStatement(ctx context.Context, familyID uuid.UUID, p Period) ([]StatementCell, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	cells := []StatementCell{}
+	err := s.db.NewRaw(incomeStatementSQL, familyID, p.From, p.To, s.bucketOf(Month, "k.date")).Scan(ctx, &cells)
+	return cells, dbErr("income statement", err)
+}
+
+// CashFlowMonth is one month's money in and out, transfers left out.
+type CashFlowMonth struct {
+	Month    Date   `bun:"month"` // first day of the month
+	Income   Amount `bun:"income"`
+	Spending Amount `bun:"spending"`
+}
+
+// Net is what the month saved (negative: what it overspent).
+func (m CashFlowMonth) Net() Amount { return m.Income - m.Spending }
+
+const cashFlowSQL = `WITH counted AS (` + countedSQL + `)
+SELECT ?3 AS month,
+       CAST(SUM(CASE WHEN k.amount < 0 THEN -k.amount ELSE 0 END) AS bigint) AS income,
+       CAST(SUM(CASE WHEN k.amount >= 0 THEN k.amount ELSE 0 END) AS bigint) AS spending
+FROM counted k
+GROUP BY 1
+ORDER BY 1`
+
+// CashFlow returns income, spending and net for every month of a period,
+// in order, months without transactions included as zeros.
+func (s *Store) CashFlow(ctx context.Context, familyID uuid.UUID, p Period) ([]CashFlowMonth, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	var rows []CashFlowMonth
+	if err := s.db.NewRaw(cashFlowSQL, familyID, p.From, p.To, s.bucketOf(Month, "k.date")).Scan(ctx, &rows); err != nil {
+		return nil, dbErr("cash flow", err)
+	}
+	out := []CashFlowMonth{}
+	next := 0
+	for m := Month.start(p.From.Time()); !m.After(p.To.Time()); m = Month.next(m) {
+		month := CashFlowMonth{Month: DateOf(m)}
+		if next < len(rows) && rows[next].Month == month.Month {
+			month = rows[next]
+			next++
+		}
+		out = append(out, month)
+	}
+	return out, nil
+}

@@ -1,0 +1,115 @@
+package models
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+)
+
+// BalanceFilter narrows BalanceHistory. Zero values do not filter.
+type BalanceFilter struct {
+	AccountID *uuid.UUID
+	Currency  string // an account currency, upper case
+	StartDate Date   // inclusive
+	EndDate   Date   // inclusive; never after today
+}
+
+// BalanceDay is an account's balance at the end of a day on which it
+// moved, and what moved it. Days without a counted transaction have no
+// row: the balance is the one of the row before.
+type BalanceDay struct {
+	AccountID   uuid.UUID `bun:"account_id"`
+	AccountName string    `bun:"account_name"`
+	AccountType string    `bun:"account_type"`
+	Date        Date      `bun:"date"`
+	Currency    string    `bun:"currency"`
+	// FlowsFactor is 1 for an asset (money in raises the balance) and -1
+	// for a liability (money in pays the debt down).
+	FlowsFactor  int    `bun:"flows_factor"`
+	StartBalance Amount `bun:"start_balance"`
+	Inflows      Amount `bun:"inflows"`  // money into the account, positive
+	Outflows     Amount `bun:"outflows"` // money out of it, positive
+	EndBalance   Amount `bun:"end_balance"`
+}
+
+// CashBalance is the part of the day's balance that is cash.
+func (d BalanceDay) CashBalance() Amount { return cashPart(d.AccountType, d.EndBalance) }
+
+// balanceAccountsSQL: the accounts of family ?0 a balance history shows,
+// all or ?1 alone, in currency ?2 when it is not empty.
+const balanceAccountsSQL = `
+WITH acc AS (
+    SELECT a.id, a.name, a.account_type, a.currency, a.opening_balance,
+           CASE WHEN ` + liabilitySQL + ` THEN -1 ELSE 1 END AS flows_factor
+    FROM accounts a
+    WHERE a.family_id = ?0 AND a.status <> 'pending_deletion'
+      AND (?1 IS NULL OR a.id = ?1) AND (?2 = '' OR a.currency = ?2)
+)`
+
+// balanceDaysSQL: the running balance of each of those accounts at the
+// end of every day up to ?4 on which something moved it, counted as
+// RecalculateBalance counts: rows in the account's currency, not
+// excluded, not deleted.
+const balanceDaysSQL = balanceAccountsSQL + `,
+days AS (
+    SELECT t.account_id, t.date,
+           SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END) AS inflows,
+           SUM(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS outflows
+    FROM transactions t
+    JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
+    WHERE t.family_id = ?0 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
+    GROUP BY t.account_id, t.date
+),
+running AS (
+    SELECT d.account_id, d.date, d.inflows, d.outflows,
+           acc.opening_balance + acc.flows_factor * SUM(d.inflows - d.outflows)
+               OVER (PARTITION BY d.account_id ORDER BY d.date) AS end_balance
+    FROM days d JOIN acc ON acc.id = d.account_id
+)`
+
+const balanceHistorySQL = balanceDaysSQL + `
+SELECT r.account_id, acc.name AS account_name, COALESCE(acc.account_type, '') AS account_type, r.date,
+       acc.currency, acc.flows_factor,
+       CAST(r.end_balance - acc.flows_factor * (r.inflows - r.outflows) AS bigint) AS start_balance,
+       CAST(r.inflows AS bigint) AS inflows, CAST(r.outflows AS bigint) AS outflows,
+       CAST(r.end_balance AS bigint) AS end_balance
+FROM running r JOIN acc ON acc.id = r.account_id
+WHERE r.date >= ?3
+ORDER BY r.date DESC, lower(acc.name), r.account_id
+LIMIT ?5 OFFSET ?6`
+
+// balanceHistoryCountSQL counts the rows of balanceHistorySQL from the
+// days in range alone, without the running sums.
+const balanceHistoryCountSQL = balanceAccountsSQL + `
+SELECT count(*) FROM (
+    SELECT t.account_id, t.date
+    FROM transactions t
+    JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
+    WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
+    GROUP BY t.account_id, t.date
+) d`
+
+// BalanceHistory lists a page of the family's daily account balances,
+// newest day first, and how many there are: one row per account and day
+// on which the account moved, up to today.
+func (s *Store) BalanceHistory(ctx context.Context, familyID uuid.UUID, f BalanceFilter, p Page) ([]BalanceDay, int, error) {
+	start, end := f.StartDate, f.EndDate
+	if start == "" {
+		start = "1900-01-01"
+	}
+	if today := DateOf(s.now()); end == "" || end > today {
+		end = today
+	}
+	args := []any{familyID, f.AccountID, f.Currency, start, end}
+	var n int
+	if err := s.db.NewRaw(balanceHistoryCountSQL, args...).Scan(ctx, &n); err != nil {
+		return nil, 0, dbErr("count balance history", err)
+	}
+	days := []BalanceDay{}
+	offset := (p.Number - 1) * p.Size
+	if n <= offset {
+		return days, n, nil
+	}
+	err := s.db.NewRaw(balanceHistorySQL, append(args, p.Size, offset)...).Scan(ctx, &days)
+	return days, n, dbErr("balance history", err)
+}

@@ -1,0 +1,91 @@
+package models
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// MaxBulk is the most transactions one bulk edit may name.
+const MaxBulk = 1000
+
+// checkBulk refuses an empty or oversized selection.
+func checkBulk(ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return Invalid("Select at least one transaction")
+	}
+	if len(ids) > MaxBulk {
+		return Invalid("Select at most 1000 transactions at once")
+	}
+	return nil
+}
+
+// BulkSetCategory sets (nil: clears) the category of the family's
+// transactions among ids and returns how many changed. Ids that are not
+// live transactions of the family, another family's included, are
+// ignored: the count tells the caller how many were. A category that is
+// not the family's is refused. The importer never writes a category, so
+// imported rows need no lock for it.
+func (s *Store) BulkSetCategory(ctx context.Context, familyID uuid.UUID, ids []uuid.UUID, categoryID *uuid.UUID) (int, error) {
+	if err := checkBulk(ids); err != nil {
+		return 0, err
+	}
+	problems, err := s.CheckTransactionRefs(ctx, familyID, TransactionRefs{CategoryID: categoryID})
+	if err != nil {
+		return 0, err
+	}
+	if len(problems) > 0 {
+		return 0, Invalid(problems...)
+	}
+	res, err := s.db.NewUpdate().Model((*Transaction)(nil)).
+		Set("category_id = ?", categoryID).Set("updated_at = ?", s.now()).
+		Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").
+		Exec(ctx)
+	if err != nil {
+		return 0, dbErr("bulk set category", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// bulkTagSQL puts each tag of ?2 on each live transaction of family ?0
+// among ?1; links that exist already stay as they are.
+const bulkTagSQL = `
+INSERT INTO transaction_tags (transaction_id, tag_id, family_id)
+SELECT t.id, tg.id, t.family_id
+FROM transactions t JOIN tags tg ON tg.family_id = t.family_id
+WHERE t.family_id = ?0 AND t.id IN (?1) AND t.deleted_at IS NULL AND tg.id IN (?2)
+ON CONFLICT (transaction_id, tag_id) DO NOTHING`
+
+// BulkAddTags adds tags to the family's transactions among ids, keeping
+// the tags they have, and returns how many transactions it applied to.
+// Ids that are not live transactions of the family are ignored, as in
+// BulkSetCategory; a tag that is not the family's is refused.
+func (s *Store) BulkAddTags(ctx context.Context, familyID uuid.UUID, ids, tagIDs []uuid.UUID) (int, error) {
+	if err := checkBulk(ids); err != nil {
+		return 0, err
+	}
+	if len(tagIDs) == 0 {
+		return 0, Invalid("Select at least one tag")
+	}
+	problems, err := s.CheckTransactionRefs(ctx, familyID, TransactionRefs{TagIDs: tagIDs})
+	if err != nil {
+		return 0, err
+	}
+	if len(problems) > 0 {
+		return 0, Invalid(problems...)
+	}
+	var n int
+	err = s.RunInTx(ctx, func(tx *Store) error {
+		c, err := tx.db.NewSelect().Model((*Transaction)(nil)).
+			Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").Count(ctx)
+		if err != nil {
+			return dbErr("count bulk transactions", err)
+		}
+		n = int(c)
+		_, err = tx.db.NewRaw(bulkTagSQL, familyID, bun.List(ids), bun.List(tagIDs)).Exec(ctx)
+		return dbErr("bulk add tags", err)
+	})
+	return n, err
+}
