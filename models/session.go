@@ -110,9 +110,9 @@ func (s *Store) CountUserSessions(ctx context.Context, userID uuid.UUID) (int, e
 	return int(n), dbErr("count sessions", err)
 }
 
-// CreateSSOSession is CreateSession for a single sign-on, keeping the
+// createSSOSession is CreateSession for a single sign-on, keeping the
 // OIDC ID token (sealed) for a later RP-initiated logout.
-func (s *Store) CreateSSOSession(ctx context.Context, sess *Session, idToken string, maxAge time.Duration) (string, error) {
+func (s *Store) createSSOSession(ctx context.Context, sess *Session, idToken string, maxAge time.Duration) (string, error) {
 	sess.ID = NewID()
 	if idToken != "" {
 		sealed, err := s.Secrets.Seal(idToken, "sessions", "id_token_enc", sess.ID.String())
@@ -165,7 +165,7 @@ func (s *Store) LoginWithPassword(ctx context.Context, u *User, override bool, n
 		if token, err = tx.CreateSession(ctx, sess, in.MaxAge); err != nil {
 			return err
 		}
-		if err := tx.RecordLogin(ctx, u.ID, newHash); err != nil {
+		if err := tx.recordLogin(ctx, u.ID, newHash); err != nil {
 			return err
 		}
 		return tx.CreateAuditLog(ctx, in.audit(EventLogin, u.ID, map[string]any{"method": "password", "override": override, "role": u.Role}))

@@ -136,11 +136,11 @@ func (s *Store) ssoLogin(ctx context.Context, in SSOSignIn, u *User, ident *SSOI
 	id := in.Identity
 	sess := &Session{UserID: u.ID, Method: MethodSSO, ProviderID: &in.Provider.ID, IP: in.IP, UserAgent: in.UserAgent,
 		SAMLNameID: optString(id.NameID), SAMLSessionIndex: optString(id.SessionIndex)}
-	token, err := s.CreateSSOSession(ctx, sess, id.IDToken, in.MaxAge)
+	token, err := s.createSSOSession(ctx, sess, id.IDToken, in.MaxAge)
 	if err != nil {
 		return "", err
 	}
-	if err := s.RecordLogin(ctx, u.ID, nil); err != nil {
+	if err := s.recordLogin(ctx, u.ID, nil); err != nil {
 		return "", err
 	}
 	switch record {
@@ -176,12 +176,12 @@ func (s *Store) applyIdentity(ctx context.Context, in SSOSignIn, u *User, ident 
 		ident.UserID, ident.ProviderID = u.ID, p.ID
 		err = s.CreateIdentity(ctx, ident)
 	} else {
-		err = s.UpdateIdentityLogin(ctx, ident)
+		err = s.updateIdentityLogin(ctx, ident)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if err := s.FillUserNames(ctx, u.ID, id.FirstName, id.LastName); err != nil {
+	if err := s.fillUserNames(ctx, u.ID, id.FirstName, id.LastName); err != nil {
 		return nil, err
 	}
 	meta := map[string]any{"method": "sso", "override": false, "identity_id": ident.ID.String(), "role": u.Role}
