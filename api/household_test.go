@@ -134,6 +134,12 @@ func TestTransactionScreens(t *testing.T) {
 	if err != nil || a.Balance != models.Amount(957_5000) {
 		t.Fatalf("balance after two transactions: %v %v", a.Balance, err)
 	}
+	// The register runs the balance: after the groceries on the 5th, -42.50;
+	// after the salary on the 6th, 957.50.
+	reg := string(b.get("/accounts/" + acct).body)
+	if !strings.Contains(reg, "-$42.50") || !strings.Contains(reg, "$957.50") || !strings.Contains(reg, "<svg") {
+		t.Fatalf("register: %s", reg)
+	}
 	r = b.get("/transactions?q=salary")
 	if !strings.Contains(string(r.body), `<span class="in">+$1,000.00</span>`) || strings.Contains(string(r.body), "Groceries") {
 		t.Fatalf("search: %s", r.body)

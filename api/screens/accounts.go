@@ -2,6 +2,7 @@ package screens
 
 import (
 	"errors"
+	"html/template"
 	"net/url"
 
 	"github.com/gofiber/fiber/v2"
@@ -231,29 +232,60 @@ func (h *Handler) deleteAccount(c *fiber.Ctx) error {
 	return h.redirect(c, "/accounts", "Account "+a.Name+" deleted, with its transactions.")
 }
 
-type accountData struct {
-	Account *models.Account
-	Rows    []*models.Transaction
-	Query   url.Values
-	Pager   pager
+// registerLine is one row of an account's register; Balance is set when
+// the register is in full (no search), as the balance after the row.
+type registerLine struct {
+	*models.Transaction
+	Balance *models.Amount
 }
 
-// showAccount is an account's register: its transactions, newest first.
+type accountData struct {
+	Account *models.Account
+	Rows    []registerLine
+	Query   url.Values
+	Pager   pager
+	Chart   template.HTML
+	Series  []models.SeriesPoint
+}
+
+// showAccount is an account's register: its transactions, newest first,
+// with the running balance, and the balance over the last year.
 func (h *Handler) showAccount(c *fiber.Ctx) error {
+	ctx := c.UserContext()
 	a, err := h.familyAccount(c)
 	if err != nil {
 		return err
 	}
 	p := pageOf(c, 50)
-	f := models.TransactionFilter{AccountIDs: []uuid.UUID{a.ID}, Search: clipQuery(c.Query("q"))}
-	rows, total, err := h.store.Transactions(c.UserContext(), a.FamilyID, f, p)
-	if err != nil {
+	d := accountData{Account: a, Query: url.Values{}}
+	var total int
+	if search := clipQuery(c.Query("q")); search != "" {
+		d.Query.Set("q", search)
+		f := models.TransactionFilter{AccountIDs: []uuid.UUID{a.ID}, Search: search}
+		rows, n, err := h.store.Transactions(ctx, a.FamilyID, f, p)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			d.Rows = append(d.Rows, registerLine{Transaction: r})
+		}
+		total = n
+	} else {
+		rows, n, err := h.store.AccountRegister(ctx, a.FamilyID, a.ID, p)
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			d.Rows = append(d.Rows, registerLine{Transaction: &rows[i].Transaction, Balance: &rows[i].Balance})
+		}
+		total = n
+	}
+	d.Pager = newPager(d.Query, p, total)
+	today := models.DateOf(h.now())
+	year := models.Period{From: models.DateOf(h.now().AddDate(-1, 0, 0)), To: today}
+	if d.Series, err = h.store.AccountBalanceSeries(ctx, a.FamilyID, a.ID, year, models.Week); err != nil {
 		return err
 	}
-	q := url.Values{}
-	if f.Search != "" {
-		q.Set("q", f.Search)
-	}
-	return h.render(c, fiber.StatusOK, "account", web.Page{Nav: "accounts", Title: a.Name,
-		Data: accountData{Account: a, Rows: rows, Query: q, Pager: newPager(q, p, total)}})
+	d.Chart = lineChart(a.Name+" balance over the last year", d.Series)
+	return h.render(c, fiber.StatusOK, "account", web.Page{Nav: "accounts", Title: a.Name, Data: d})
 }
