@@ -300,14 +300,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	log.Info("web listening", "addr", ln.Addr().String(), "url", cfg.AppURL)
-	errc := make(chan error, 1)
-	go func() { errc <- app.Listener(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		return app.ShutdownWithTimeout(20 * time.Second)
-	}
+	return api.Serve(ctx, app, ln)
 }
 
 // runDev migrates, then runs web, worker and scheduler in this process.
