@@ -2,8 +2,6 @@ package api_test
 
 import (
 	"fmt"
-	"io"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -73,21 +71,7 @@ func benchScreen(b *testing.B, path string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		req := httptest.NewRequest("GET", path, nil)
-		req.Header.Set("Cookie", "session="+token)
-		resp, err := e.app.Test(req, -1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-	}
+	e.benchPage(b, path, token)
 }
 
 func BenchmarkDashboard(b *testing.B)        { benchScreen(b, "/") }

@@ -102,48 +102,80 @@ type SeriesPoint struct {
 	Value Amount
 }
 
-// seriesSQL sums the moves of the accounts in acc (family ?0) up to ?2:
-// everything before ?1 in one row with no bucket, the rest by bucket
-// (?3), with a running total that starts from the accounts' opening
-// balances. One pass over the transactions, whatever the range. Each acc
-// row has base (its opening value) and flow (what one stored unit of
-// amount does to the value: an expense lowers an asset, raises a debt).
+// seriesSQL computes, for the accounts in acc (family ?0), a value before
+// period ?1..?2 and at the end of each bucket (?3) in it, from each
+// account's stored balance (anchor, as of day asof: the balance the
+// account shows, rewritten after every write) rather than from its whole
+// history, so only the transactions from the period on are read:
+//
+//	value(D) = anchors + rebase + what moved from ?1 to D
+//
+// where a row between asof and the period moved the anchor already
+// (rebase adds it) and a row from the period up to asof is in the anchor
+// but not yet at the period's start (rebase takes it out). Each acc row
+// has flow, what one stored unit of amount does to the value (an expense
+// lowers an asset and raises a debt). ?5 is the day before ?1. The same
+// rows are counted as RecalculateBalance counts them.
 const seriesSQL = `,
 sums AS (
-    SELECT CASE WHEN t.date < ?1 THEN NULL ELSE ?3 END AS bucket, SUM(acc.flow * t.amount) AS amount
+    SELECT CASE WHEN t.date >= ?1 AND t.date <= ?2 THEN ?3 END AS bucket,
+           SUM(CASE WHEN t.date >= ?1 AND t.date <= ?2 THEN acc.flow * t.amount ELSE 0 END) AS moved,
+           SUM(CASE WHEN t.date > acc.asof AND t.date < ?1 THEN acc.flow * t.amount
+                    WHEN t.date <= acc.asof AND t.date >= ?1 THEN -acc.flow * t.amount
+                    ELSE 0 END) AS rebase
     FROM transactions t
     JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
-    WHERE t.family_id = ?0 AND t.date <= ?2 AND t.deleted_at IS NULL AND NOT t.excluded
+    WHERE t.family_id = ?0 AND t.deleted_at IS NULL AND NOT t.excluded
+      AND t.date > (SELECT MIN(d) FROM (SELECT asof AS d FROM acc UNION ALL SELECT ?5) lo)
+      AND t.date <= (SELECT MAX(d) FROM (SELECT asof AS d FROM acc UNION ALL SELECT ?2) hi)
     GROUP BY 1
     UNION ALL
-    SELECT NULL, 0
+    SELECT NULL, 0, 0
 )
 SELECT bucket, (SELECT count(*) FROM acc) AS accounts,
-       CAST((SELECT COALESCE(SUM(base), 0) FROM acc) + SUM(SUM(amount)) OVER (ORDER BY CASE WHEN bucket IS NULL THEN 0 ELSE 1 END, bucket) AS bigint) AS value
+       CAST((SELECT COALESCE(SUM(anchor), 0) FROM acc) + SUM(SUM(rebase)) OVER ()
+            + SUM(SUM(moved)) OVER (ORDER BY CASE WHEN bucket IS NULL THEN 0 ELSE 1 END, bucket) AS bigint) AS value
 FROM sums
 GROUP BY bucket
 ORDER BY CASE WHEN bucket IS NULL THEN 0 ELSE 1 END, bucket`
 
-// netWorthSQL: every active account in the family's currency; a debt's
-// opening balance counts against the family, and every stored amount
-// lowers net worth (spending from an asset, or borrowing more on a debt).
+// anchorSQL is an account's stored balance, and asofSQL (?4) the day it
+// counts up to: the opening balance before anything was counted.
+const anchorSQL = `CASE WHEN a.balance_updated_at IS NULL THEN a.opening_balance ELSE a.balance END`
+
+// netWorthSQL: every active account in the family's currency; a debt
+// counts against the family, and every stored amount lowers net worth
+// (spending from an asset, or borrowing more on a debt).
 const netWorthSQL = `WITH acc AS (
-    SELECT a.id, a.currency, CASE WHEN ` + liabilitySQL + ` THEN -a.opening_balance ELSE a.opening_balance END AS base, -1 AS flow
+    SELECT a.id, a.currency, CASE WHEN ` + liabilitySQL + ` THEN -(` + anchorSQL + `) ELSE ` + anchorSQL + ` END AS anchor,
+           ?4 AS asof, -1 AS flow
     FROM accounts a JOIN families f ON f.id = a.family_id
     WHERE a.family_id = ?0 AND a.status = 'active' AND a.currency = f.currency
 )` + seriesSQL
 
-// accountSeriesSQL: one account (?4), in its own currency and sign, as its
+// accountSeriesSQL: one account (?6), in its own currency and sign, as its
 // balance is shown: what is owed, for a debt.
 const accountSeriesSQL = `WITH acc AS (
-    SELECT a.id, a.currency, a.opening_balance AS base, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
+    SELECT a.id, a.currency, ` + anchorSQL + ` AS anchor, ?4 AS asof,
+           CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
     FROM accounts a
-    WHERE a.family_id = ?0 AND a.id = ?4
+    WHERE a.family_id = ?0 AND a.id = ?6
 )` + seriesSQL
 
+// asofOf is the SQL for the day (UTC, as RecalculateBalance dates it) an
+// account's stored balance counts up to; before anything, for an account
+// never counted.
+func (s *Store) asofOf() bun.Safe {
+	if s.Postgres() {
+		return bun.Safe("COALESCE(CAST(timezone('UTC', a.balance_updated_at) AS date), DATE '1899-12-31')")
+	}
+	return bun.Safe("COALESCE(date(a.balance_updated_at), '1899-12-31')")
+}
+
 // NetWorthSeries returns the family's net worth at the end of each day,
-// week or month of a period (the last point at its end), from the
-// opening balances and every transaction up to then.
+// week or month of a period (the last point at its end). Like the
+// balance sheet it rests on the accounts' stored balances, so a write
+// shows once its balance job has run (within seconds).
 func (s *Store) NetWorthSeries(ctx context.Context, familyID uuid.UUID, p Period, i Interval) ([]SeriesPoint, error) {
 	points, _, err := s.series(ctx, netWorthSQL, familyID, uuid.Nil, p, i)
 	return points, err
@@ -171,7 +203,8 @@ func (s *Store) series(ctx context.Context, query string, familyID, accountID uu
 		Accounts int    `bun:"accounts"`
 		Value    Amount `bun:"value"`
 	}
-	err := s.db.NewRaw(query, familyID, p.From, p.To, s.bucketOf(i, "t.date"), accountID).Scan(ctx, &rows)
+	dayBefore := DateOf(p.From.Time().AddDate(0, 0, -1))
+	err := s.db.NewRaw(query, familyID, p.From, p.To, s.bucketOf(i, "t.date"), s.asofOf(), dayBefore, accountID).Scan(ctx, &rows)
 	if err != nil {
 		return nil, 0, dbErr("series", err)
 	}

@@ -247,6 +247,33 @@ func TestBalanceSheetAndSeries(t *testing.T) {
 	checkPoints(t, "weekly", points, []models.SeriesPoint{{Date: "2024-01-14", Value: money(t, "4334.50")},
 		{Date: "2024-01-21", Value: money(t, "4304.50")}, {Date: "2024-01-23", Value: money(t, "4304.50")}})
 
+	// The series rest on the stored balances; one recalculated long ago,
+	// or never, gives the same values.
+	stale := []struct {
+		id      uuid.UUID
+		balance string
+		at      any
+	}{{l.checking.ID, "4000", time.Date(2024, 1, 10, 23, 0, 0, 0, time.UTC)}, {l.card.ID, "0", time.Date(2024, 1, 9, 1, 0, 0, 0, time.UTC)},
+		{l.savings.ID, "999", nil}}
+	for _, st := range stale {
+		if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", money(t, st.balance)).
+			Set("balance_updated_at = ?", st.at).Where("id = ?", st.id).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []models.Period{{From: "2024-01-10", To: "2024-01-12"}, {From: "2024-01-01", To: "2024-02-29"}} {
+		again, err := l.s.NetWorthSeries(ctx, fam, p, models.Day)
+		must(t, err)
+		fresh := wantPoints
+		if p.From == "2024-01-01" {
+			if again[len(again)-1].Value != money(t, "4244.50") || again[30].Value != money(t, "4304.50") || again[3].Value != money(t, "1500") {
+				t.Errorf("stale anchors over two months: %+v", again)
+			}
+			continue
+		}
+		checkPoints(t, "stale anchors", again, fresh)
+	}
+
 	points, err = l.s.AccountBalanceSeries(ctx, fam, l.card.ID, models.Period{From: "2023-12-01", To: "2024-01-31"}, models.Month)
 	must(t, err)
 	checkPoints(t, "card", points, []models.SeriesPoint{{Date: "2023-12-31", Value: 0}, {Date: "2024-01-31", Value: money(t, "120")}})

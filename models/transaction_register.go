@@ -13,24 +13,42 @@ type RegisterRow struct {
 	Balance     Amount `bun:"balance_after,scanonly"`
 }
 
-// runningBalanceSQL gives every live transaction of account ?1 (family ?0)
-// the account's balance just after it, in register order (date, then
-// entry, then id). Only what RecalculateBalance counts moves it: rows in
-// the account's currency that are not excluded. Future rows are included,
-// so the register shows what the balance will become.
-const runningBalanceSQL = `
-SELECT t.id,
-       CAST(acc.opening_balance + acc.flow * SUM(CASE WHEN t.currency = acc.currency AND NOT t.excluded THEN t.amount ELSE 0 END)
-            OVER (ORDER BY t.date, t.created_at, t.id ROWS UNBOUNDED PRECEDING) AS bigint) AS balance_after
-FROM transactions t
-JOIN (SELECT a.id, a.currency, a.opening_balance, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
-      FROM accounts a WHERE a.family_id = ?0 AND a.id = ?1) acc ON acc.id = t.account_id
-WHERE t.family_id = ?0 AND t.account_id = ?1 AND t.deleted_at IS NULL`
+// registerPageSQL gives the live transactions of one page of account ?1's
+// register (family ?0; LIMIT ?3 OFFSET ?4 in newest-first order, ?2 being
+// their sum) the account's balance just after each. Only what
+// RecalculateBalance counts moves it: rows in the account's currency that
+// are not excluded. Future rows are included, so the register shows what
+// the balance will become. Rather than a running sum over the account's
+// whole history, the balance after the newest row is the opening balance
+// plus everything counted, and each older row's is that less what the rows
+// above it moved: one sum over the account (an index-only scan) and a
+// window over the rows down to the page.
+const registerPageSQL = `
+WITH acc AS (
+    SELECT a.id, a.currency, a.opening_balance, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
+    FROM accounts a WHERE a.family_id = ?0 AND a.id = ?1
+),
+total AS (
+    SELECT COALESCE(SUM(t.amount), 0) AS amount
+    FROM transactions t JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
+    WHERE t.family_id = ?0 AND t.account_id = ?1 AND t.deleted_at IS NULL AND NOT t.excluded
+),
+newest AS (
+    SELECT t.id, t.date, t.created_at, CASE WHEN t.currency = acc.currency AND NOT t.excluded THEN t.amount ELSE 0 END AS moved
+    FROM transactions t JOIN acc ON acc.id = t.account_id
+    WHERE t.family_id = ?0 AND t.account_id = ?1 AND t.deleted_at IS NULL
+    ORDER BY t.date DESC, t.created_at DESC, t.id DESC
+    LIMIT ?2
+)
+SELECT n.id, CAST(acc.opening_balance + acc.flow * ((SELECT amount FROM total) - COALESCE(SUM(n.moved)
+           OVER (ORDER BY n.date DESC, n.created_at DESC, n.id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS bigint) AS balance_after
+FROM newest n CROSS JOIN acc
+ORDER BY n.date DESC, n.created_at DESC, n.id DESC
+LIMIT ?3 OFFSET ?4`
 
 // AccountRegister lists a page of one account's transactions, newest
 // first, each with the balance after it, and the account's number of
-// transactions. The balance is a window over the account's history,
-// computed by the database.
+// transactions, all computed by the database.
 func (s *Store) AccountRegister(ctx context.Context, familyID, accountID uuid.UUID, p Page) ([]RegisterRow, int, error) {
 	if _, err := s.Account(ctx, familyID, accountID); err != nil {
 		return nil, 0, err
@@ -50,11 +68,10 @@ func (s *Store) AccountRegister(ctx context.Context, familyID, accountID uuid.UU
 		return rows, n, nil
 	}
 	err = s.transactionSelect(&rows, familyID).
-		With("running", s.db.NewRaw(runningBalanceSQL, familyID, accountID)).
+		With("running", s.db.NewRaw(registerPageSQL, familyID, accountID, offset+p.Size, p.Size, offset)).
 		ColumnExpr("t.*").ColumnExpr("running.balance_after").
 		Join("JOIN running ON running.id = t.id").
 		OrderExpr("t.date DESC, t.created_at DESC, t.id DESC").
-		Limit(int64(p.Size)).Offset(int64(offset)).
 		Scan(ctx)
 	if err != nil {
 		return nil, 0, dbErr("list register", err)

@@ -65,7 +65,7 @@ func (h *Handler) adminAuditLogs(c *fiber.Ctx) error {
 	query := q.Encode()
 	link := func(n int) string { q.Set("page", strconv.Itoa(n)); return q.Encode() }
 	ranges := []string{"24h", "7d", "30d", "90d", "all"}
-	return h.render(c, fiber.StatusOK, "audit", web.Page{Title: "Audit log", Flash: notice, Data: auditData{
+	return h.pages.Render(c, fiber.StatusOK, "audit", web.Page{Title: "Audit log", Flash: notice, Data: auditData{
 		Logs: logs, Events: models.AuditEvents, Ranges: ranges, EventType: event, Range: rng, Query: query,
 		Page: p.Number, More: more, PrevQuery: link(p.Number - 1), NextQuery: link(p.Number + 1),
 	}})

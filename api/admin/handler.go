@@ -119,14 +119,6 @@ func (h *Handler) Routes(app fiber.Router) {
 
 }
 
-func (h *Handler) render(c *fiber.Ctx, status int, name string, p web.Page) error {
-	return h.site.Render(c, status, h.pages[name], name, p)
-}
-
-func (h *Handler) redirect(c *fiber.Ctx, path, flash string) error {
-	return h.site.Redirect(c, path, flash)
-}
-
 // rateLimit allows RateLimit requests a minute per client IP
 // under /admin/, counted in Redis so every web process shares the count.
 // With Redis down it lets requests through: the screens behind it still

@@ -65,7 +65,7 @@ func (h *Handler) adminListProviders(c *fiber.Ctx) error {
 	if plaintext > 0 {
 		msg = fmt.Sprintf("%d secrets stored in plain text; run the backfill (coffer secrets backfill).", plaintext)
 	}
-	return h.render(c, fiber.StatusOK, "providers", web.Page{Title: "Sign-in providers", Error: msg, Data: d})
+	return h.pages.Render(c, fiber.StatusOK, "providers", web.Page{Title: "Sign-in providers", Error: msg, Data: d})
 }
 
 func sealedValue(p *models.SSOProvider, col string) **string {
@@ -128,7 +128,7 @@ func (h *Handler) providerFormPage(c *fiber.Ctx, status int, f providerForm, msg
 	if msg == "" && f.Errors.HasErrors() {
 		msg = "The provider was not saved: correct the fields marked below."
 	}
-	return h.render(c, status, "provider_form", web.Page{Title: title, Error: msg, Data: f})
+	return h.pages.Render(c, status, "provider_form", web.Page{Title: title, Error: msg, Data: f})
 }
 
 func (h *Handler) adminNewProvider(c *fiber.Ctx) error {
@@ -261,7 +261,7 @@ func (h *Handler) adminCreateProvider(c *fiber.Ctx) error {
 		return err
 	}
 	note := h.providersChanged(c)
-	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was created.", p.Label)+note)
+	return h.site.Redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was created.", p.Label)+note)
 }
 
 func (h *Handler) adminUpdateProvider(c *fiber.Ctx) error {
@@ -290,7 +290,7 @@ func (h *Handler) adminUpdateProvider(c *fiber.Ctx) error {
 		return err
 	}
 	note := h.providersChanged(c)
-	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was saved.", p.Label)+note)
+	return h.site.Redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was saved.", p.Label)+note)
 }
 
 func (h *Handler) adminToggleProvider(c *fiber.Ctx) error {
@@ -318,7 +318,7 @@ func (h *Handler) adminToggleProvider(c *fiber.Ctx) error {
 	if p.Enabled {
 		state = "enabled"
 	}
-	return h.redirect(c, "/admin/sso_providers", fmt.Sprintf("%s is %s.", p.Label, state)+note)
+	return h.site.Redirect(c, "/admin/sso_providers", fmt.Sprintf("%s is %s.", p.Label, state)+note)
 }
 
 type providerTestData struct {
@@ -332,7 +332,7 @@ func (h *Handler) adminTestProvider(c *fiber.Ctx) error {
 		return err
 	}
 	results := sso.TestConnection(c.UserContext(), p, h.registry.Options())
-	return h.render(c, fiber.StatusOK, "provider_test", web.Page{Title: "Test " + p.Label, Data: providerTestData{P: p, Results: results}})
+	return h.pages.Render(c, fiber.StatusOK, "provider_test", web.Page{Title: "Test " + p.Label, Data: providerTestData{P: p, Results: results}})
 }
 
 type providerDeleteData struct {
@@ -352,7 +352,7 @@ func (h *Handler) adminConfirmDeleteProvider(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, fiber.StatusOK, "provider_delete", web.Page{Title: "Delete " + p.Label, Data: providerDeleteData{P: p, Stranded: stranded}})
+	return h.pages.Render(c, fiber.StatusOK, "provider_delete", web.Page{Title: "Delete " + p.Label, Data: providerDeleteData{P: p, Stranded: stranded}})
 }
 
 func (h *Handler) adminDeleteProvider(c *fiber.Ctx) error {
@@ -367,7 +367,7 @@ func (h *Handler) adminDeleteProvider(c *fiber.Ctx) error {
 		return err
 	}
 	note := h.providersChanged(c)
-	return h.redirect(c, "/admin/sso_providers", "The provider was deleted."+note)
+	return h.site.Redirect(c, "/admin/sso_providers", "The provider was deleted."+note)
 }
 
 // providersChanged tells every web instance to reload providers, and

@@ -51,7 +51,7 @@ func (h *Handler) adminListUsers(c *fiber.Ctx) error {
 	}
 	q := url.Values{"q": {f.Query}, "role": {f.Role}, "status": {f.Status}}
 	link := func(n int) string { q.Set("page", strconv.Itoa(n)); return q.Encode() }
-	return h.render(c, fiber.StatusOK, "users", web.Page{Title: "Users", Data: adminUsersData{
+	return h.pages.Render(c, fiber.StatusOK, "users", web.Page{Title: "Users", Data: adminUsersData{
 		Users: users, Query: f.Query, Role: f.Role, Status: f.Status,
 		Roles: []string{models.RoleMember, models.RoleAdmin, models.RoleSuperAdmin}, Statuses: []string{models.UserActive, models.UserSuspended},
 		AllFamilies: actor.Role == models.RoleSuperAdmin, Page: p.Number, Pages: p.Pages(total), Total: total,
@@ -119,7 +119,7 @@ func (h *Handler) adminUserPage(c *fiber.Ctx, status int, msg string) error {
 			d.CanSync, d.MappedBy = true, i.Provider.Label
 		}
 	}
-	return h.render(c, status, "user", web.Page{Title: u.Email, Error: msg, Data: d})
+	return h.pages.Render(c, status, "user", web.Page{Title: u.Email, Error: msg, Data: d})
 }
 
 // adminSyncRoles queues the re-application of the user's provider's
@@ -150,12 +150,12 @@ func (h *Handler) adminSyncRoles(c *fiber.Ctx) error {
 		}
 	}
 	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		return h.redirect(c, "/admin/users/"+u.ID.String(), "A sync is already queued.")
+		return h.site.Redirect(c, "/admin/users/"+u.ID.String(), "A sync is already queued.")
 	}
 	if err != nil {
 		return err
 	}
-	return h.redirect(c, "/admin/users/"+u.ID.String(), "Role sync queued.")
+	return h.site.Redirect(c, "/admin/users/"+u.ID.String(), "Role sync queued.")
 }
 
 // adminAct runs one administrative change after the checks every change
@@ -183,9 +183,9 @@ func (h *Handler) adminAct(c *fiber.Ctx, done string, change func(models.AdminCh
 		return err
 	}
 	if done == "deleted" {
-		return h.redirect(c, "/admin/users", "The user was deleted.")
+		return h.site.Redirect(c, "/admin/users", "The user was deleted.")
 	}
-	return h.redirect(c, "/admin/users/"+u.ID.String(), done)
+	return h.site.Redirect(c, "/admin/users/"+u.ID.String(), done)
 }
 
 func (h *Handler) adminSetRole(c *fiber.Ctx) error {

@@ -73,7 +73,7 @@ func (h *Handler) listAccounts(c *fiber.Ctx) error {
 	}
 	d := accountsData{Currency: fam.Currency}
 	d.Assets, d.Liabilities, d.Archived = groupAccounts(accounts, fam.Currency)
-	return h.render(c, fiber.StatusOK, "accounts", web.Page{Nav: "accounts", Title: "Accounts", Data: d})
+	return h.pages.Render(c, fiber.StatusOK, "accounts", web.Page{Nav: "accounts", Title: "Accounts", Data: d})
 }
 
 type accountFormData struct {
@@ -89,7 +89,7 @@ func (h *Handler) accountForm(c *fiber.Ctx, status int, d accountFormData) error
 	if d.Account != nil {
 		title = "Edit " + d.Account.Name
 	}
-	return h.render(c, status, "account_form", web.Page{Nav: "accounts", Title: title, Data: d})
+	return h.pages.Render(c, status, "account_form", web.Page{Nav: "accounts", Title: title, Data: d})
 }
 
 func (h *Handler) newAccount(c *fiber.Ctx) error {
@@ -133,7 +133,7 @@ func (h *Handler) createAccount(c *fiber.Ctx) error {
 	if err := h.store.CreateAccount(c.UserContext(), a); err != nil {
 		return err
 	}
-	return h.redirect(c, "/accounts/"+a.ID.String(), "Account "+a.Name+" added.")
+	return h.site.Redirect(c, "/accounts/"+a.ID.String(), "Account "+a.Name+" added.")
 }
 
 // familyAccount loads the :id account of the signed-in family; another
@@ -175,7 +175,7 @@ func (h *Handler) updateAccount(c *fiber.Ctx) error {
 		return err
 	}
 	h.recalculate(c, a.ID)
-	return h.redirect(c, "/accounts/"+a.ID.String(), "Account saved.")
+	return h.site.Redirect(c, "/accounts/"+a.ID.String(), "Account saved.")
 }
 
 // stale puts the stale-form message on the form, keeping what was typed.
@@ -199,7 +199,7 @@ func (h *Handler) archiveAccount(c *fiber.Ctx) error {
 	if err := h.store.UpdateAccount(c.UserContext(), a, "status"); err != nil {
 		return err
 	}
-	return h.redirect(c, "/accounts/"+a.ID.String(), msg)
+	return h.site.Redirect(c, "/accounts/"+a.ID.String(), msg)
 }
 
 type accountDeleteData struct {
@@ -217,7 +217,7 @@ func (h *Handler) confirmDeleteAccount(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, fiber.StatusOK, "account_delete", web.Page{Nav: "accounts", Title: "Delete " + a.Name,
+	return h.pages.Render(c, fiber.StatusOK, "account_delete", web.Page{Nav: "accounts", Title: "Delete " + a.Name,
 		Data: accountDeleteData{Account: a, Transactions: n}})
 }
 
@@ -229,7 +229,7 @@ func (h *Handler) deleteAccount(c *fiber.Ctx) error {
 	if err := h.store.DeleteAccount(c.UserContext(), a.FamilyID, a.ID); err != nil && !errors.Is(err, models.ErrNotFound) {
 		return err
 	}
-	return h.redirect(c, "/accounts", "Account "+a.Name+" deleted, with its transactions.")
+	return h.site.Redirect(c, "/accounts", "Account "+a.Name+" deleted, with its transactions.")
 }
 
 // registerLine is one row of an account's register; Balance is set when
@@ -287,5 +287,5 @@ func (h *Handler) showAccount(c *fiber.Ctx) error {
 		return err
 	}
 	d.Chart = lineChart(a.Name+" balance over the last year", d.Series)
-	return h.render(c, fiber.StatusOK, "account", web.Page{Nav: "accounts", Title: a.Name, Data: d})
+	return h.pages.Render(c, fiber.StatusOK, "account", web.Page{Nav: "accounts", Title: a.Name, Data: d})
 }

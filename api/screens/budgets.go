@@ -32,13 +32,19 @@ func (h *Handler) month(c *fiber.Ctx) (models.Date, error) {
 	return models.DateOf(t), nil
 }
 
-func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first models.Date, f *form) error {
+// budget sets up (if need be) and reads the month's budget and its lines.
+func (h *Handler) budget(c *fiber.Ctx, first models.Date) (*models.BudgetSummary, []models.BudgetLine, error) {
 	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
 	b, err := h.store.EnsureBudget(ctx, fam, first)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	lines, _, err := h.store.BudgetLines(ctx, fam, models.BudgetLineFilter{BudgetID: &b.ID}, models.Page{Number: 1, Size: 500})
+	return b, lines, err
+}
+
+func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first models.Date, f *form) error {
+	b, lines, err := h.budget(c, first)
 	if err != nil {
 		return err
 	}
@@ -62,7 +68,7 @@ func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first models.Date, f *fo
 	t := first.Time()
 	d := budgetsData{Budget: b, Lines: lines, Form: f, Month: t.Format("2006-01"),
 		Prev: t.AddDate(0, -1, 0).Format("2006-01"), Next: t.AddDate(0, 1, 0).Format("2006-01")}
-	return h.render(c, status, "budgets", web.Page{Nav: "budgets", Title: "Budget for " + b.Name(), Data: d})
+	return h.pages.Render(c, status, "budgets", web.Page{Nav: "budgets", Title: "Budget for " + b.Name(), Data: d})
 }
 
 // showBudget is a month's budget: the current month unless ?month= says
@@ -83,11 +89,7 @@ func (h *Handler) saveBudget(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	b, err := h.store.EnsureBudget(ctx, fam, first)
-	if err != nil {
-		return err
-	}
-	lines, _, err := h.store.BudgetLines(ctx, fam, models.BudgetLineFilter{BudgetID: &b.ID}, models.Page{Number: 1, Size: 500})
+	b, lines, err := h.budget(c, first)
 	if err != nil {
 		return err
 	}
@@ -115,7 +117,7 @@ func (h *Handler) saveBudget(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		return h.redirect(c, "/budgets?month="+c.Query("month"), "Copied last month's budget.")
+		return h.site.Redirect(c, "/budgets?month="+c.Query("month"), "Copied last month's budget.")
 	}
 	if f.ok() {
 		err = h.store.SaveBudget(ctx, &b.Budget, amounts)
@@ -128,5 +130,5 @@ func (h *Handler) saveBudget(c *fiber.Ctx) error {
 	if !f.ok() {
 		return h.budgetsPage(c, fiber.StatusUnprocessableEntity, first, f)
 	}
-	return h.redirect(c, "/budgets?month="+first.Time().Format("2006-01"), "Budget saved.")
+	return h.site.Redirect(c, "/budgets?month="+first.Time().Format("2006-01"), "Budget saved.")
 }

@@ -105,7 +105,7 @@ func (h *Handler) connectionsPage(c *fiber.Ctx, status int, msg string) error {
 		}
 		d.Connections = append(d.Connections, card)
 	}
-	return h.render(c, status, "connections", web.Page{Title: "Bank connections", Error: msg, Data: d})
+	return h.pages.Render(c, status, "connections", web.Page{Title: "Bank connections", Error: msg, Data: d})
 }
 
 // tokenProblem is the user's sentence for a malformed setup token.
@@ -151,7 +151,7 @@ func (h *Handler) createConnectionScreen(c *fiber.Ctx) error {
 		}
 	}
 	h.enqueueClaim(c, conn)
-	return h.redirect(c, "/settings/connections", "Connecting to SimpleFIN Bridge…")
+	return h.site.Redirect(c, "/settings/connections", "Connecting to SimpleFIN Bridge…")
 }
 
 // screenConnection loads the connection named in the path, of the
@@ -171,7 +171,7 @@ func (h *Handler) syncConnectionScreen(c *fiber.Ctx) error {
 	}
 	switch conn.Status {
 	case models.ConnClaiming, models.ConnClaimFailed, models.ConnDisconnected:
-		return h.redirect(c, "/settings/connections", "This connection cannot sync now.")
+		return h.site.Redirect(c, "/settings/connections", "This connection cannot sync now.")
 	}
 	sy, created, err := h.store.CreateSync(c.UserContext(), &models.Sync{FamilyID: conn.FamilyID, ConnectionID: conn.ID, Trigger: models.TriggerManual})
 	if err != nil {
@@ -181,9 +181,9 @@ func (h *Handler) syncConnectionScreen(c *fiber.Ctx) error {
 		if err := jobs.EnqueueSync(c.UserContext(), h.queue, sy, 0); err != nil {
 			h.log.Error("enqueue sync", "request_id", httperr.RequestID(c), "sync_id", sy.ID, "error", err)
 		}
-		return h.redirect(c, "/settings/connections", "Sync started.")
+		return h.site.Redirect(c, "/settings/connections", "Sync started.")
 	}
-	return h.redirect(c, "/settings/connections", "A sync is already queued.")
+	return h.site.Redirect(c, "/settings/connections", "A sync is already queued.")
 }
 
 func (h *Handler) reconnectScreen(c *fiber.Ctx) error {
@@ -196,12 +196,12 @@ func (h *Handler) reconnectScreen(c *fiber.Ctx) error {
 		return h.connectionsPage(c, fiber.StatusUnprocessableEntity, msg)
 	}
 	if err := h.store.ReconnectConnection(c.UserContext(), conn, strings.Clone(token)); errors.Is(err, models.ErrConflict) {
-		return h.redirect(c, "/settings/connections", "The connection is already being claimed.")
+		return h.site.Redirect(c, "/settings/connections", "The connection is already being claimed.")
 	} else if err != nil {
 		return err
 	}
 	h.enqueueClaim(c, conn)
-	return h.redirect(c, "/settings/connections", "Reconnecting…")
+	return h.site.Redirect(c, "/settings/connections", "Reconnecting…")
 }
 
 func (h *Handler) retryClaimScreen(c *fiber.Ctx) error {
@@ -210,12 +210,12 @@ func (h *Handler) retryClaimScreen(c *fiber.Ctx) error {
 		return err
 	}
 	if err := h.store.RetryClaim(c.UserContext(), conn); errors.Is(err, models.ErrConflict) {
-		return h.redirect(c, "/settings/connections", "This claim cannot be retried; connect with a new token.")
+		return h.site.Redirect(c, "/settings/connections", "This claim cannot be retried; connect with a new token.")
 	} else if err != nil {
 		return err
 	}
 	h.enqueueClaim(c, conn)
-	return h.redirect(c, "/settings/connections", "Retrying the claim…")
+	return h.site.Redirect(c, "/settings/connections", "Retrying the claim…")
 }
 
 func (h *Handler) disconnectScreen(c *fiber.Ctx) error {
@@ -244,7 +244,7 @@ func (h *Handler) disconnectScreen(c *fiber.Ctx) error {
 			h.log.Error("enqueue purge", "request_id", httperr.RequestID(c), "connection_id", conn.ID, "error", err)
 		}
 	}
-	return h.redirect(c, "/settings/connections", "Disconnected. Also revoke the access at SimpleFIN Bridge.")
+	return h.site.Redirect(c, "/settings/connections", "Disconnected. Also revoke the access at SimpleFIN Bridge.")
 }
 
 func (h *Handler) linkAccountScreen(c *fiber.Ctx) error {
@@ -282,7 +282,7 @@ func (h *Handler) linkAccountScreen(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	}
-	return h.redirect(c, "/settings/connections", "Saved.")
+	return h.site.Redirect(c, "/settings/connections", "Saved.")
 }
 
 // enqueueClaim queues a connection's claim after its row committed; a

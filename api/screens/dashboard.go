@@ -56,7 +56,7 @@ func (h *Handler) home(c *fiber.Ctx) error {
 	if d.Conns, _, err = h.store.Connections(ctx, fam, models.Page{Number: 1, Size: 20}); err != nil {
 		return err
 	}
-	return h.render(c, fiber.StatusOK, "home", web.Page{Nav: "dashboard", Title: "Dashboard", Data: d})
+	return h.pages.Render(c, fiber.StatusOK, "home", web.Page{Nav: "dashboard", Title: "Dashboard", Data: d})
 }
 
 // monthName is "November 2026" for a period's month.

@@ -133,14 +133,6 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/settings/connections/:id/accounts/:account_id", screen(signedIn, h.linkAccountScreen)...)
 }
 
-func (h *Handler) render(c *fiber.Ctx, status int, name string, p web.Page) error {
-	return h.site.Render(c, status, h.pages[name], name, p)
-}
-
-func (h *Handler) redirect(c *fiber.Ctx, path, flash string) error {
-	return h.site.Redirect(c, path, flash)
-}
-
 // recalculate brings balances up to date before the next page shows them:
 // one statement per account, so a person sees what they just did. A
 // failure is logged; the periodic sweep makes the balance right later.

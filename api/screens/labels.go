@@ -144,7 +144,7 @@ func (h *Handler) labelsPage(c *fiber.Ctx, k *kind, status int, name string, d l
 	if d.Label != nil {
 		title = d.Label.Name
 	}
-	return h.render(c, status, name, web.Page{Title: title, Data: d})
+	return h.pages.Render(c, status, name, web.Page{Title: title, Data: d})
 }
 
 func (h *Handler) listLabels(c *fiber.Ctx, k *kind) error {
@@ -195,7 +195,7 @@ func (h *Handler) createLabel(c *fiber.Ctx, k *kind) error {
 	if !f.ok() {
 		return h.labelsPage(c, k, fiber.StatusUnprocessableEntity, "labels", labelsData{Form: f})
 	}
-	return h.redirect(c, "/"+k.Path, "Added "+k.One+" "+l.Name+".")
+	return h.site.Redirect(c, "/"+k.Path, "Added "+k.One+" "+l.Name+".")
 }
 
 // familyLabel finds the :id label among the family's; another family's
@@ -242,7 +242,7 @@ func (h *Handler) updateLabel(c *fiber.Ctx, k *kind) error {
 	if !f.ok() {
 		return h.labelsPage(c, k, fiber.StatusUnprocessableEntity, "label_form", labelsData{Form: f, Label: l})
 	}
-	return h.redirect(c, "/"+k.Path, "Saved "+k.One+" "+l.Name+".")
+	return h.site.Redirect(c, "/"+k.Path, "Saved "+k.One+" "+l.Name+".")
 }
 
 // confirmDeleteLabel says how many transactions use the label and what
@@ -267,7 +267,7 @@ func (h *Handler) deleteLabel(c *fiber.Ctx, k *kind) error {
 	if err := k.del(h.store, c.UserContext(), web.SessionOf(c).User.FamilyID, l.ID); err != nil && !errors.Is(err, models.ErrNotFound) {
 		return err
 	}
-	return h.redirect(c, "/"+k.Path, "Deleted "+k.One+" "+l.Name+".")
+	return h.site.Redirect(c, "/"+k.Path, "Deleted "+k.One+" "+l.Name+".")
 }
 
 // mergeLabel moves everything of one label to another and deletes it.
@@ -290,7 +290,7 @@ func (h *Handler) mergeLabel(c *fiber.Ctx, k *kind) error {
 	if err != nil {
 		return err
 	}
-	return h.redirect(c, "/"+k.Path, "Merged "+l.Name+" into the other "+k.One+"; "+plural(n, "transaction")+" moved.")
+	return h.site.Redirect(c, "/"+k.Path, "Merged "+l.Name+" into the other "+k.One+"; "+plural(n, "transaction")+" moved.")
 }
 
 func plural(n int, noun string) string {

@@ -35,7 +35,7 @@ func (h *Handler) membersPage(c *fiber.Ctx, status int, d membersData) error {
 	if d.Form == nil {
 		d.Form = newForm(c)
 	}
-	return h.render(c, status, "members", web.Page{Title: "Members", Data: d})
+	return h.pages.Render(c, status, "members", web.Page{Title: "Members", Data: d})
 }
 
 // listMembers shows the family's members to every member, and to admins
@@ -86,5 +86,5 @@ func (h *Handler) revokeInvitation(c *fiber.Ctx) error {
 	if err := h.store.RevokeInvitation(c.UserContext(), web.SessionOf(c).User.FamilyID, id); err != nil {
 		return err
 	}
-	return h.redirect(c, "/settings/members", "Invitation revoked; its link no longer works.")
+	return h.site.Redirect(c, "/settings/members", "Invitation revoked; its link no longer works.")
 }

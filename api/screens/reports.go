@@ -152,7 +152,7 @@ func (h *Handler) reports(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, fiber.StatusOK, "reports", web.Page{Nav: "reports", Title: "Reports", Data: d})
+	return h.pages.Render(c, fiber.StatusOK, "reports", web.Page{Nav: "reports", Title: "Reports", Data: d})
 }
 
 // reportCSV downloads one report of the period as CSV, amounts as plain

@@ -29,7 +29,7 @@ func (h *Handler) apiKeysPage(c *fiber.Ctx, status int, d apiKeysData, msg strin
 		return err
 	}
 	d.Keys = keys
-	return h.render(c, status, "api_keys", web.Page{Title: "API keys", Error: msg, Data: d})
+	return h.pages.Render(c, status, "api_keys", web.Page{Title: "API keys", Error: msg, Data: d})
 }
 
 // createAPIKey makes a key for the signed-in user and shows it once.
@@ -76,5 +76,5 @@ func (h *Handler) revokeAPIKey(c *fiber.Ctx) error {
 	if err := h.store.RevokeUserAPIKey(c.UserContext(), u.FamilyID, u.ID, id); err != nil {
 		return err
 	}
-	return h.redirect(c, "/settings/api_keys", "The key was revoked.")
+	return h.site.Redirect(c, "/settings/api_keys", "The key was revoked.")
 }

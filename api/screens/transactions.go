@@ -121,7 +121,7 @@ func (h *Handler) listTransactions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, fiber.StatusOK, "transactions", web.Page{Nav: "transactions", Title: "Transactions",
+	return h.pages.Render(c, fiber.StatusOK, "transactions", web.Page{Nav: "transactions", Title: "Transactions",
 		Data: transactionsData{choices: ch, Rows: rows, Filter: q, Errors: problems, Pager: newPager(q, p, total)}})
 }
 
@@ -143,7 +143,7 @@ func (h *Handler) transactionForm(c *fiber.Ctx, status int, d transactionFormDat
 	if d.Tx != nil {
 		title = "Edit transaction"
 	}
-	return h.render(c, status, "transaction_form", web.Page{Nav: "transactions", Title: title, Data: d})
+	return h.pages.Render(c, status, "transaction_form", web.Page{Nav: "transactions", Title: title, Data: d})
 }
 
 func (h *Handler) newTransaction(c *fiber.Ctx) error {
@@ -203,7 +203,7 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 				return err
 			}
 			h.recalculate(c, t.AccountID)
-			return h.redirect(c, returnTo(c, "/transactions"), "Transaction added.")
+			return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction added.")
 		}
 	}
 	return h.transactionForm(c, fiber.StatusUnprocessableEntity, transactionFormData{Form: f, TagSet: tagSet(tags)})
@@ -306,7 +306,7 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 		return err
 	}
 	h.recalculate(c, prev, t.AccountID)
-	return h.redirect(c, returnTo(c, "/transactions"), "Transaction saved.")
+	return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction saved.")
 }
 
 // changedColumns names the columns an edit changes, so that only those
@@ -338,7 +338,7 @@ func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
 		return err
 	}
 	h.recalculate(c, account)
-	return h.redirect(c, returnTo(c, "/transactions"), "Transaction deleted.")
+	return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction deleted.")
 }
 
 // bulkTransactions sets the category of, or adds a tag to, the selected
@@ -349,7 +349,7 @@ func (h *Handler) bulkTransactions(c *fiber.Ctx) error {
 	ids := f.ids("ids")
 	back := returnTo(c, "/transactions")
 	if len(ids) == 0 {
-		return h.redirect(c, back, "Select at least one transaction first.")
+		return h.site.Redirect(c, back, "Select at least one transaction first.")
 	}
 	var msgs []string
 	switch v := f.value("category_id"); v {
@@ -379,7 +379,7 @@ func (h *Handler) bulkTransactions(c *fiber.Ctx) error {
 		msgs = append(msgs, "Tag added to "+plural(n, "transaction")+".")
 	}
 	if len(msgs) == 0 {
-		return h.redirect(c, back, "Choose a category or a tag to apply.")
+		return h.site.Redirect(c, back, "Choose a category or a tag to apply.")
 	}
-	return h.redirect(c, back, strings.Join(msgs, " "))
+	return h.site.Redirect(c, back, strings.Join(msgs, " "))
 }

@@ -19,7 +19,7 @@ func (h *Handler) transferForm(c *fiber.Ctx, status int, f *form) error {
 	if err != nil {
 		return err
 	}
-	return h.render(c, status, "transfer_form", web.Page{Nav: "transactions", Title: "Record a transfer",
+	return h.pages.Render(c, status, "transfer_form", web.Page{Nav: "transactions", Title: "Record a transfer",
 		Data: transferFormData{choices: ch, Form: f}})
 }
 
@@ -66,5 +66,5 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 		return err
 	}
 	h.recalculate(c, nt.FromAccountID, nt.ToAccountID)
-	return h.redirect(c, "/transactions", "Transfer recorded.")
+	return h.site.Redirect(c, "/transactions", "Transfer recorded.")
 }

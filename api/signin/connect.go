@@ -27,7 +27,7 @@ func (h *Handler) connectProvider(c *fiber.Ctx) error {
 	}
 	for _, i := range idents {
 		if i.ProviderID == e.Provider.ID {
-			return h.redirect(c, "/settings/security", "Already connected.")
+			return h.site.Redirect(c, "/settings/security", "Already connected.")
 		}
 	}
 	return h.beginSSO(c, e, "/settings/security", intentLink, &uid)
@@ -49,5 +49,5 @@ func (h *Handler) unlinkIdentity(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.redirect(c, "/settings/security", "Disconnected.")
+	return h.site.Redirect(c, "/settings/security", "Disconnected.")
 }

@@ -104,11 +104,3 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/auth/:name", screen(h.startSSO)...)
 	app.Get("/auth/:name/callback", screen(h.ssoCallback)...)
 }
-
-func (h *Handler) render(c *fiber.Ctx, status int, name string, p web.Page) error {
-	return h.site.Render(c, status, h.pages[name], name, p)
-}
-
-func (h *Handler) redirect(c *fiber.Ctx, path, flash string) error {
-	return h.site.Redirect(c, path, flash)
-}

@@ -87,7 +87,7 @@ func (h *Handler) knownIdentity(c *fiber.Ctx, e *sso.Entry, known *models.SSOIde
 			return h.ssoRefused(c, e, fiber.StatusConflict, sso.ReasonLinkedElsewhere,
 				fmt.Sprintf("This %s account is already linked to another user.", p.Label), "", linkUser)
 		}
-		return h.redirect(c, "/settings/security", "Already connected.")
+		return h.site.Redirect(c, "/settings/security", "Already connected.")
 	}
 	u, err := h.store.UserByID(ctx, known.UserID)
 	if err != nil {

@@ -37,12 +37,12 @@ func (h *Handler) invitationPage(c *fiber.Ctx, status int, msg string) error {
 	token := c.Params("token")
 	inv, err := h.store.InvitationByToken(c.UserContext(), token)
 	if st, refusal, ok := invitationRefusal(err); ok {
-		return h.render(c, st, "invitation", web.Page{Title: "Invitation", Error: refusal, Data: invitationData{}})
+		return h.pages.Render(c, st, "invitation", web.Page{Title: "Invitation", Error: refusal, Data: invitationData{}})
 	}
 	if err != nil {
 		return err
 	}
-	return h.render(c, status, "invitation", web.Page{Title: "Join " + deref(inv.FamilyName), Error: msg,
+	return h.pages.Render(c, status, "invitation", web.Page{Title: "Join " + deref(inv.FamilyName), Error: msg,
 		Data: invitationData{Invitation: inv, Token: strings.Clone(token), LocalLogin: h.web.LocalLogin}})
 }
 
@@ -73,7 +73,7 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 	u := &models.User{PasswordHash: &hash}
 	err = h.store.AcceptInvitation(ctx, c.Params("token"), u)
 	if st, refusal, ok := invitationRefusal(err); ok {
-		return h.render(c, st, "invitation", web.Page{Title: "Invitation", Error: refusal, Data: invitationData{}})
+		return h.pages.Render(c, st, "invitation", web.Page{Title: "Invitation", Error: refusal, Data: invitationData{}})
 	}
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 		h.log.Warn("login record not written", "error", err)
 	}
 	h.site.SetSessionCookie(c, token)
-	return h.redirect(c, "/", "Welcome! You have joined the household.")
+	return h.site.Redirect(c, "/", "Welcome! You have joined the household.")
 }
 
 func deref(s *string) string {

@@ -126,7 +126,7 @@ func (h *Handler) renderLink(c *fiber.Ctx, status int, p *pendingLink, msg strin
 	} else if p.Intent == intentLogin {
 		d.CanPass = h.site.MayUsePassword(u)
 	}
-	return h.render(c, status, "link", web.Page{Title: "Connect " + e.Provider.Label, Error: msg, Data: d})
+	return h.pages.Render(c, status, "link", web.Page{Title: "Connect " + e.Provider.Label, Error: msg, Data: d})
 }
 
 // confirmLink creates the pending identity once ownership is proved: by
@@ -175,13 +175,13 @@ func (h *Handler) linkBySession(c *fiber.Ctx, pid string, p *pendingLink, e *sso
 	err := h.store.LinkIdentity(c.UserContext(), h.ssoSignIn(c, e, &p.Identity), u)
 	if errors.Is(err, models.ErrConflict) {
 		h.dropPending(c, pid)
-		return h.redirect(c, "/settings/security", fmt.Sprintf("This %s account is already linked to another user.", e.Provider.Label))
+		return h.site.Redirect(c, "/settings/security", fmt.Sprintf("This %s account is already linked to another user.", e.Provider.Label))
 	}
 	if err != nil {
 		return err
 	}
 	h.dropPending(c, pid)
-	return h.redirect(c, web.SafeReturnTo(p.ReturnTo), fmt.Sprintf("%s is connected to your account.", e.Provider.Label))
+	return h.site.Redirect(c, web.SafeReturnTo(p.ReturnTo), fmt.Sprintf("%s is connected to your account.", e.Provider.Label))
 }
 
 // linkByPassword checks the password of the email's owner (no email is

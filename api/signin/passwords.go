@@ -44,7 +44,7 @@ func passwordProblem(pw string) string {
 type registerData struct{ Family, Currency, Email string }
 
 func (h *Handler) newRegistration(c *fiber.Ctx) error {
-	return h.render(c, fiber.StatusOK, "register", web.Page{Title: "Create an account", Data: registerData{Currency: "USD"}})
+	return h.pages.Render(c, fiber.StatusOK, "register", web.Page{Title: "Create an account", Data: registerData{Currency: "USD"}})
 }
 
 // createRegistration makes a new family with its first user as admin and
@@ -72,7 +72,7 @@ func (h *Handler) createRegistration(c *fiber.Ctx) error {
 		problems = append(problems, p)
 	}
 	if len(problems) > 0 {
-		return h.render(c, fiber.StatusUnprocessableEntity, "register", web.Page{Title: "Create an account", Error: strings.Join(problems, " "), Data: d})
+		return h.pages.Render(c, fiber.StatusUnprocessableEntity, "register", web.Page{Title: "Create an account", Error: strings.Join(problems, " "), Data: d})
 	}
 	hash, err := models.HashPassword(password, h.web.Argon2)
 	if err != nil {
@@ -82,18 +82,18 @@ func (h *Handler) createRegistration(c *fiber.Ctx) error {
 	u := &models.User{Email: d.Email, Role: models.RoleAdmin, PasswordHash: &hash}
 	token, err := h.store.RegisterFamily(ctx, f, u, h.signIn(c))
 	if errors.Is(err, models.ErrConflict) {
-		return h.render(c, fiber.StatusUnprocessableEntity, "register", web.Page{Title: "Create an account",
+		return h.pages.Render(c, fiber.StatusUnprocessableEntity, "register", web.Page{Title: "Create an account",
 			Error: "An account with this email already exists. Sign in, or reset its password.", Data: d})
 	}
 	if err != nil {
 		return err
 	}
 	h.site.SetSessionCookie(c, token)
-	return h.redirect(c, "/", "Welcome to coffer.")
+	return h.site.Redirect(c, "/", "Welcome to coffer.")
 }
 
 func (h *Handler) forgotPassword(c *fiber.Ctx) error {
-	return h.render(c, fiber.StatusOK, "password_forgot", web.Page{Title: "Reset your password"})
+	return h.pages.Render(c, fiber.StatusOK, "password_forgot", web.Page{Title: "Reset your password"})
 }
 
 func resetKey(token string) string {
@@ -115,11 +115,11 @@ func (h *Handler) sendPasswordReset(c *fiber.Ctx) error {
 	}
 	email := strings.Clone(strings.TrimSpace(c.FormValue("email")))
 	if email == "" || len(email) > 320 || web.HasControl(email) {
-		return h.redirect(c, "/sessions/new", done)
+		return h.site.Redirect(c, "/sessions/new", done)
 	}
 	u, err := h.store.UserByEmail(ctx, email)
 	if errors.Is(err, models.ErrNotFound) || (err == nil && u.Status != models.UserActive) {
-		return h.redirect(c, "/sessions/new", done)
+		return h.site.Redirect(c, "/sessions/new", done)
 	}
 	if err != nil {
 		return err
@@ -145,7 +145,7 @@ func (h *Handler) sendPasswordReset(c *fiber.Ctx) error {
 			h.log.Error("password reset mail not sent", "user_id", userID, "error", err)
 		}
 	}()
-	return h.redirect(c, "/sessions/new", done)
+	return h.site.Redirect(c, "/sessions/new", done)
 }
 
 type resetData struct{ Token string }
@@ -155,9 +155,9 @@ func (h *Handler) resetPasswordForm(c *fiber.Ctx) error {
 	if n, err := h.redis.Exists(c.UserContext(), resetKey(token)).Result(); err != nil {
 		return signInUnavailable(err)
 	} else if n == 0 || token == "" {
-		return h.redirect(c, "/password/forgot", "That reset link has expired or was already used. Ask for a new one.")
+		return h.site.Redirect(c, "/password/forgot", "That reset link has expired or was already used. Ask for a new one.")
 	}
-	return h.render(c, fiber.StatusOK, "password_reset", web.Page{Title: "Choose a new password", Data: resetData{Token: token}})
+	return h.pages.Render(c, fiber.StatusOK, "password_reset", web.Page{Title: "Choose a new password", Data: resetData{Token: token}})
 }
 
 // resetPassword sets a new password with a reset token, which works once,
@@ -167,11 +167,11 @@ func (h *Handler) resetPassword(c *fiber.Ctx) error {
 	token := strings.Clone(c.FormValue("token"))
 	password := c.FormValue("password")
 	if p := passwordProblem(password); p != "" {
-		return h.render(c, fiber.StatusUnprocessableEntity, "password_reset", web.Page{Title: "Choose a new password", Error: p, Data: resetData{Token: token}})
+		return h.pages.Render(c, fiber.StatusUnprocessableEntity, "password_reset", web.Page{Title: "Choose a new password", Error: p, Data: resetData{Token: token}})
 	}
 	id, err := h.redis.GetDel(ctx, resetKey(token)).Result()
 	if errors.Is(err, redis.Nil) || token == "" {
-		return h.redirect(c, "/password/forgot", "That reset link has expired or was already used. Ask for a new one.")
+		return h.site.Redirect(c, "/password/forgot", "That reset link has expired or was already used. Ask for a new one.")
 	}
 	if err != nil {
 		return signInUnavailable(err)
@@ -183,7 +183,7 @@ func (h *Handler) resetPassword(c *fiber.Ctx) error {
 	if err := h.setPassword(c, userID, password, uuid.Nil); err != nil {
 		return err
 	}
-	return h.redirect(c, "/sessions/new", "Your password was changed. Sign in with it.")
+	return h.site.Redirect(c, "/sessions/new", "Your password was changed. Sign in with it.")
 }
 
 // setPassword stores a new password and ends the user's sessions but keep.
@@ -258,7 +258,7 @@ func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
 			d.Connectable = append(d.Connectable, e.Provider)
 		}
 	}
-	return h.render(c, status, "security", web.Page{Title: "Security", Error: msg, Data: d})
+	return h.pages.Render(c, status, "security", web.Page{Title: "Security", Error: msg, Data: d})
 }
 
 // changePassword needs the current password; a user without one (signed
@@ -288,5 +288,5 @@ func (h *Handler) changePassword(c *fiber.Ctx) error {
 	if err := h.setPassword(c, u.ID, next, s.ID); err != nil {
 		return err
 	}
-	return h.redirect(c, "/settings/security", "Your password was changed; your other sessions were signed out.")
+	return h.site.Redirect(c, "/settings/security", "Your password was changed; your other sessions were signed out.")
 }

@@ -237,7 +237,7 @@ func (h *Handler) samlLogout(c *fiber.Ctx) error {
 		}
 	}
 	if confirmed {
-		return h.redirect(c, "/sessions/new", "You have signed out.")
+		return h.site.Redirect(c, "/sessions/new", "You have signed out.")
 	}
-	return h.redirect(c, "/sessions/new", "You have signed out. The identity provider did not confirm.")
+	return h.site.Redirect(c, "/sessions/new", "You have signed out. The identity provider did not confirm.")
 }

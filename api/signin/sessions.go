@@ -43,7 +43,7 @@ func (h *Handler) loginPage(c *fiber.Ctx, status int, msg string, d loginData) e
 	for _, e := range enabled {
 		d.Providers = append(d.Providers, e.Provider)
 	}
-	return h.render(c, status, "login", web.Page{Title: "Sign in", Error: msg, Data: d})
+	return h.pages.Render(c, status, "login", web.Page{Title: "Sign in", Error: msg, Data: d})
 }
 
 // createSession is the password sign-in of spec/sso.md §6.5. Every refusal
@@ -130,7 +130,7 @@ func (h *Handler) deleteSession(c *fiber.Ctx) error {
 	s := web.SessionOf(c)
 	h.site.ClearSessionCookie(c)
 	if s == nil {
-		return h.redirect(c, "/sessions/new", "You have signed out.")
+		return h.site.Redirect(c, "/sessions/new", "You have signed out.")
 	}
 	ctx := c.UserContext()
 	if err := h.store.DeleteSession(ctx, s.ID); err != nil {
@@ -150,7 +150,7 @@ func (h *Handler) deleteSession(c *fiber.Ctx) error {
 	if err := h.store.CreateAuditLog(ctx, rec); err != nil {
 		return err
 	}
-	return h.redirect(c, "/sessions/new", "You have signed out.")
+	return h.site.Redirect(c, "/sessions/new", "You have signed out.")
 }
 
 // federatedLogout returns where an SSO session's logout continues: the

@@ -87,15 +87,23 @@ func NewSite(store *models.Store, o Options, now func() time.Time) (*Site, error
 	if err != nil {
 		return nil, err
 	}
-	s.errs = pages["error"]
+	s.errs = pages.m["error"]
 	return s, nil
 }
 
 // Options returns the options the site was built with.
 func (s *Site) Options() Options { return s.opts }
 
-// Pages are one screen package's templates, by name.
-type Pages map[string]*template.Template
+// Pages are one screen package's templates, rendered through the site.
+type Pages struct {
+	site *Site
+	m    map[string]*template.Template
+}
+
+// Render writes the named page; see Site.Render.
+func (p Pages) Render(c *fiber.Ctx, status int, name string, page Page) error {
+	return p.site.Render(c, status, p.m[name], name, page)
+}
 
 // Parse builds each named page from the shared layout and fsys's
 // templates/NAME.html (fsys nil: this package's own), with extra template
@@ -108,7 +116,7 @@ func (s *Site) Parse(fsys fs.FS, extra template.FuncMap, names ...string) (Pages
 	for k, v := range extra {
 		funcs[k] = v
 	}
-	pages := Pages{}
+	pages := Pages{site: s, m: map[string]*template.Template{}}
 	for _, name := range names {
 		t, err := template.New(name).Funcs(funcs).ParseFS(baseFiles, "templates/layout.html")
 		if err == nil {
@@ -119,9 +127,9 @@ func (s *Site) Parse(fsys fs.FS, extra template.FuncMap, names ...string) (Pages
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("api: templates: %w", err)
+			return Pages{}, fmt.Errorf("api: templates: %w", err)
 		}
-		pages[name] = t
+		pages.m[name] = t
 	}
 	return pages, nil
 }
