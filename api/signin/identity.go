@@ -101,7 +101,7 @@ func (h *Handler) knownIdentity(c *fiber.Ctx, e *sso.Entry, known *models.SSOIde
 	if err != nil {
 		return err
 	}
-	return h.signedIn(c, token, returnTo)
+	return h.beginSession(c, token, returnTo)
 }
 
 // domainAllowed applies ALLOWED_OIDC_DOMAINS to account creation: the text
@@ -136,7 +136,7 @@ func (h *Handler) createJITAccount(c *fiber.Ctx, e *sso.Entry, id *sso.Identity,
 	if err != nil {
 		return err
 	}
-	return h.signedIn(c, token, returnTo)
+	return h.beginSession(c, token, returnTo)
 }
 
 // ssoSignIn is what the store records of a sign-in through e.

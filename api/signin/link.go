@@ -238,5 +238,5 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 	if err != nil {
 		return err
 	}
-	return h.signedIn(c, token, p.ReturnTo)
+	return h.beginSession(c, token, p.ReturnTo)
 }

@@ -120,7 +120,7 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.signedIn(c, token, d.ReturnTo)
+	return h.beginSession(c, token, d.ReturnTo)
 }
 
 // deleteSession signs out (spec/sso.md §6.7): the session ends here first,
@@ -193,8 +193,8 @@ func (h *Handler) signIn(c *fiber.Ctx) models.SignIn {
 	return models.SignIn{IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), MaxAge: h.web.SessionMaxAge}
 }
 
-// signedIn hands the browser its session and sends it on to returnTo.
-func (h *Handler) signedIn(c *fiber.Ctx, token, returnTo string) error {
+// beginSession hands the browser its session and sends it on to returnTo.
+func (h *Handler) beginSession(c *fiber.Ctx, token, returnTo string) error {
 	h.site.SetSessionCookie(c, token)
 	return c.Redirect(web.SafeReturnTo(returnTo), fiber.StatusSeeOther)
 }
