@@ -6,11 +6,10 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -19,17 +18,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/hibiken/asynqmon"
@@ -103,13 +101,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case args[0] == "dev":
 		err = runDev(ctx, cfg, log)
 	case args[0] == "web":
-		err = runWeb(ctx, cfg, log)
+		err = serve(ctx, cfg, log, "web", func(s *services) error { return serveWeb(ctx, cfg, s, log) })
 	case args[0] == "worker":
-		err = runWorker(ctx, cfg, log)
+		err = serve(ctx, cfg, log, "worker", func(s *services) error { return worker.Run(ctx, workerOptions(cfg, s, log)) })
 	case args[0] == "scheduler":
-		err = runScheduler(ctx, cfg, log)
+		err = serve(ctx, cfg, log, "scheduler", func(s *services) error { return worker.RunScheduler(ctx, workerOptions(cfg, s, log)) })
 	case args[0] == "migrate":
-		err = runMigrate(ctx, cfg, log, stdout)
+		err = runMigrate(ctx, cfg, stdout)
 	case cmd == "users create":
 		err = createUser(ctx, cfg, args[2:], stdin, stdout)
 	case cmd == "users set-role":
@@ -167,7 +165,7 @@ func openDB(ctx context.Context, cfg *Config) (*bun.DB, error) {
 
 // openRedis connects to REDIS_URL, or starts the in-process Redis of the
 // embedded mode (stopped by the returned function).
-func openRedis(ctx context.Context, cfg *Config, log *slog.Logger) (asynq.RedisConnOpt, func(), error) {
+func openRedis(cfg *Config, log *slog.Logger) (asynq.RedisConnOpt, func(), error) {
 	if cfg.RedisURL != "" {
 		opt, err := asynq.ParseRedisURI(cfg.RedisURL)
 		if err != nil {
@@ -175,26 +173,12 @@ func openRedis(ctx context.Context, cfg *Config, log *slog.Logger) (asynq.RedisC
 		}
 		return opt, func() {}, nil
 	}
-	mr := miniredis.NewMiniRedis()
-	if err := mr.StartAddr("127.0.0.1:0"); err != nil {
-		return nil, nil, fmt.Errorf("start in-process Redis: %w", err)
+	opt, stop, err := worker.EmbeddedRedis()
+	if err != nil {
+		return nil, nil, err
 	}
-	// miniredis keeps its own clock; moving it forward makes TTLs (rate
-	// limit windows, unique-task locks) expire in real time.
-	ticker := time.NewTicker(time.Second)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-ticker.C:
-				mr.FastForward(time.Second)
-			case <-done:
-				return
-			}
-		}
-	}()
 	log.Warn("embedded mode: jobs are queued in memory and do not survive a restart; unfinished work is re-queued from the database at start")
-	return asynq.RedisClientOpt{Addr: mr.Addr()}, func() { ticker.Stop(); close(done); mr.Close() }, nil
+	return opt, stop, nil
 }
 
 // services is what the long-running commands share.
@@ -214,26 +198,22 @@ func (s *services) close() {
 }
 
 func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services, error) {
-	s := &services{}
 	db, err := openDB(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.db, s.store = db, models.NewStore(db)
+	s := &services{db: db, store: models.NewStore(db), closers: []func(){func() { db.Close() }}}
 	if s.store.Secrets, err = models.NewSealer(cfg.EncryptionKey, cfg.OldEncryptionKeys...); err != nil {
-		db.Close()
+		s.close()
 		return nil, err
 	}
-	s.closers = append(s.closers, func() { db.Close() })
-	opt, stopRedis, err := openRedis(ctx, cfg, log)
+	opt, stopRedis, err := openRedis(cfg, log)
 	if err != nil {
 		s.close()
 		return nil, err
 	}
-	s.redis = opt
-	s.closers = append(s.closers, stopRedis)
-	s.rdb = opt.MakeRedisClient().(redis.UniversalClient)
-	s.closers = append(s.closers, func() { s.rdb.Close() })
+	s.redis, s.rdb = opt, opt.MakeRedisClient().(redis.UniversalClient)
+	s.closers = append(s.closers, stopRedis, func() { s.rdb.Close() })
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.close()
 		return nil, fmt.Errorf("connect to Redis: %w", err)
@@ -242,50 +222,35 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 	return s, nil
 }
 
-func (s *services) handlers(cfg *Config, log *slog.Logger) *jobs.Handlers {
-	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
-}
-
-func (s *services) simplefinHandlers(cfg *Config, log *slog.Logger) *simplefin.Handlers {
-	return &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
-		Bridge: bridge.NewClient(bridge.Options{AllowHTTP: cfg.SimpleFINAllowHTTP,
-			AllowPrivateHosts: cfg.SimpleFINAllowPrivate, ClaimTimeout: cfg.SimpleFINClaimTimeout,
-			AccountsTimeout: cfg.SimpleFINAccountsTimeout})}
+// serve runs a long-lived command of the server mode on the services.
+func serve(ctx context.Context, cfg *Config, log *slog.Logger, cmd string, fn func(*services) error) error {
+	if cfg.Embedded() {
+		return fmt.Errorf("`coffer %s` runs in server mode: set DATABASE_URL and REDIS_URL, or use `coffer dev` for the embedded mode", cmd)
+	}
+	s, err := openServices(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	return fn(s)
 }
 
 func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
-	return worker.Options{
-		Redis: s.redis, Handlers: s.handlers(cfg, log), SimpleFIN: s.simplefinHandlers(cfg, log), Logger: log,
-		Concurrency: cfg.WorkerConcurrency, BalanceSweepCron: cfg.BalanceSweepCron, AuditArchiveCron: cfg.AuditArchiveCron,
-		SimplefinSyncCron: cfg.SimpleFINSyncCron, SimplefinSyncTZ: cfg.SimpleFINSyncTZ,
-	}
-}
-
-// webOptions derives the browser settings; the form-signing secret comes
-// from SECRET_KEY_BASE.
-func webOptions(cfg *Config, log *slog.Logger) (api.WebOptions, error) {
-	u, err := url.Parse(cfg.AppURL)
-	if err != nil {
-		return api.WebOptions{}, fmt.Errorf("APP_URL: %w", err)
-	}
-	sum := sha256.Sum256([]byte("coffer web forms\x00" + cfg.SecretKeyBase))
-	secret := sum[:]
-	return api.WebOptions{
-		Secret: secret, Origin: u.Scheme + "://" + u.Host, SecureCookies: u.Scheme == "https",
-		SessionIdle: cfg.SessionIdle, SessionMaxAge: cfg.SessionMaxAge,
-		LocalLogin: cfg.LocalLoginEnabled, AdminOverride: cfg.LocalAdminOverride,
-		Argon2:             models.DefaultArgon2,
-		MaxFailuresAccount: cfg.MaxFailuresAccount, MaxFailuresIP: cfg.MaxFailuresIP, LockoutWindow: cfg.LockoutWindow,
-		TrustedProxies: cfg.TrustedProxies, AdminRateLimit: cfg.AdminRateLimit,
-	}, nil
+	o := cfg.Worker
+	o.Redis, o.Logger = s.redis, log
+	o.Handlers = &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
+	o.SimpleFIN = &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
+		Bridge: bridge.NewClient(cfg.SimpleFINClient)}
+	return o
 }
 
 // ssoOptions builds the provider registry, which follows changes made on
-// any instance, and derives the state-cookie key from the secrets key.
+// any instance, derives the state-cookie key from the secrets key and, in
+// yaml mode, mirrors AUTH_PROVIDERS_FILE into the database.
 func ssoOptions(ctx context.Context, cfg *Config, s *services, log *slog.Logger) (api.SSOOptions, error) {
-	client, err := ssoHTTPClient(cfg)
+	client, err := sso.NewHTTPClient(cfg.SSOHTTPTimeout, cfg.SSOCAFile)
 	if err != nil {
-		return api.SSOOptions{}, err
+		return api.SSOOptions{}, fmt.Errorf("SSO_CA_FILE: %w", err)
 	}
 	reg := sso.NewRegistry(s.store, s.rdb, sso.Options{BaseURL: cfg.AppURL, HTTPClient: client, SAMLSkew: cfg.SAMLClockSkew}, log)
 	go reg.Watch(ctx)
@@ -295,110 +260,38 @@ func ssoOptions(ctx context.Context, cfg *Config, s *services, log *slog.Logger)
 	}
 	opts := api.SSOOptions{Registry: reg, StateKey: stateKey, JITMode: cfg.JITMode, AllowedDomains: cfg.AllowedOIDCDomains}
 	if cfg.AuthProvidersSource == "yaml" {
-		if err := mirrorProvidersFile(ctx, cfg, s, reg, log); err != nil {
-			return api.SSOOptions{}, err
+		data, err := os.ReadFile(cfg.AuthProvidersFile)
+		if err != nil {
+			return api.SSOOptions{}, fmt.Errorf("AUTH_PROVIDERS_FILE: %w", err)
 		}
+		n, err := reg.MirrorFile(ctx, data, os.Getenv)
+		if err != nil {
+			return api.SSOOptions{}, fmt.Errorf("AUTH_PROVIDERS_FILE %s: %w", cfg.AuthProvidersFile, err)
+		}
+		log.Info("providers mirrored from file", "file", cfg.AuthProvidersFile, "providers", n)
 		opts.ProvidersFile = cfg.AuthProvidersFile
 	}
 	return opts, nil
 }
 
-// mirrorProvidersFile applies AUTH_PROVIDERS_FILE at start (yaml mode):
-// every entry is validated (an unreachable discovery document only
-// warns, so one IdP being down does not stop the service), its secrets
-// sealed, and the set mirrored into the database for every instance.
-func mirrorProvidersFile(ctx context.Context, cfg *Config, s *services, reg *sso.Registry, log *slog.Logger) error {
-	data, err := os.ReadFile(cfg.AuthProvidersFile)
-	if err != nil {
-		return fmt.Errorf("AUTH_PROVIDERS_FILE: %w", err)
-	}
-	entries, err := sso.ParseProvidersFile(data, os.Getenv)
-	if err != nil {
-		return fmt.Errorf("AUTH_PROVIDERS_FILE %s: %w", cfg.AuthProvidersFile, err)
-	}
-	var problems []string
-	ps := make([]*models.SSOProvider, 0, len(entries))
-	for _, e := range entries {
-		p := e.Provider
-		enabled := p.Enabled
-		// Validated as a disabled, existing provider so that discovery is
-		// not fetched here; it runs below, as a warning only.
-		p.Enabled = false
-		errs := sso.ValidateProvider(ctx, p, e.Secrets, false, reg.Options())
-		p.Enabled = enabled
-		for field, msg := range errs {
-			if w, ok := strings.CutPrefix(field, sso.WarningPrefix); ok {
-				log.Warn("provider file: "+msg, "provider", p.Name, "field", w)
-				continue
-			}
-			problems = append(problems, fmt.Sprintf("%s: %s: %s", p.Name, field, msg))
-		}
-		if p.Strategy == models.StrategyOIDC && enabled {
-			if err := sso.CheckDiscovery(ctx, models.Str(p.Issuer), reg.Options().HTTPClient); err != nil {
-				log.Warn("provider file: discovery check failed; the provider stays configured", "provider", p.Name, "err", err)
-			}
-		}
-		if err := s.store.SetProviderSecret(p, models.ColClientSecret, e.Secrets.ClientSecret); err != nil {
-			return err
-		}
-		if err := s.store.SetProviderSecret(p, models.ColSPPrivateKey, e.Secrets.SPPrivateKey); err != nil {
-			return err
-		}
-		ps = append(ps, p)
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("AUTH_PROVIDERS_FILE %s:\n  %s", cfg.AuthProvidersFile, strings.Join(problems, "\n  "))
-	}
-	if err := s.store.MirrorFileProviders(ctx, ps); err != nil {
-		return err
-	}
-	if err := reg.Changed(ctx); err != nil {
-		log.Warn("provider change not announced", "err", err)
-	}
-	log.Info("providers mirrored from file", "file", cfg.AuthProvidersFile, "providers", len(ps))
-	return nil
-}
-
-// ssoHTTPClient talks to identity providers: bounded by SSO_HTTP_TIMEOUT,
-// TLS always verified, with SSO_CA_FILE's CAs added to the system's.
-func ssoHTTPClient(cfg *Config) (*http.Client, error) {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if cfg.SSOCAFile != "" {
-		pem, err := os.ReadFile(cfg.SSOCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("SSO_CA_FILE: %w", err)
-		}
-		pool, err := x509.SystemCertPool()
-		if err != nil {
-			pool = x509.NewCertPool()
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("SSO_CA_FILE: no PEM certificate in %s", cfg.SSOCAFile)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	}
-	// No redirects: a 307 from a token endpoint would re-send the client
-	// secret wherever it points.
-	return &http.Client{Timeout: cfg.SSOHTTPTimeout, Transport: tr,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, nil
-}
-
 func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) error {
-	web, err := webOptions(cfg, log)
+	u, err := url.Parse(cfg.AppURL)
 	if err != nil {
-		return err
+		return fmt.Errorf("APP_URL: %w", err)
 	}
 	ssoOpts, err := ssoOptions(ctx, cfg, s, log)
 	if err != nil {
 		return err
 	}
+	web := cfg.Web
+	formKey := sha256.Sum256([]byte("coffer web forms\x00" + cfg.SecretKeyBase))
+	web.Secret, web.Origin, web.SecureCookies = formKey[:], u.Scheme+"://"+u.Host, u.Scheme == "https"
 	app, err := api.New(api.Options{
-		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts,
-		APIRateLimitPerHour: cfg.APIRateLimitPerHour, Web: web,
-		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
-		SimpleFINAllowHTTP: cfg.SimpleFINAllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
-		SimpleFINSyncCron: cfg.SimpleFINSyncCron, SimpleFINSyncLocation: cfg.SimpleFIN.Location, SimpleFINSyncJitter: cfg.SimpleFIN.Jitter,
-		Mail: api.MailOptions{SMTPURL: cfg.SMTPURL, From: cfg.MailFrom, LogOnly: cfg.SMTPURL == "" && cfg.Env == "development"},
+		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail,
+		APIRateLimitPerHour: cfg.APIRateLimitPerHour,
+		Dashboard:           asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
+		SimpleFINAllowHTTP:  cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
+		SimpleFINSyncCron: cfg.Worker.SimplefinSyncCron, SimpleFINSyncLocation: cfg.SimpleFIN.Location, SimpleFINSyncJitter: cfg.SimpleFIN.Jitter,
 	})
 	if err != nil {
 		return err
@@ -409,50 +302,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	log.Info("web listening", "addr", ln.Addr().String(), "url", cfg.AppURL)
-	errc := make(chan error, 1)
-	go func() { errc <- app.Listener(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-		return app.ShutdownWithTimeout(20 * time.Second)
-	}
-}
-
-func runWeb(ctx context.Context, cfg *Config, log *slog.Logger) error {
-	if err := cfg.requireServerMode("web"); err != nil {
-		return err
-	}
-	s, err := openServices(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	return serveWeb(ctx, cfg, s, log)
-}
-
-func runWorker(ctx context.Context, cfg *Config, log *slog.Logger) error {
-	if err := cfg.requireServerMode("worker"); err != nil {
-		return err
-	}
-	s, err := openServices(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	return worker.Run(ctx, workerOptions(cfg, s, log))
-}
-
-func runScheduler(ctx context.Context, cfg *Config, log *slog.Logger) error {
-	if err := cfg.requireServerMode("scheduler"); err != nil {
-		return err
-	}
-	s, err := openServices(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer s.close()
-	return worker.RunScheduler(ctx, workerOptions(cfg, s, log))
+	return api.Serve(ctx, app, ln)
 }
 
 // runDev migrates, then runs web, worker and scheduler in this process.
@@ -474,7 +324,7 @@ func runDev(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			return fmt.Errorf("re-queue unfinished work: %w", err)
 		}
 	}
-	printWelcome(cfg)
+	fmt.Printf(welcome, cfg.AppURL, cfg.AppURL, cfg.AppURL)
 	g, ctx := errgroup.WithContext(ctx)
 	opts := workerOptions(cfg, s, log)
 	g.Go(func() error { return worker.Run(ctx, opts) })
@@ -483,8 +333,7 @@ func runDev(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	return g.Wait()
 }
 
-func printWelcome(cfg *Config) {
-	fmt.Printf(`
+const welcome = `
 coffer is running at %s  (API docs: %s/api/docs)
 
 Create a first user and an API key in another terminal, in this directory:
@@ -493,10 +342,9 @@ Create a first user and an API key in another terminal, in this directory:
 Then:
   curl -H "X-Api-Key: <key>" %s/api/v1/accounts
 
-`, cfg.AppURL, cfg.AppURL, cfg.AppURL)
-}
+`
 
-func runMigrate(ctx context.Context, cfg *Config, log *slog.Logger, stdout io.Writer) error {
+func runMigrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
 	db, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
@@ -550,6 +398,22 @@ func newPasswordHash(pw string, stdin io.Reader) (string, error) {
 	return models.HashPassword(pw, models.DefaultArgon2)
 }
 
+// readPassword reads a password without echo from a terminal, else the
+// first line of stdin.
+func readPassword(stdin io.Reader) (string, error) {
+	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(os.Stderr, "Password: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(os.Stderr)
+		return string(b), err
+	}
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read password: %w", err)
+	}
+	return strings.TrimRight(line, "\r\n"), nil
+}
+
 // setUserRole changes a role from the command line, under the same guards
 // as the admin screen (the last super admin stays); it is audited as a
 // manual change with no acting user.
@@ -593,19 +457,16 @@ func setUserPassword(ctx context.Context, cfg *Config, args []string, stdin io.R
 		if err != nil {
 			return fmt.Errorf("user %q: %w", *email, err)
 		}
-		err = s.RunInTx(ctx, func(tx *models.Store) error {
-			if err := tx.SetPassword(ctx, u.ID, hash); err != nil {
-				return err
-			}
-			return tx.DeleteUserSessions(ctx, u.ID, uuid.Nil)
-		})
-		if err == nil {
-			fmt.Fprintf(stdout, "password set for %s; their sessions ended\n", u.Email)
+		if err := s.ResetPassword(ctx, u.ID, hash, uuid.Nil); err != nil {
+			return err
 		}
-		return err
+		fmt.Fprintf(stdout, "password set for %s; their sessions ended\n", u.Email)
+		return nil
 	})
 }
 
+// createUser adds a user to a new family, which they administer, or to
+// an existing one, and prints the user's id.
 func createUser(ctx context.Context, cfg *Config, args []string, stdin io.Reader, stdout io.Writer) error {
 	fs := flag.NewFlagSet("users create", flag.ContinueOnError)
 	email := fs.String("email", "", "email address (required)")
@@ -638,64 +499,24 @@ func createUser(ctx context.Context, cfg *Config, args []string, stdin io.Reader
 	if err != nil {
 		return err
 	}
+	u := &models.User{Email: *email, Role: *role, PasswordHash: &hash}
 	return withStore(ctx, cfg, func(s *models.Store) error {
-		return s.RunInTx(ctx, func(tx *models.Store) error {
-			u := &models.User{Email: *email, Role: *role}
-			h := string(hash)
-			u.PasswordHash = &h
-			switch {
-			case *familyID != "":
-				id, err := parseUUID(*familyID)
-				if err != nil {
-					return errors.New("--family-id must be a UUID")
-				}
-				f, err := tx.Family(ctx, id)
-				if errors.Is(err, models.ErrNotFound) {
-					return fmt.Errorf("no family with id %s", id)
-				}
-				if err != nil {
-					return err
-				}
-				u.FamilyID = f.ID
-			default:
-				name := *familyName
-				if name == "" {
-					name = strings.SplitN(*email, "@", 2)[0]
-				}
-				f := &models.Family{Name: name, Currency: cur.Code}
-				if err := tx.CreateFamily(ctx, f); err != nil {
-					return err
-				}
-				u.FamilyID = f.ID
-				if u.Role == models.RoleMember {
-					// The first user of a new family administers it.
-					u.Role = models.RoleAdmin
-				}
-			}
-			if err := tx.CreateUser(ctx, u); err != nil {
-				if errors.Is(err, models.ErrConflict) {
-					return fmt.Errorf("a user with email %s already exists", *email)
-				}
-				return err
-			}
+		if *familyID == "" {
+			name, _, _ := strings.Cut(*email, "@")
+			err = s.CreateFamilyWithUser(ctx, &models.Family{Name: cmp.Or(*familyName, name), Currency: cur.Code}, u)
+		} else if id, perr := uuid.Parse(strings.TrimSpace(*familyID)); perr != nil {
+			return errors.New("--family-id must be a UUID")
+		} else if err = s.CreateUserInFamily(ctx, id, u); errors.Is(err, models.ErrNotFound) {
+			return fmt.Errorf("no family with id %s", id)
+		}
+		if errors.Is(err, models.ErrConflict) {
+			return fmt.Errorf("a user with email %s already exists", *email)
+		}
+		if err == nil {
 			fmt.Fprintln(stdout, u.ID)
-			return nil
-		})
+		}
+		return err
 	})
-}
-
-func readPassword(stdin io.Reader) (string, error) {
-	if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprint(os.Stderr, "Password: ")
-		b, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(os.Stderr)
-		return string(b), err
-	}
-	line, err := bufio.NewReader(stdin).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("read password: %w", err)
-	}
-	return strings.TrimRight(line, "\r\n"), nil
 }
 
 func createAPIKey(ctx context.Context, cfg *Config, args []string, stdout io.Writer) error {
@@ -717,19 +538,15 @@ func createAPIKey(ctx context.Context, cfg *Config, args []string, stdout io.Wri
 		return errors.New("--expires-in must be positive")
 	}
 	return withStore(ctx, cfg, func(s *models.Store) error {
-		u, err := s.UserByEmail(ctx, *email)
-		if errors.Is(err, models.ErrNotFound) {
-			return fmt.Errorf("no user with email %s", *email)
-		}
-		if err != nil {
-			return err
-		}
-		k := &models.APIKey{UserID: u.ID, Name: *name, Scope: *scope}
+		k := &models.APIKey{Name: *name, Scope: *scope}
 		if *expiresIn > 0 {
 			t := time.Now().Add(*expiresIn).UTC()
 			k.ExpiresAt = &t
 		}
-		key, err := s.CreateAPIKey(ctx, u.FamilyID, k)
+		key, u, err := s.CreateAPIKeyByEmail(ctx, *email, k)
+		if errors.Is(err, models.ErrNotFound) {
+			return fmt.Errorf("no user with email %s", *email)
+		}
 		if err != nil {
 			return err
 		}
@@ -738,7 +555,9 @@ func createAPIKey(ctx context.Context, cfg *Config, args []string, stdout io.Wri
 	})
 }
 
-// Config is every setting of the service, read from the environment once.
+// Config is every setting of the service, read from the environment once;
+// loadConfig names each variable beside its default. The parts that a
+// package takes whole are that package's own options.
 type Config struct {
 	Env                 string     // COFFER_ENV: development or production
 	Host                string     // HOST: address to listen on
@@ -748,64 +567,52 @@ type Config struct {
 	RedisURL            string     // REDIS_URL
 	DataDir             string     // DATA_DIR: the embedded database lives here
 	DBMaxConns          int        // DB_MAX_CONNS
-	SecretKeyBase       string     // SECRET_KEY_BASE
+	SecretKeyBase       string     // SECRET_KEY_BASE: also signs the screens' forms
 	APIRateLimitPerHour int        // API_RATE_LIMIT_PER_HOUR; 0 = off
-	WorkerConcurrency   int        // WORKER_CONCURRENCY
-	BalanceSweepCron    string     // BALANCE_SWEEP_CRON (UTC)
 	LogLevel            slog.Level // LOG_LEVEL: debug, info, warn, error
 	LogFormat           string     // LOG_FORMAT: text or json
 
-	LocalLoginEnabled   bool     // AUTH_LOCAL_LOGIN_ENABLED
-	LocalAdminOverride  bool     // AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED
-	JITMode             string   // AUTH_JIT_MODE: create_and_link or link_only
-	AllowedOIDCDomains  []string // ALLOWED_OIDC_DOMAINS
-	AuthProvidersSource string   // AUTH_PROVIDERS_SOURCE: db or yaml
-	AuthProvidersFile   string   // AUTH_PROVIDERS_FILE: the provider file of yaml mode
+	JITMode             string        // AUTH_JIT_MODE: create_and_link or link_only
+	AllowedOIDCDomains  []string      // ALLOWED_OIDC_DOMAINS
+	AuthProvidersSource string        // AUTH_PROVIDERS_SOURCE: db or yaml
+	AuthProvidersFile   string        // AUTH_PROVIDERS_FILE: the provider file of yaml mode
+	SSOHTTPTimeout      time.Duration // SSO_HTTP_TIMEOUT: discovery, JWKS, token, userinfo, metadata
+	SSOCAFile           string        // SSO_CA_FILE: extra PEM CAs for identity providers' TLS
+	SAMLClockSkew       time.Duration // SAML_CLOCK_SKEW
 
-	SSOHTTPTimeout time.Duration // SSO_HTTP_TIMEOUT: discovery, JWKS, token, userinfo, metadata
-	SSOCAFile      string        // SSO_CA_FILE: extra PEM CAs for identity providers' TLS
-	SAMLClockSkew  time.Duration // SAML_CLOCK_SKEW
+	// Web holds AUTH_LOCAL_LOGIN_ENABLED, AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED,
+	// SESSION_IDLE_TIMEOUT, SESSION_MAX_AGE, LOGIN_MAX_FAILURES_ACCOUNT,
+	// LOGIN_MAX_FAILURES_IP, LOGIN_LOCKOUT_WINDOW, TRUSTED_PROXIES and
+	// RATE_LIMIT_ADMIN_PER_MINUTE; serveWeb adds what APP_URL and
+	// SECRET_KEY_BASE give.
+	Web api.WebOptions
+	// Mail holds SMTP_URL (smtp://user:password@host:587; empty in
+	// development: mail goes to the log) and MAIL_FROM.
+	Mail api.MailOptions
+	// Worker holds WORKER_CONCURRENCY, BALANCE_SWEEP_CRON and
+	// AUDIT_ARCHIVE_CRON (UTC), SIMPLEFIN_SYNC_CRON and SIMPLEFIN_SYNC_TZ.
+	Worker worker.Options
 
-	SessionIdle        time.Duration // SESSION_IDLE_TIMEOUT
-	SessionMaxAge      time.Duration // SESSION_MAX_AGE
-	MaxFailuresAccount int           // LOGIN_MAX_FAILURES_ACCOUNT
-	MaxFailuresIP      int           // LOGIN_MAX_FAILURES_IP
-	LockoutWindow      time.Duration // LOGIN_LOCKOUT_WINDOW
-	TrustedProxies     []string      // TRUSTED_PROXIES
-	AdminRateLimit     int           // RATE_LIMIT_ADMIN_PER_MINUTE
-
-	Retention        jobs.Retention // AUDIT_RETENTION_TIER: standard, extended or compliance
-	AuditArchiveDir  string         // AUDIT_ARCHIVE_DIR
-	AuditArchiveCron string         // AUDIT_ARCHIVE_CRON (UTC)
-
-	SMTPURL  string // SMTP_URL: smtp://user:password@host:587; empty in development: mail goes to the log
-	MailFrom string // MAIL_FROM
+	Retention       jobs.Retention // AUDIT_RETENTION_TIER: standard, extended or compliance
+	AuditArchiveDir string         // AUDIT_ARCHIVE_DIR
 
 	EncryptionKey     []byte   // SECRETS_ENCRYPTION_KEY: Base64 of 32 bytes
 	OldEncryptionKeys [][]byte // SECRETS_ENCRYPTION_OLD_KEYS: former keys, decrypt only
 
-	SimpleFINAllowHTTP       bool          // SIMPLEFIN_ALLOW_HTTP (tests only)
-	SimpleFINAllowPrivate    bool          // SIMPLEFIN_ALLOW_PRIVATE_HOSTS (tests only)
-	SimpleFINClaimTimeout    time.Duration // SIMPLEFIN_CLAIM_TIMEOUT
-	SimpleFINAccountsTimeout time.Duration // SIMPLEFIN_ACCOUNTS_TIMEOUT
+	// SimpleFINClient holds SIMPLEFIN_ALLOW_HTTP and
+	// SIMPLEFIN_ALLOW_PRIVATE_HOSTS (tests only), SIMPLEFIN_CLAIM_TIMEOUT
+	// and SIMPLEFIN_ACCOUNTS_TIMEOUT.
+	SimpleFINClient bridge.Options
 	// SimpleFIN holds SIMPLEFIN_LOOKBACK_DAYS, _CHUNK_DAYS, _OVERLAP_DAYS,
 	// _DAILY_REQUEST_BUDGET, _PENDING_MATCH_DAYS, _STALE_PENDING_DAYS,
-	// _SYNC_JITTER, _RATE_LIMIT_COOLDOWN and _MAX_BODY_BYTES.
-	SimpleFIN         simplefin.Options
-	SimpleFINSyncCron string // SIMPLEFIN_SYNC_CRON, in SIMPLEFIN_SYNC_TZ
-	SimpleFINSyncTZ   string // SIMPLEFIN_SYNC_TZ
+	// _SYNC_JITTER, _RATE_LIMIT_COOLDOWN and _MAX_BODY_BYTES, and the time
+	// zone of SIMPLEFIN_SYNC_TZ.
+	SimpleFIN simplefin.Options
 }
 
 // Embedded reports whether the service runs on the SQLite file and the
 // in-process Redis.
 func (c *Config) Embedded() bool { return c.DatabaseURL == "" && c.RedisURL == "" }
-
-func (c *Config) requireServerMode(cmd string) error {
-	if c.Embedded() {
-		return fmt.Errorf("`coffer %s` runs in server mode: set DATABASE_URL and REDIS_URL, or use `coffer dev` for the embedded mode", cmd)
-	}
-	return nil
-}
 
 // String prints the configuration with secrets masked.
 func (c *Config) String() string {
@@ -816,7 +623,7 @@ func (c *Config) String() string {
 		return "********"
 	}
 	return fmt.Sprintf("env=%s addr=%s:%d app_url=%s database=%s redis=%s smtp=%s embedded=%v secret_key_base=%s",
-		c.Env, c.Host, c.Port, c.AppURL, redactURL(c.DatabaseURL), redactURL(c.RedisURL), redactURL(c.SMTPURL), c.Embedded(), mask(c.SecretKeyBase))
+		c.Env, c.Host, c.Port, c.AppURL, redactURL(c.DatabaseURL), redactURL(c.RedisURL), redactURL(c.Mail.SMTPURL), c.Embedded(), mask(c.SecretKeyBase))
 }
 
 func redactURL(s string) string {
@@ -831,109 +638,62 @@ func redactURL(s string) string {
 // loadConfig reads the environment and reports every invalid variable at
 // once, before anything starts.
 func loadConfig(getenv func(string) string) (*Config, error) {
-	var problems []string
-	str := func(name, def string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			return v
-		}
-		return def
-	}
-	num := func(name string, def, lo, hi int) int {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < lo || n > hi {
-			problems = append(problems, fmt.Sprintf("%s must be a whole number from %d to %d, got %q", name, lo, hi, v))
-			return def
-		}
-		return n
-	}
-	boolean := func(name string, def bool) bool {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s must be true or false, got %q", name, v))
-			return def
-		}
-		return b
-	}
-	duration := func(name string, def time.Duration) time.Duration {
-		v := getenv(name)
-		if v == "" {
-			return def
-		}
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil || d <= 0 {
-			problems = append(problems, fmt.Sprintf("%s must be a positive duration such as 15m or 168h, got %q", name, v))
-			return def
-		}
-		return d
-	}
-	oneOf := func(name, def string, allowed ...string) string {
-		v := str(name, def)
-		for _, a := range allowed {
-			if v == a {
-				return v
-			}
-		}
-		problems = append(problems, fmt.Sprintf("%s must be one of %s, got %q", name, strings.Join(allowed, ", "), v))
-		return def
-	}
-
+	e := &envReader{getenv: getenv}
 	c := &Config{
-		Env:                      oneOf("COFFER_ENV", "development", "development", "production"),
-		Port:                     num("PORT", 3000, 1, 65535),
-		DatabaseURL:              str("DATABASE_URL", ""),
-		RedisURL:                 str("REDIS_URL", ""),
-		DataDir:                  str("DATA_DIR", "data"),
-		DBMaxConns:               num("DB_MAX_CONNS", 20, 1, 1000),
-		SecretKeyBase:            str("SECRET_KEY_BASE", ""),
-		APIRateLimitPerHour:      num("API_RATE_LIMIT_PER_HOUR", 10_000, 0, 100_000_000),
-		WorkerConcurrency:        num("WORKER_CONCURRENCY", 10, 1, 1000),
-		BalanceSweepCron:         str("BALANCE_SWEEP_CRON", "5 0 * * *"),
-		LogFormat:                oneOf("LOG_FORMAT", "text", "text", "json"),
-		LocalLoginEnabled:        boolean("AUTH_LOCAL_LOGIN_ENABLED", true),
-		LocalAdminOverride:       boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
-		JITMode:                  oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
-		AuthProvidersSource:      oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
-		AuthProvidersFile:        str("AUTH_PROVIDERS_FILE", "config/auth_providers.yml"),
-		SSOHTTPTimeout:           duration("SSO_HTTP_TIMEOUT", 10*time.Second),
-		SSOCAFile:                str("SSO_CA_FILE", ""),
-		SAMLClockSkew:            duration("SAML_CLOCK_SKEW", 90*time.Second),
-		SessionIdle:              duration("SESSION_IDLE_TIMEOUT", 168*time.Hour),
-		SessionMaxAge:            duration("SESSION_MAX_AGE", 720*time.Hour),
-		MaxFailuresAccount:       num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
-		MaxFailuresIP:            num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
-		LockoutWindow:            duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
-		AdminRateLimit:           num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
-		AuditArchiveCron:         str("AUDIT_ARCHIVE_CRON", "30 3 * * *"),
-		SMTPURL:                  str("SMTP_URL", ""),
-		SimpleFINAllowHTTP:       boolean("SIMPLEFIN_ALLOW_HTTP", false),
-		SimpleFINAllowPrivate:    boolean("SIMPLEFIN_ALLOW_PRIVATE_HOSTS", false),
-		SimpleFINClaimTimeout:    duration("SIMPLEFIN_CLAIM_TIMEOUT", 30*time.Second),
-		SimpleFINAccountsTimeout: duration("SIMPLEFIN_ACCOUNTS_TIMEOUT", 120*time.Second),
-		MailFrom:                 str("MAIL_FROM", "coffer <no-reply@localhost>"),
-		SimpleFIN: simplefin.Options{
-			LookbackDays:     num("SIMPLEFIN_LOOKBACK_DAYS", 90, 1, 730),
-			ChunkDays:        num("SIMPLEFIN_CHUNK_DAYS", 90, 1, 90),
-			OverlapDays:      num("SIMPLEFIN_OVERLAP_DAYS", 7, 0, 60),
-			DailyBudget:      num("SIMPLEFIN_DAILY_REQUEST_BUDGET", 24, 1, 48),
-			PendingMatchDays: num("SIMPLEFIN_PENDING_MATCH_DAYS", 8, 0, 60),
-			StalePendingDays: num("SIMPLEFIN_STALE_PENDING_DAYS", 14, 1, 365),
-			Jitter:           duration("SIMPLEFIN_SYNC_JITTER", 30*time.Minute),
-			Cooldown:         duration("SIMPLEFIN_RATE_LIMIT_COOLDOWN", time.Hour),
-			MaxBody:          int64(num("SIMPLEFIN_MAX_BODY_BYTES", 256<<20, 1<<20, 1<<31-1)),
+		Env:                 e.oneOf("COFFER_ENV", "development", "development", "production"),
+		Port:                e.num("PORT", 3000, 1, 65535),
+		DatabaseURL:         e.str("DATABASE_URL", ""),
+		RedisURL:            e.str("REDIS_URL", ""),
+		DataDir:             e.str("DATA_DIR", "data"),
+		DBMaxConns:          e.num("DB_MAX_CONNS", 20, 1, 1000),
+		SecretKeyBase:       e.str("SECRET_KEY_BASE", ""),
+		APIRateLimitPerHour: e.num("API_RATE_LIMIT_PER_HOUR", 10_000, 0, 100_000_000),
+		LogFormat:           e.oneOf("LOG_FORMAT", "text", "text", "json"),
+		JITMode:             e.oneOf("AUTH_JIT_MODE", "create_and_link", "create_and_link", "link_only"),
+		AuthProvidersSource: e.oneOf("AUTH_PROVIDERS_SOURCE", "db", "db", "yaml"),
+		AuthProvidersFile:   e.str("AUTH_PROVIDERS_FILE", "config/auth_providers.yml"),
+		SSOHTTPTimeout:      e.duration("SSO_HTTP_TIMEOUT", 10*time.Second),
+		SSOCAFile:           e.str("SSO_CA_FILE", ""),
+		SAMLClockSkew:       e.duration("SAML_CLOCK_SKEW", 90*time.Second),
+		Web: api.WebOptions{
+			LocalLogin:         e.boolean("AUTH_LOCAL_LOGIN_ENABLED", true),
+			AdminOverride:      e.boolean("AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED", false),
+			SessionIdle:        e.duration("SESSION_IDLE_TIMEOUT", 168*time.Hour),
+			SessionMaxAge:      e.duration("SESSION_MAX_AGE", 720*time.Hour),
+			MaxFailuresAccount: e.num("LOGIN_MAX_FAILURES_ACCOUNT", 5, 1, 1000),
+			MaxFailuresIP:      e.num("LOGIN_MAX_FAILURES_IP", 20, 1, 100000),
+			LockoutWindow:      e.duration("LOGIN_LOCKOUT_WINDOW", 15*time.Minute),
+			AdminRateLimit:     e.num("RATE_LIMIT_ADMIN_PER_MINUTE", 10, 0, 1_000_000),
+			Argon2:             models.DefaultArgon2,
 		},
-		SimpleFINSyncCron: str("SIMPLEFIN_SYNC_CRON", "22 2 * * *"),
-		SimpleFINSyncTZ:   str("SIMPLEFIN_SYNC_TZ", "UTC"),
+		Mail: api.MailOptions{SMTPURL: e.str("SMTP_URL", ""), From: e.str("MAIL_FROM", "coffer <no-reply@localhost>")},
+		Worker: worker.Options{
+			Concurrency:       e.num("WORKER_CONCURRENCY", 10, 1, 1000),
+			BalanceSweepCron:  e.str("BALANCE_SWEEP_CRON", "5 0 * * *"),
+			AuditArchiveCron:  e.str("AUDIT_ARCHIVE_CRON", "30 3 * * *"),
+			SimplefinSyncCron: e.str("SIMPLEFIN_SYNC_CRON", "22 2 * * *"),
+			SimplefinSyncTZ:   e.str("SIMPLEFIN_SYNC_TZ", "UTC"),
+		},
+		SimpleFINClient: bridge.Options{
+			AllowHTTP:         e.boolean("SIMPLEFIN_ALLOW_HTTP", false),
+			AllowPrivateHosts: e.boolean("SIMPLEFIN_ALLOW_PRIVATE_HOSTS", false),
+			ClaimTimeout:      e.duration("SIMPLEFIN_CLAIM_TIMEOUT", 30*time.Second),
+			AccountsTimeout:   e.duration("SIMPLEFIN_ACCOUNTS_TIMEOUT", 120*time.Second),
+		},
+		SimpleFIN: simplefin.Options{
+			LookbackDays:     e.num("SIMPLEFIN_LOOKBACK_DAYS", 90, 1, 730),
+			ChunkDays:        e.num("SIMPLEFIN_CHUNK_DAYS", 90, 1, 90),
+			OverlapDays:      e.num("SIMPLEFIN_OVERLAP_DAYS", 7, 0, 60),
+			DailyBudget:      e.num("SIMPLEFIN_DAILY_REQUEST_BUDGET", 24, 1, 48),
+			PendingMatchDays: e.num("SIMPLEFIN_PENDING_MATCH_DAYS", 8, 0, 60),
+			StalePendingDays: e.num("SIMPLEFIN_STALE_PENDING_DAYS", 14, 1, 365),
+			Jitter:           e.duration("SIMPLEFIN_SYNC_JITTER", 30*time.Minute),
+			Cooldown:         e.duration("SIMPLEFIN_RATE_LIMIT_COOLDOWN", time.Hour),
+			MaxBody:          int64(e.num("SIMPLEFIN_MAX_BODY_BYTES", 256<<20, 1<<20, 1<<31-1)),
+		},
 	}
-	if loc, err := time.LoadLocation(c.SimpleFINSyncTZ); err != nil {
-		problems = append(problems, fmt.Sprintf("SIMPLEFIN_SYNC_TZ is not a time zone: %q", c.SimpleFINSyncTZ))
+	if loc, err := time.LoadLocation(c.Worker.SimplefinSyncTZ); err != nil {
+		e.problem("SIMPLEFIN_SYNC_TZ is not a time zone: %q", c.Worker.SimplefinSyncTZ)
 	} else {
 		c.SimpleFIN.Location = loc
 	}
@@ -942,76 +702,138 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	if production {
 		defaultHost = "0.0.0.0"
 	}
-	c.Host = str("HOST", defaultHost)
-	c.AppURL = strings.TrimRight(str("APP_URL", fmt.Sprintf("http://localhost:%d", c.Port)), "/")
+	c.Host = e.str("HOST", defaultHost)
+	c.Mail.LogOnly = c.Mail.SMTPURL == "" && !production
+	c.AppURL = strings.TrimRight(e.str("APP_URL", fmt.Sprintf("http://localhost:%d", c.Port)), "/")
 	if !strings.HasPrefix(c.AppURL, "http://") && !strings.HasPrefix(c.AppURL, "https://") {
-		problems = append(problems, fmt.Sprintf("APP_URL must start with http:// or https://, got %q", c.AppURL))
+		e.problem("APP_URL must start with http:// or https://, got %q", c.AppURL)
 	}
-	if err := c.LogLevel.UnmarshalText([]byte(str("LOG_LEVEL", "info"))); err != nil {
-		problems = append(problems, fmt.Sprintf("LOG_LEVEL must be debug, info, warn or error, got %q", getenv("LOG_LEVEL")))
+	if err := c.LogLevel.UnmarshalText([]byte(e.str("LOG_LEVEL", "info"))); err != nil {
+		e.problem("LOG_LEVEL must be debug, info, warn or error, got %q", getenv("LOG_LEVEL"))
 	}
-	for _, d := range strings.Split(getenv("ALLOWED_OIDC_DOMAINS"), ",") {
-		if d = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(d)), "@"); d != "" {
+	for _, d := range e.list("ALLOWED_OIDC_DOMAINS") {
+		if d = strings.TrimPrefix(strings.ToLower(d), "@"); d != "" {
 			c.AllowedOIDCDomains = append(c.AllowedOIDCDomains, d)
 		}
 	}
-	key := func(name, v string) []byte {
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
-		if err != nil || len(b) != 32 {
-			problems = append(problems, name+" must be the Base64 of exactly 32 bytes (openssl rand -base64 32)")
-			return nil
-		}
-		return b
-	}
 	if v := getenv("SECRETS_ENCRYPTION_KEY"); v != "" {
-		c.EncryptionKey = key("SECRETS_ENCRYPTION_KEY", v)
+		c.EncryptionKey = e.key("SECRETS_ENCRYPTION_KEY", v)
 	} else if production {
-		problems = append(problems, "SECRETS_ENCRYPTION_KEY is required in production (openssl rand -base64 32)")
+		e.problem("SECRETS_ENCRYPTION_KEY is required in production (openssl rand -base64 32)")
 	}
-	for _, v := range strings.Split(getenv("SECRETS_ENCRYPTION_OLD_KEYS"), ",") {
-		if strings.TrimSpace(v) != "" {
-			c.OldEncryptionKeys = append(c.OldEncryptionKeys, key("SECRETS_ENCRYPTION_OLD_KEYS", v))
-		}
+	for _, v := range e.list("SECRETS_ENCRYPTION_OLD_KEYS") {
+		c.OldEncryptionKeys = append(c.OldEncryptionKeys, e.key("SECRETS_ENCRYPTION_OLD_KEYS", v))
 	}
-	tier := oneOf("AUDIT_RETENTION_TIER", "standard", "standard", "extended", "compliance")
-	c.Retention, _ = jobs.RetentionTier(tier)
-	c.AuditArchiveDir = str("AUDIT_ARCHIVE_DIR", filepath.Join(c.DataDir, "audit-archive"))
-	for _, p := range strings.Split(getenv("TRUSTED_PROXIES"), ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
+	c.Retention, _ = jobs.RetentionTier(e.oneOf("AUDIT_RETENTION_TIER", "standard", "standard", "extended", "compliance"))
+	c.AuditArchiveDir = e.str("AUDIT_ARCHIVE_DIR", filepath.Join(c.DataDir, "audit-archive"))
+	for _, p := range e.list("TRUSTED_PROXIES") {
+		if _, _, err := net.ParseCIDR(p); net.ParseIP(p) == nil && err != nil {
+			e.problem("TRUSTED_PROXIES: %q is neither an IP nor a CIDR", p)
 		}
-		_, _, cidrErr := net.ParseCIDR(p)
-		if net.ParseIP(p) == nil && cidrErr != nil {
-			problems = append(problems, fmt.Sprintf("TRUSTED_PROXIES: %q is neither an IP nor a CIDR", p))
-		}
-		c.TrustedProxies = append(c.TrustedProxies, p)
+		c.Web.TrustedProxies = append(c.Web.TrustedProxies, p)
 	}
 	if (c.DatabaseURL == "") != (c.RedisURL == "") {
-		problems = append(problems, "DATABASE_URL and REDIS_URL go together: set both for server mode, or neither for the embedded mode")
+		e.problem("DATABASE_URL and REDIS_URL go together: set both for server mode, or neither for the embedded mode")
 	}
 	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
-		problems = append(problems, "DATABASE_URL must be a postgres:// URL")
+		e.problem("DATABASE_URL must be a postgres:// URL")
 	}
-	if c.RedisURL != "" {
-		if _, err := asynq.ParseRedisURI(c.RedisURL); err != nil {
-			problems = append(problems, fmt.Sprintf("REDIS_URL is not a valid Redis URL: %v", err))
-		}
+	if _, err := asynq.ParseRedisURI(c.RedisURL); c.RedisURL != "" && err != nil {
+		e.problem("REDIS_URL is not a valid Redis URL: %v", err)
 	}
-	if production {
-		if len(c.SecretKeyBase) < 32 {
-			problems = append(problems, "SECRET_KEY_BASE is required in production (at least 32 characters)")
-		}
-		if getenv("APP_URL") == "" {
-			problems = append(problems, "APP_URL is required in production")
-		}
-		if c.Embedded() {
-			problems = append(problems, "production needs DATABASE_URL and REDIS_URL")
-		}
+	if production && len(c.SecretKeyBase) < 32 {
+		e.problem("SECRET_KEY_BASE is required in production (at least 32 characters)")
 	}
-	if len(problems) > 0 {
-		return nil, errors.New("  " + strings.Join(problems, "\n  "))
+	if production && getenv("APP_URL") == "" {
+		e.problem("APP_URL is required in production")
+	}
+	if production && c.Embedded() {
+		e.problem("production needs DATABASE_URL and REDIS_URL")
+	}
+	if len(e.problems) > 0 {
+		return nil, errors.New("  " + strings.Join(e.problems, "\n  "))
 	}
 	return c, nil
+}
+
+// envReader reads variables for loadConfig and notes every bad one.
+type envReader struct {
+	getenv   func(string) string
+	problems []string
+}
+
+func (e *envReader) problem(format string, args ...any) {
+	e.problems = append(e.problems, fmt.Sprintf(format, args...))
+}
+
+// str is the trimmed value of name, or def when it is blank.
+func (e *envReader) str(name, def string) string {
+	return cmp.Or(strings.TrimSpace(e.getenv(name)), def)
+}
+
+// list is the non-blank items of a comma-separated variable, trimmed.
+func (e *envReader) list(name string) []string {
+	var out []string
+	for _, v := range strings.Split(e.getenv(name), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// parsed is what read makes of a set variable; def when it is unset or
+// when read refuses it, noting then that the variable must be want.
+func parsed[T any](e *envReader, name string, def T, want string, read func(string) (T, bool)) T {
+	v := e.getenv(name)
+	if v == "" {
+		return def
+	}
+	if x, ok := read(strings.TrimSpace(v)); ok {
+		return x
+	}
+	e.problem("%s must be %s, got %q", name, want, v)
+	return def
+}
+
+func (e *envReader) num(name string, def, lo, hi int) int {
+	return parsed(e, name, def, fmt.Sprintf("a whole number from %d to %d", lo, hi), func(v string) (int, bool) {
+		n, err := strconv.Atoi(v)
+		return n, err == nil && n >= lo && n <= hi
+	})
+}
+
+func (e *envReader) boolean(name string, def bool) bool {
+	return parsed(e, name, def, "true or false", func(v string) (bool, bool) {
+		b, err := strconv.ParseBool(v)
+		return b, err == nil
+	})
+}
+
+func (e *envReader) duration(name string, def time.Duration) time.Duration {
+	return parsed(e, name, def, "a positive duration such as 15m or 168h", func(v string) (time.Duration, bool) {
+		d, err := time.ParseDuration(v)
+		return d, err == nil && d > 0
+	})
+}
+
+func (e *envReader) oneOf(name, def string, allowed ...string) string {
+	v := e.str(name, def)
+	if !slices.Contains(allowed, v) {
+		e.problem("%s must be one of %s, got %q", name, strings.Join(allowed, ", "), v)
+		return def
+	}
+	return v
+}
+
+// key decodes a secrets key: the Base64 of 32 bytes.
+func (e *envReader) key(name, v string) []byte {
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(b) != 32 {
+		e.problem("%s must be the Base64 of exactly 32 bytes (openssl rand -base64 32)", name)
+		return nil
+	}
+	return b
 }
 
 // developmentSecrets fills in what development may leave unset: a
@@ -1047,5 +869,3 @@ func developmentSecrets(cfg *Config, log *slog.Logger) error {
 	}
 	return nil
 }
-
-func parseUUID(s string) (uuid.UUID, error) { return uuid.Parse(strings.TrimSpace(s)) }

@@ -7,8 +7,10 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -169,4 +171,17 @@ func New(o Options) (*fiber.App, error) {
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
 	s.routes(app)
 	return app, nil
+}
+
+// Serve answers on ln until ctx ends, then stops taking connections and
+// gives the requests in flight 20 seconds to finish.
+func Serve(ctx context.Context, app *fiber.App, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- app.Listener(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return app.ShutdownWithTimeout(20 * time.Second)
+	}
 }

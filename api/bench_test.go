@@ -61,7 +61,7 @@ func BenchmarkListTransactions(b *testing.B) {
 	for i := 0; i < 500; i++ {
 		t := &models.Transaction{FamilyID: e.alpha.Family.ID, AccountID: e.alpha.Account.ID, Date: models.Date(fmt.Sprintf("2024-01-%02d", i%28+1)),
 			Amount: models.Amount(i * 1000), Currency: "USD", Name: fmt.Sprintf("item %d", i)}
-		if _, err := e.store.CreateTransaction(ctx, t, nil); err != nil {
+		if _, _, err := e.store.CreateTransaction(ctx, t, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

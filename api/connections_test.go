@@ -113,7 +113,7 @@ func TestDeletePurgesOnlyCreatedAccounts(t *testing.T) {
 		t.Fatalf("link: %d %s", r.status, r.body)
 	}
 	manual := &models.Transaction{FamilyID: fam, AccountID: *remote["R1"].AccountID, Date: "2026-01-01", Amount: 100, Currency: "USD", Name: "cash"}
-	if _, err := e.store.CreateTransaction(ctx, manual, nil); err != nil {
+	if _, _, err := e.store.CreateTransaction(ctx, manual, nil); err != nil {
 		t.Fatal(err)
 	}
 
@@ -176,7 +176,7 @@ func TestUntypedAccount(t *testing.T) {
 	}
 	id := pa.AccountID.String()
 	spent := &models.Transaction{FamilyID: fam, AccountID: *pa.AccountID, Date: "2026-01-01", Amount: 250000, Currency: "USD", Name: "rent"}
-	if _, err := e.store.CreateTransaction(ctx, spent, nil); err != nil {
+	if _, _, err := e.store.CreateTransaction(ctx, spent, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.store.RecalculateBalance(ctx, fam, *pa.AccountID); err != nil {

@@ -27,7 +27,7 @@ func TestEveryEndpointRefusesBadInput(t *testing.T) {
 	if _, err := e.store.CreateChat(ctx, chat, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
+	if _, _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
 		t.Fatal(err)
 	}
 	sav := &models.Account{FamilyID: e.beta.Family.ID, Name: "Savings", AccountType: "depository", Currency: "USD"}

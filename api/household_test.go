@@ -166,7 +166,7 @@ func TestTransactionScreens(t *testing.T) {
 	}
 
 	beta := &models.Transaction{FamilyID: e.beta.Family.ID, AccountID: e.beta.Account.ID, Date: "2026-01-01", Amount: 10_0000, Currency: "USD", Name: "theirs"}
-	if _, err := e.store.CreateTransaction(ctx, beta, nil); err != nil {
+	if _, _, err := e.store.CreateTransaction(ctx, beta, nil); err != nil {
 		t.Fatal(err)
 	}
 	if r := b.get("/transactions/" + beta.ID.String() + "/edit"); r.status != 404 {
@@ -223,7 +223,7 @@ func TestLabelScreens(t *testing.T) {
 	for i, name := range []string{"Market", "Bakery", "Rent"} {
 		tx := &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: models.Date("2026-01-0" + string(rune('1'+i))),
 			Amount: 10_0000, Currency: "USD", Name: name}
-		if _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
+		if _, _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, tx.ID.String())
@@ -286,7 +286,7 @@ func TestBudgetScreen(t *testing.T) {
 	month := time.Now().UTC().Format("2006-01")
 	tx := &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: models.DateOf(time.Now()), Amount: 30_0000,
 		Currency: "USD", Name: "Market", CategoryID: &food.ID}
-	if _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
+	if _, _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
 		t.Fatal(err)
 	}
 	r := b.get("/budgets")
@@ -335,7 +335,7 @@ func TestReportScreens(t *testing.T) {
 		{Date: "2026-02-03", Amount: 50_0000, Name: "Market"},
 	} {
 		tx.FamilyID, tx.AccountID, tx.Currency = fam, e.alpha.Account.ID, "USD"
-		if _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
+		if _, _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,7 +14,7 @@ func TestImportedRowEdits(t *testing.T) {
 	src, ext := models.SourceSimpleFIN, "TRN-1"
 	tx := &models.Transaction{FamilyID: e.alpha.Family.ID, AccountID: e.alpha.Account.ID, Date: "2026-01-02", Amount: 10000,
 		Currency: "USD", Name: "BANK NAME", ExternalID: &ext, Source: &src}
-	if _, err := e.store.CreateTransaction(t.Context(), tx, nil); err != nil {
+	if _, _, err := e.store.CreateTransaction(t.Context(), tx, nil); err != nil {
 		t.Fatal(err)
 	}
 	id := tx.ID.String()

@@ -32,7 +32,7 @@ func TestAccountBalanceIsIdempotent(t *testing.T) {
 	h, store, _ := newHandlers(t)
 	ctx := context.Background()
 	f := modelstest.NewFamily(t, store, "jobs")
-	if _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
+	if _, _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
 		Date: "2024-01-01", Amount: 125000, Currency: "USD", Name: "x"}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -155,3 +155,21 @@ func (s *Store) RevokeUserAPIKey(ctx context.Context, familyID, userID, id uuid.
 		Exec(ctx)
 	return affectedOne(res, err, "revoke api key")
 }
+
+// CreateAPIKeyByEmail makes key k for the user with this email (any
+// letter case), in one transaction, and returns the key in clear and the
+// user. No such user is ErrNotFound.
+func (s *Store) CreateAPIKeyByEmail(ctx context.Context, email string, k *APIKey) (key string, u *User, err error) {
+	err = s.RunInTx(ctx, func(tx *Store) error {
+		if u, err = tx.UserByEmail(ctx, email); err != nil {
+			return err
+		}
+		k.UserID = u.ID
+		key, err = tx.CreateAPIKey(ctx, u.FamilyID, k)
+		return err
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return key, u, nil
+}

@@ -11,6 +11,11 @@ var (
 	// ErrConflict is returned when a write would break a uniqueness rule the
 	// caller can fix, such as a tag name already in use.
 	ErrConflict = errors.New("conflict")
+	// ErrUnavailable is returned when the database cannot be reached: no
+	// connection to PostgreSQL, a connection lost mid-query, or an SQLite
+	// file that cannot be opened. Callers answer "try again later" without
+	// knowing which driver said so.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 // InvalidError lists every reason a write was refused; callers turn it into

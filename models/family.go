@@ -36,6 +36,43 @@ func (s *Store) CreateFamily(ctx context.Context, f *Family) error {
 	return dbErr("create family", err)
 }
 
+// CreateFamilyWithUser creates family f and its first user u, who
+// administers it (a member is made an admin), in one transaction. An
+// email in use is ErrConflict.
+func (s *Store) CreateFamilyWithUser(ctx context.Context, f *Family, u *User) error {
+	return s.RunInTx(ctx, func(tx *Store) error { return tx.createFamilyAdmin(ctx, f, u) })
+}
+
+// RegisterFamily creates family f with u as its admin and signs u in with
+// the password u holds, recording the login, in one transaction. It
+// returns the session token. An email in use is ErrConflict.
+func (s *Store) RegisterFamily(ctx context.Context, f *Family, u *User, in SignIn) (token string, err error) {
+	err = s.RunInTx(ctx, func(tx *Store) error {
+		if err := tx.createFamilyAdmin(ctx, f, u); err != nil {
+			return err
+		}
+		sess := &Session{UserID: u.ID, Method: MethodPassword, IP: in.IP, UserAgent: in.UserAgent}
+		if token, err = tx.CreateSession(ctx, sess, in.MaxAge); err != nil {
+			return err
+		}
+		return tx.CreateAuditLog(ctx, in.audit(EventLogin, u.ID, map[string]any{"method": "password", "override": false, "registration": true}))
+	})
+	return token, err
+}
+
+// createFamilyAdmin inserts f and its first user u, who administers it
+// whatever role was asked for.
+func (s *Store) createFamilyAdmin(ctx context.Context, f *Family, u *User) error {
+	if err := s.CreateFamily(ctx, f); err != nil {
+		return err
+	}
+	u.FamilyID = f.ID
+	if u.Role == "" || u.Role == RoleMember {
+		u.Role = RoleAdmin
+	}
+	return s.CreateUser(ctx, u)
+}
+
 // FamilyByName finds a family by name in any letter case, the oldest when
 // several share it. It is not scoped by family: the CLI uses it to refuse
 // a second family of the same name.

@@ -89,7 +89,7 @@ func TestMergeMerchantsAndTags(t *testing.T) {
 	for i, m := range []*models.Merchant{a, b, b} {
 		tx := &models.Transaction{FamilyID: fam, AccountID: f.Account.ID, Date: "2024-01-01", Amount: 1, Currency: "USD", Name: "t", MerchantID: &m.ID}
 		tags := [][]uuid.UUID{{x.ID, y.ID}, {y.ID}, nil}[i]
-		_, err := s.CreateTransaction(ctx, tx, tags)
+		_, _, err := s.CreateTransaction(ctx, tx, tags)
 		must(t, err)
 		txs = append(txs, tx.ID)
 	}
@@ -127,7 +127,7 @@ func TestBulkEdits(t *testing.T) {
 	fam := l.f.Family.ID
 	stranger := modelstest.NewFamily(t, l.s, "stranger")
 	theirs := &models.Transaction{FamilyID: stranger.Family.ID, AccountID: stranger.Account.ID, Date: "2024-01-01", Amount: 1, Currency: "USD", Name: "t"}
-	_, err := l.s.CreateTransaction(ctx, theirs, nil)
+	_, _, err := l.s.CreateTransaction(ctx, theirs, nil)
 	must(t, err)
 	rows, _, err := l.s.Transactions(ctx, fam, models.TransactionFilter{AccountIDs: []uuid.UUID{l.checking.ID}}, models.Page{Number: 1, Size: 3})
 	must(t, err)

@@ -96,7 +96,7 @@ func newLedger(t *testing.T) *ledger {
 
 	// Another family's rows must never show up.
 	other := modelstest.NewFamily(t, s, "other")
-	if _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: other.Family.ID, AccountID: other.Account.ID,
+	if _, _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: other.Family.ID, AccountID: other.Account.ID,
 		Date: "2024-01-10", Amount: money(t, "1000000"), Currency: "USD", Name: "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func (l *ledger) add(t *testing.T, a *models.Account, date models.Date, amount s
 	if c != nil {
 		tx.CategoryID = &c.ID
 	}
-	if _, err := l.s.CreateTransaction(context.Background(), tx, nil); err != nil {
+	if _, _, err := l.s.CreateTransaction(context.Background(), tx, nil); err != nil {
 		t.Fatal(err)
 	}
 	return tx

@@ -110,9 +110,9 @@ func (s *Store) CountUserSessions(ctx context.Context, userID uuid.UUID) (int, e
 	return int(n), dbErr("count sessions", err)
 }
 
-// CreateSSOSession is CreateSession for a single sign-on, keeping the
+// createSSOSession is CreateSession for a single sign-on, keeping the
 // OIDC ID token (sealed) for a later RP-initiated logout.
-func (s *Store) CreateSSOSession(ctx context.Context, sess *Session, idToken string, maxAge time.Duration) (string, error) {
+func (s *Store) createSSOSession(ctx context.Context, sess *Session, idToken string, maxAge time.Duration) (string, error) {
 	sess.ID = NewID()
 	if idToken != "" {
 		sealed, err := s.Secrets.Seal(idToken, "sessions", "id_token_enc", sess.ID.String())
@@ -134,4 +134,41 @@ func (s *Store) SessionIDToken(sess *Session) string {
 		return ""
 	}
 	return t
+}
+
+// SignIn is where a new session comes from and how long it may live, as
+// the session row and the audit records keep it. The caller cleans the
+// strings (valid UTF-8, no control characters, cut to size).
+type SignIn struct {
+	IP        *string
+	UserAgent *string
+	MaxAge    time.Duration
+}
+
+// audit is a record of an event of this sign-in's browser.
+func (in *SignIn) audit(event string, userID uuid.UUID, meta map[string]any) *AuditLog {
+	return &AuditLog{EventType: event, UserID: &userID, IP: in.IP, UserAgent: in.UserAgent, Metadata: meta}
+}
+
+// LoginWithPassword records the password sign-in of u, whose password the
+// caller has checked: the session, the login time (with newHash, the
+// password hashed again at today's cost, when not nil) and the login
+// record, in one transaction. override marks a super admin signing in
+// while password sign-in is off. It returns the session token.
+func (s *Store) LoginWithPassword(ctx context.Context, u *User, override bool, newHash *string, in SignIn) (token string, err error) {
+	method := MethodPassword
+	if override {
+		method = MethodOverride
+	}
+	err = s.RunInTx(ctx, func(tx *Store) error {
+		sess := &Session{UserID: u.ID, Method: method, IP: in.IP, UserAgent: in.UserAgent}
+		if token, err = tx.CreateSession(ctx, sess, in.MaxAge); err != nil {
+			return err
+		}
+		if err := tx.recordLogin(ctx, u.ID, newHash); err != nil {
+			return err
+		}
+		return tx.CreateAuditLog(ctx, in.audit(EventLogin, u.ID, map[string]any{"method": "password", "override": override, "role": u.Role}))
+	})
+	return token, err
 }

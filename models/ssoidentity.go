@@ -61,8 +61,8 @@ func (s *Store) CreateIdentity(ctx context.Context, i *SSOIdentity) error {
 	return dbErr("create identity", err)
 }
 
-// UpdateIdentityLogin records what the provider said at a login.
-func (s *Store) UpdateIdentityLogin(ctx context.Context, i *SSOIdentity) error {
+// updateIdentityLogin records what the provider said at a login.
+func (s *Store) updateIdentityLogin(ctx context.Context, i *SSOIdentity) error {
 	now := s.now()
 	i.LastUsedAt = &now
 	if i.Claims == nil {

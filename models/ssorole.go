@@ -94,7 +94,3 @@ func (s *Store) ApplyMappedRole(ctx context.Context, m MappedRole) (role, guard 
 	})
 	return role, guard, err
 }
-
-// LockRoles takes the lock every change of roles runs under, for callers
-// that change other rows before the role in the same transaction.
-func (s *Store) LockRoles(ctx context.Context) error { return s.lockRoles(ctx) }

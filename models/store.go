@@ -6,8 +6,10 @@ package models
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/google/uuid"
@@ -40,15 +42,16 @@ func (s *Store) Postgres() bool { return s.raw.Dialect().Name().String() == "pg"
 
 // Ping checks that the database answers.
 func (s *Store) Ping(ctx context.Context) error {
-	return s.raw.PingContext(ctx)
+	return unavailable("ping", s.raw.PingContext(ctx))
 }
 
 // RunInTx runs fn with a Store bound to one database transaction, committed
-// when fn returns nil and rolled back otherwise.
+// when fn returns nil and rolled back otherwise. A failed begin or commit
+// comes back from the driver unwrapped, so it is mapped here too.
 func (s *Store) RunInTx(ctx context.Context, fn func(tx *Store) error) error {
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return unavailable("transaction", s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		return fn(&Store{db: tx, raw: s.raw, Now: s.Now, Secrets: s.Secrets})
-	})
+	}))
 }
 
 // now is the store clock at the precision both databases keep.
@@ -67,6 +70,9 @@ func dbErr(action string, err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
+	if lost(err) {
+		return unavailable(action, err)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && (pgErr.Code == "23505" || pgErr.Code == "23503") {
 		return fmt.Errorf("models: %s: %w (%s)", action, ErrConflict, pgErr.ConstraintName)
@@ -78,7 +84,7 @@ func dbErr(action string, err error) error {
 			return fmt.Errorf("models: %s: %w (%s)", action, ErrConflict, liteErr.Error())
 		}
 	}
-	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) {
+	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrConflict) || errors.Is(err, ErrUnavailable) {
 		return err
 	}
 	var inv *InvalidError
@@ -86,6 +92,27 @@ func dbErr(action string, err error) error {
 		return err
 	}
 	return fmt.Errorf("models: %s: %w", action, err)
+}
+
+// unavailable marks err with ErrUnavailable when the database could not be
+// reached, and returns any other error as it is.
+func unavailable(action string, err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) || !lost(err) {
+		return err
+	}
+	return fmt.Errorf("models: %s: %w: %w", action, ErrUnavailable, err)
+}
+
+// lost reports whether err says the database could not be reached: a
+// failed PostgreSQL connection, a network error or a dropped connection on
+// an open one, or an SQLite file that cannot be opened.
+func lost(err error) bool {
+	var connErr *pgconn.ConnectError
+	var netErr *net.OpError
+	var liteErr *sqlite.Error
+	return errors.As(err, &connErr) || errors.As(err, &netErr) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.As(err, &liteErr) && liteErr.Code()&0xff == 14 // SQLITE_CANTOPEN, any extended code
 }
 
 // Page selects one page of a list: Number from 1, Size rows.

@@ -20,14 +20,14 @@ func TestTransactionIdempotencyAndScope(t *testing.T) {
 	ext, src := "ext-1", "api"
 	tx := &models.Transaction{FamilyID: a.Family.ID, AccountID: a.Account.ID, Date: "2024-01-15",
 		Amount: 125000, Currency: "USD", Name: "Groceries", ExternalID: &ext, Source: &src}
-	created, err := s.CreateTransaction(ctx, tx, nil)
+	_, created, err := s.CreateTransaction(ctx, tx, nil)
 	if err != nil || !created {
 		t.Fatalf("first create: created=%v err=%v", created, err)
 	}
 	again := *tx
-	created, err = s.CreateTransaction(ctx, &again, nil)
-	if err != nil || created {
-		t.Fatalf("replay: created=%v err=%v, want false, nil", created, err)
+	row, created, err := s.CreateTransaction(ctx, &again, nil)
+	if err != nil || created || row.ID != tx.ID {
+		t.Fatalf("replay: row=%v created=%v err=%v, want the first row, false, nil", row, created, err)
 	}
 	got, err := s.Transaction(ctx, a.Family.ID, tx.ID)
 	if err != nil {
@@ -42,7 +42,7 @@ func TestTransactionIdempotencyAndScope(t *testing.T) {
 	// A transaction on another family's account is refused.
 	foreign := &models.Transaction{FamilyID: b.Family.ID, AccountID: a.Account.ID, Date: "2024-01-15", Amount: 1, Currency: "USD", Name: "x"}
 	var inv *models.InvalidError
-	if _, err := s.CreateTransaction(ctx, foreign, []uuid.UUID{uuid.New()}); !errors.As(err, &inv) || len(inv.Problems) != 2 {
+	if _, _, err := s.CreateTransaction(ctx, foreign, []uuid.UUID{uuid.New()}); !errors.As(err, &inv) || len(inv.Problems) != 2 {
 		t.Fatalf("foreign account: err=%v, want 2 problems", err)
 	}
 }
@@ -66,7 +66,7 @@ func TestRecalculateBalance(t *testing.T) {
 			{"2199-01-01", 50000, "USD"},    // future: not yet
 			{"2024-01-03", 70000, "EUR"},    // other currency: not counted
 		} {
-			if _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: acc, Date: tx.date, Amount: tx.amount, Currency: tx.cur, Name: "t"}, nil); err != nil {
+			if _, _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: acc, Date: tx.date, Amount: tx.amount, Currency: tx.cur, Name: "t"}, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

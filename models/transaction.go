@@ -199,12 +199,14 @@ FROM accounts WHERE id = ? AND family_id = ? AND status = 'active'
 ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING`
 
 // CreateTransaction checks a transaction's references against the family,
-// then inserts it with its tags, atomically. With an external id, a row
-// already holding the same (account, source, external id) wins: nothing is
-// written and created is false. The unique index decides, so concurrent
-// identical creates make exactly one row. A created t comes back with its
-// account, category, merchant and tags filled in.
-func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []uuid.UUID) (created bool, err error) {
+// then inserts it with its tags, atomically, and returns it with its
+// account, category, merchant and tags filled in. With an external id, a
+// row already holding the same (account, source, external id) wins: a
+// retried create gets that row and created false, whatever the rest of t
+// says (even references that no longer resolve), so that it gets the
+// answer the first one got. The unique index decides, so concurrent
+// identical creates make exactly one row.
+func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []uuid.UUID) (row *Transaction, created bool, err error) {
 	t.ID = NewID()
 	t.CreatedAt = s.now()
 	t.UpdatedAt = t.CreatedAt
@@ -212,10 +214,10 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 		AccountID: &t.AccountID, CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tagIDs,
 	})
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
 	if len(problems) > 0 {
-		return false, Invalid(problems...)
+		return s.replayTransaction(ctx, t, Invalid(problems...))
 	}
 	t.Account, t.Category, t.Merchant, t.Tags = refs.account, refs.category, refs.merchant, refs.tags
 	if t.Tags == nil {
@@ -243,18 +245,30 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 			return tx.insertTransactionTags(ctx, t.FamilyID, t.ID, tagIDs)
 		})
 	}
-	if err != nil || created {
-		return created, err
+	if err != nil {
+		return nil, false, err
+	}
+	if created {
+		return t, true, nil
 	}
 	// No row: a replay, or the account stopped being active since the check.
-	if t.ExternalID != nil {
-		if _, err := s.TransactionByExternalID(ctx, t.FamilyID, t.AccountID, *t.Source, *t.ExternalID); err == nil {
-			return false, nil
-		} else if !errors.Is(err, ErrNotFound) {
-			return false, err
-		}
+	return s.replayTransaction(ctx, t, Invalid("Account is not active"))
+}
+
+// replayTransaction returns the row holding t's idempotency key, if t has
+// one and the row exists; else refusal.
+func (s *Store) replayTransaction(ctx context.Context, t *Transaction, refusal error) (*Transaction, bool, error) {
+	if t.ExternalID == nil {
+		return nil, false, refusal
 	}
-	return false, Invalid("Account is not active")
+	row, err := s.TransactionByExternalID(ctx, t.FamilyID, t.AccountID, Str(t.Source), *t.ExternalID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, false, refusal
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return row, false, nil
 }
 
 // setTransactionTags replaces a transaction's tags.

@@ -83,9 +83,9 @@ func (s *Store) User(ctx context.Context, familyID, id uuid.UUID) (*User, error)
 	return u, dbErr("get user", err)
 }
 
-// RecordLogin stores the time of a successful sign-in and, when newHash is
+// recordLogin stores the time of a successful sign-in and, when newHash is
 // not nil, a rehashed password.
-func (s *Store) RecordLogin(ctx context.Context, userID uuid.UUID, newHash *string) error {
+func (s *Store) recordLogin(ctx context.Context, userID uuid.UUID, newHash *string) error {
 	q := s.db.NewUpdate().Model((*User)(nil)).
 		Set("last_login_at = ?", s.now()).
 		Where("id = ?", userID)
@@ -96,8 +96,8 @@ func (s *Store) RecordLogin(ctx context.Context, userID uuid.UUID, newHash *stri
 	return affectedOne(res, err, "record login")
 }
 
-// SetPassword stores a new password hash.
-func (s *Store) SetPassword(ctx context.Context, userID uuid.UUID, hash string) error {
+// setPassword stores a new password hash.
+func (s *Store) setPassword(ctx context.Context, userID uuid.UUID, hash string) error {
 	res, err := s.db.NewUpdate().Model((*User)(nil)).
 		Set("password_hash = ?", hash).
 		Set("updated_at = ?", s.now()).
@@ -106,9 +106,9 @@ func (s *Store) SetPassword(ctx context.Context, userID uuid.UUID, hash string) 
 	return affectedOne(res, err, "set password")
 }
 
-// FillUserNames sets the user's first and last name where they are blank;
+// fillUserNames sets the user's first and last name where they are blank;
 // an identity provider never overwrites what the user has.
-func (s *Store) FillUserNames(ctx context.Context, userID uuid.UUID, first, last string) error {
+func (s *Store) fillUserNames(ctx context.Context, userID uuid.UUID, first, last string) error {
 	for col, v := range map[string]string{"first_name": first, "last_name": last} {
 		if v == "" {
 			continue
@@ -120,4 +120,29 @@ func (s *Store) FillUserNames(ctx context.Context, userID uuid.UUID, first, last
 		}
 	}
 	return nil
+}
+
+// CreateUserInFamily adds u to the existing family familyID, in one
+// transaction. No such family is ErrNotFound; an email in use is
+// ErrConflict.
+func (s *Store) CreateUserInFamily(ctx context.Context, familyID uuid.UUID, u *User) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if _, err := tx.Family(ctx, familyID); err != nil {
+			return err
+		}
+		u.FamilyID = familyID
+		return tx.CreateUser(ctx, u)
+	})
+}
+
+// ResetPassword stores a new password hash and ends every session of the
+// user but keep (uuid.Nil: all), in one transaction, so that no session
+// outlives the password it was opened with.
+func (s *Store) ResetPassword(ctx context.Context, userID uuid.UUID, hash string, keep uuid.UUID) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if err := tx.setPassword(ctx, userID, hash); err != nil {
+			return err
+		}
+		return tx.DeleteUserSessions(ctx, userID, keep)
+	})
 }

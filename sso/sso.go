@@ -10,25 +10,14 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"coffer/models"
 )
 
 // Identity is what a provider asserted about a person, after every check
-// of the protocol passed.
-type Identity struct {
-	Subject       string
-	Issuer        string // OIDC: the token's iss
-	Email         string // trimmed and lowercased
-	EmailVerified bool
-	FirstName     string
-	LastName      string
-	Groups        []string
-	GroupsMissing bool           // the claim was absent or of another shape
-	Claims        map[string]any // groups and the values rules read, kept for later syncs
-
-	IDToken      string // OIDC: raw ID token, for RP-initiated logout
-	NameID       string // SAML: for single logout
-	SessionIndex string // SAML: for single logout
-}
+// of the protocol passed. It is the store's type, so that a sign-in is
+// recorded from exactly what sso/ verified.
+type Identity = models.VerifiedIdentity
 
 // Failure is a refused sign-in. Reason is the login_failed reason of the
 // audit log; Detail is a short cause for the audit metadata, never a

@@ -2,6 +2,7 @@ package sso
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 
@@ -114,4 +115,57 @@ func ParseProvidersFile(data []byte, getenv func(string) string) ([]FileProvider
 		return nil, fmt.Errorf("provider file:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return out, nil
+}
+
+// MirrorFile applies a provider file at start (the yaml mode): every
+// entry is validated, its secrets sealed, and the set mirrored into the
+// database for every instance, which the registry then announces. An
+// unreachable discovery document only warns, so that one identity provider
+// being down does not stop the service. getenv resolves client_secret_env.
+// It returns how many providers the file holds.
+func (r *Registry) MirrorFile(ctx context.Context, data []byte, getenv func(string) string) (int, error) {
+	entries, err := ParseProvidersFile(data, getenv)
+	if err != nil {
+		return 0, err
+	}
+	var problems []string
+	ps := make([]*models.SSOProvider, 0, len(entries))
+	for _, e := range entries {
+		p := e.Provider
+		enabled := p.Enabled
+		// Validated as a disabled, existing provider so that discovery is
+		// not fetched here; it runs below, as a warning only.
+		p.Enabled = false
+		errs := ValidateProvider(ctx, p, e.Secrets, false, r.o)
+		p.Enabled = enabled
+		for field, msg := range errs {
+			if w, ok := strings.CutPrefix(field, WarningPrefix); ok {
+				r.log.Warn("provider file: "+msg, "provider", p.Name, "field", w)
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("%s: %s: %s", p.Name, field, msg))
+		}
+		if p.Strategy == models.StrategyOIDC && enabled {
+			if err := CheckDiscovery(ctx, models.Str(p.Issuer), r.o.HTTPClient); err != nil {
+				r.log.Warn("provider file: discovery check failed; the provider stays configured", "provider", p.Name, "err", err)
+			}
+		}
+		if err := r.store.SetProviderSecret(p, models.ColClientSecret, e.Secrets.ClientSecret); err != nil {
+			return 0, err
+		}
+		if err := r.store.SetProviderSecret(p, models.ColSPPrivateKey, e.Secrets.SPPrivateKey); err != nil {
+			return 0, err
+		}
+		ps = append(ps, p)
+	}
+	if len(problems) > 0 {
+		return 0, fmt.Errorf("provider file:\n  %s", strings.Join(problems, "\n  "))
+	}
+	if err := r.store.MirrorFileProviders(ctx, ps); err != nil {
+		return 0, err
+	}
+	if err := r.Changed(ctx); err != nil {
+		r.log.Warn("provider change not announced", "err", err)
+	}
+	return len(ps), nil
 }

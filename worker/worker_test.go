@@ -43,7 +43,7 @@ func TestWorkerProcessesQueuedWork(t *testing.T) {
 	}()
 
 	f := modelstest.NewFamily(t, store, "worker")
-	if _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
+	if _, _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
 		Date: "2024-01-01", Amount: 50000, Currency: "USD", Name: "x"}, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -6,14 +6,12 @@ package httperr
 
 import (
 	"context"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"coffer/models"
 )
@@ -121,12 +119,12 @@ func Classify(err error) (int, Response) {
 	return status, resp
 }
 
-// unavailable reports whether err means a backing service did not answer.
+// unavailable reports whether err means a backing service did not answer:
+// the database, as the store reports it, or Redis (a network error or a
+// deadline).
 func unavailable(err error) bool {
 	var netErr *net.OpError
-	var connErr *pgconn.ConnectError
-	return errors.As(err, &netErr) || errors.As(err, &connErr) ||
-		errors.Is(err, driver.ErrBadConn) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, models.ErrUnavailable) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // PathID reads the :id path parameter.

@@ -150,21 +150,15 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 	if in.externalID != "" {
 		t.ExternalID, t.Source = &in.externalID, &in.source
 	}
-	created, err := h.store.CreateTransaction(ctx, t, in.tagIDs)
-	var inv *models.InvalidError
-	if !created && (err == nil || errors.As(err, &inv)) {
-		if replay, rerr := h.replay(c, in); replay || rerr != nil {
-			return rerr
-		}
-	}
+	row, created, err := h.store.CreateTransaction(ctx, t, in.tagIDs)
 	if err != nil {
 		return err
 	}
-	if !created { // the row that held the key was deleted in between
-		return &httperr.Error{Status: fiber.StatusConflict, Code: "conflict", Message: "The transaction changed while it was being created; retry"}
+	if !created { // a replay: the first answer again
+		return c.Status(fiber.StatusOK).JSON(renderTransaction(row))
 	}
 	h.recalculate(c, t.AccountID)
-	return c.Status(fiber.StatusCreated).JSON(renderTransaction(t))
+	return c.Status(fiber.StatusCreated).JSON(renderTransaction(row))
 }
 
 // replay answers 200 with the existing transaction when the body carries

@@ -197,7 +197,7 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 		}
 	}
 	if f.ok() {
-		_, err := h.store.CreateTransaction(ctx, t, tags)
+		_, _, err := h.store.CreateTransaction(ctx, t, tags)
 		if !formProblems(f, err) {
 			if err != nil {
 				return err

@@ -97,7 +97,11 @@ func (h *Handler) knownIdentity(c *fiber.Ctx, e *sso.Entry, known *models.SSOIde
 		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonSuspended,
 			"Your account has been suspended. Contact an administrator.", "", &u.ID)
 	}
-	return h.ssoLogin(c, e, u, known, id, returnTo, models.RoleSourceLogin, nil)
+	token, err := h.store.LoginWithSSO(ctx, h.ssoSignIn(c, e, id), u, known)
+	if err != nil {
+		return err
+	}
+	return h.beginSession(c, token, returnTo)
 }
 
 // domainAllowed applies ALLOWED_OIDC_DOMAINS to account creation: the text
@@ -116,155 +120,28 @@ func (h *Handler) domainAllowed(email string) bool {
 }
 
 // createJITAccount makes a family, its first user (who administers it)
-// and the identity in one transaction, then signs the user in.
+// and the identity, then signs the user in.
 func (h *Handler) createJITAccount(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, returnTo string) error {
-	p := e.Provider
 	name := id.FirstName
 	if name == "" {
 		name, _, _ = strings.Cut(id.Email, "@")
 	}
 	role := models.RoleAdmin
-	if p.DefaultRole == models.RoleSuperAdmin {
+	if e.Provider.DefaultRole == models.RoleSuperAdmin {
 		role = models.RoleSuperAdmin
 	}
+	f := &models.Family{Name: web.CleanText(name, 100), Currency: "USD"}
 	u := &models.User{Email: id.Email, Role: role, FirstName: web.NonEmpty(id.FirstName), LastName: web.NonEmpty(id.LastName)}
-	ident := &models.SSOIdentity{}
-	return h.ssoLoginTx(c, e, u, ident, id, returnTo, models.RoleSourceJIT, func(tx *models.Store) error {
-		f := &models.Family{Name: web.CleanText(name, 100), Currency: "USD"}
-		if err := tx.CreateFamily(c.UserContext(), f); err != nil {
-			return err
-		}
-		u.FamilyID = f.ID
-		if err := tx.CreateUser(c.UserContext(), u); err != nil {
-			return err
-		}
-		ident.UserID = u.ID
-		return nil
-	}, func(tx *models.Store, login map[string]any) error {
-		return tx.CreateAuditLog(c.UserContext(), h.ssoAudit(c, e, models.EventJITCreated, &u.ID, map[string]any{
-			"identity_id": ident.ID.String(), "family_id": u.FamilyID.String(), "role": login["role"],
-		}))
-	})
-}
-
-// ssoLogin signs u in through identity ident (nil ID: a new link).
-func (h *Handler) ssoLogin(c *fiber.Ctx, e *sso.Entry, u *models.User, ident *models.SSOIdentity, id *sso.Identity, returnTo, source string, after func(tx *models.Store, login map[string]any) error) error {
-	return h.ssoLoginTx(c, e, u, ident, id, returnTo, source, nil, after)
-}
-
-// ssoLoginTx does, in one transaction: before (JIT creation), the identity
-// insert or update with role mapping, the session, the login record, and
-// after (link and JIT records). Then it sets the cookie.
-func (h *Handler) ssoLoginTx(c *fiber.Ctx, e *sso.Entry, u *models.User, ident *models.SSOIdentity, id *sso.Identity, returnTo, source string, before func(tx *models.Store) error, after func(tx *models.Store, login map[string]any) error) error {
-	ctx := c.UserContext()
-	var token string
-	err := h.store.RunInTx(ctx, func(tx *models.Store) error {
-		// When this login may change a role, the role lock comes first, as
-		// on every path that changes roles, so that this transaction and an
-		// admin's cannot wait on each other.
-		if e.Provider.HasMappings() {
-			if err := tx.LockRoles(ctx); err != nil {
-				return err
-			}
-		}
-		if before != nil {
-			if err := before(tx); err != nil {
-				return err
-			}
-		}
-		meta, err := h.applyIdentity(c, tx, e, u, ident, id, source)
-		if err != nil {
-			return err
-		}
-		sess := &models.Session{UserID: u.ID, Method: models.MethodSSO, ProviderID: &e.Provider.ID, IP: web.NonEmpty(c.IP()),
-			UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), SAMLNameID: web.NonEmpty(id.NameID), SAMLSessionIndex: web.NonEmpty(id.SessionIndex)}
-		if token, err = tx.CreateSSOSession(ctx, sess, id.IDToken, h.web.SessionMaxAge); err != nil {
-			return err
-		}
-		if err := tx.RecordLogin(ctx, u.ID, nil); err != nil {
-			return err
-		}
-		if after != nil {
-			if err := after(tx, meta); err != nil {
-				return err
-			}
-		}
-		return tx.CreateAuditLog(ctx, h.ssoAudit(c, e, models.EventLogin, &u.ID, meta))
-	})
+	token, err := h.store.CreateSSOAccount(c.UserContext(), h.ssoSignIn(c, e, id), f, u)
 	if err != nil {
 		return err
 	}
-	h.site.SetSessionCookie(c, token)
-	return c.Redirect(web.SafeReturnTo(returnTo), fiber.StatusSeeOther)
+	return h.beginSession(c, token, returnTo)
 }
 
-// applyIdentity stores the identity (ident.ID unset: a new link) with what
-// the provider said, fills blank names and recomputes the role when the
-// provider has mappings. It returns the metadata of the login record.
-func (h *Handler) applyIdentity(c *fiber.Ctx, tx *models.Store, e *sso.Entry, u *models.User, ident *models.SSOIdentity, id *sso.Identity, source string) (map[string]any, error) {
-	ctx := c.UserContext()
-	p := e.Provider
-	rules, _ := models.ParseRules(models.Str(p.Rules), p.Strategy) // validated on save; nil reads as none
-	fillIdentity(ident, id, p, rules)
-	var err error
-	if ident.ID == uuid.Nil {
-		ident.UserID, ident.ProviderID = u.ID, p.ID
-		err = tx.CreateIdentity(ctx, ident)
-	} else {
-		err = tx.UpdateIdentityLogin(ctx, ident)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := tx.FillUserNames(ctx, u.ID, id.FirstName, id.LastName); err != nil {
-		return nil, err
-	}
-	meta := map[string]any{"method": "sso", "override": false, "identity_id": ident.ID.String(), "role": u.Role}
-	if id.GroupsMissing {
-		meta["groups_claim_missing"] = true
-	}
-	decision := models.ComputeRole(p, rules, id.Groups, !id.GroupsMissing, id.Claims)
-	if !decision.Mapped {
-		return meta, nil
-	}
-	meta["matched_groups"] = decision.MatchedGroups
-	role, guard, err := tx.ApplyMappedRole(ctx, models.MappedRole{UserID: u.ID, Target: decision.Role, Source: source,
-		Provider: p.Name, IP: web.NonEmpty(c.IP()), UA: web.Clip(c.Get(fiber.HeaderUserAgent), 512)})
-	if err != nil {
-		return nil, err
-	}
-	meta["role"] = role
-	if guard != "" {
-		meta["role_guard"] = guard
-	}
-	return meta, nil
-}
-
-// fillIdentity copies what the provider said into the identity row.
-func fillIdentity(ident *models.SSOIdentity, id *sso.Identity, p *models.SSOProvider, rules *models.Rules) {
-	if p.Strategy == models.StrategyOIDC && models.Str(ident.Issuer) == "" {
-		ident.Issuer = web.NonEmpty(id.Issuer)
-	}
-	ident.Subject = id.Subject
-	ident.Email = web.NonEmpty(id.Email)
-	ident.EmailVerified = id.EmailVerified
-	ident.FirstName, ident.LastName = web.NonEmpty(id.FirstName), web.NonEmpty(id.LastName)
-	ident.Claims = storedClaims(rules, id)
-}
-
-// storedClaims keeps what a later role sync reads: the groups and the
-// claims that rule conditions name.
-func storedClaims(rules *models.Rules, id *sso.Identity) map[string]any {
-	out := map[string]any{}
-	if !id.GroupsMissing {
-		out["groups"] = id.Groups
-	}
-	for _, name := range rules.ConditionAttributes() {
-		if v, ok := id.Claims[name]; ok {
-			out[name] = v
-		}
-	}
-	return out
+// ssoSignIn is what the store records of a sign-in through e.
+func (h *Handler) ssoSignIn(c *fiber.Ctx, e *sso.Entry, id *sso.Identity) models.SSOSignIn {
+	return models.SSOSignIn{SignIn: h.signIn(c), Provider: e.Provider, Identity: id}
 }
 
 // ssoAudit is a record of an event at provider e.

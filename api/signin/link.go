@@ -38,7 +38,7 @@ func (h *Handler) startPending(c *fiber.Ctx, prov *models.SSOProvider, ident *ss
 	}
 	p.ProviderID, p.Identity = prov.ID, *ident
 	rules, _ := models.ParseRules(models.Str(prov.Rules), prov.Strategy)
-	p.Identity.Claims = storedClaims(rules, ident)
+	p.Identity.Claims = ident.StoredClaims(rules)
 	if p.Identity.IDToken != "" {
 		if p.Identity.IDToken, err = h.store.Secrets.Seal(ident.IDToken, "sso_pending", "id_token", id); err != nil {
 			return err
@@ -172,17 +172,7 @@ func (h *Handler) dropPending(c *fiber.Ctx, id string) {
 }
 
 func (h *Handler) linkBySession(c *fiber.Ctx, pid string, p *pendingLink, e *sso.Entry, u *models.User) error {
-	ctx := c.UserContext()
-	ident := &models.SSOIdentity{}
-	err := h.store.RunInTx(ctx, func(tx *models.Store) error {
-		if err := tx.LockRoles(ctx); err != nil { // first, as every role change takes it
-			return err
-		}
-		if _, err := h.applyIdentity(c, tx, e, u, ident, &p.Identity, models.RoleSourceLogin); err != nil {
-			return err
-		}
-		return tx.CreateAuditLog(ctx, h.ssoAudit(c, e, models.EventLink, &u.ID, map[string]any{"identity_id": ident.ID.String(), "proof": "session"}))
-	})
+	err := h.store.LinkIdentity(c.UserContext(), h.ssoSignIn(c, e, &p.Identity), u)
 	if errors.Is(err, models.ErrConflict) {
 		h.dropPending(c, pid)
 		return h.site.Redirect(c, "/settings/security", fmt.Sprintf("This %s account is already linked to another user.", e.Provider.Label))
@@ -241,12 +231,12 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 		// Unreadable (a rotated key): the session just has no logout hint.
 		p.Identity.IDToken, _ = h.store.Secrets.Open(p.Identity.IDToken, "sso_pending", "id_token", pid)
 	}
-	ident := &models.SSOIdentity{}
-	err = h.ssoLogin(c, e, u, ident, &p.Identity, p.ReturnTo, models.RoleSourceLogin, func(tx *models.Store, _ map[string]any) error {
-		return tx.CreateAuditLog(ctx, h.ssoAudit(c, e, models.EventLink, &u.ID, map[string]any{"identity_id": ident.ID.String(), "proof": "password"}))
-	})
+	token, err := h.store.LoginWithSSO(ctx, h.ssoSignIn(c, e, &p.Identity), u, nil)
 	if errors.Is(err, models.ErrConflict) {
 		return h.loginPage(c, fiber.StatusConflict, fmt.Sprintf("This %s account is already linked to another user.", e.Provider.Label), loginData{ReturnTo: "/"})
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return h.beginSession(c, token, p.ReturnTo)
 }

@@ -78,22 +78,9 @@ func (h *Handler) createRegistration(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var token string
-	err = h.store.RunInTx(ctx, func(tx *models.Store) error {
-		f := &models.Family{Name: d.Family, Currency: cur.Code}
-		if err := tx.CreateFamily(ctx, f); err != nil {
-			return err
-		}
-		u := &models.User{FamilyID: f.ID, Email: d.Email, Role: models.RoleAdmin, PasswordHash: &hash}
-		if err := tx.CreateUser(ctx, u); err != nil {
-			return err
-		}
-		sess := &models.Session{UserID: u.ID, Method: models.MethodPassword, IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
-		if token, err = tx.CreateSession(ctx, sess, h.web.SessionMaxAge); err != nil {
-			return err
-		}
-		return tx.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogin, &u.ID, map[string]any{"method": "password", "override": false, "registration": true}))
-	})
+	f := &models.Family{Name: d.Family, Currency: cur.Code}
+	u := &models.User{Email: d.Email, Role: models.RoleAdmin, PasswordHash: &hash}
+	token, err := h.store.RegisterFamily(ctx, f, u, h.signIn(c))
 	if errors.Is(err, models.ErrConflict) {
 		return h.pages.Render(c, fiber.StatusUnprocessableEntity, "register", web.Page{Title: "Create an account",
 			Error: "An account with this email already exists. Sign in, or reset its password.", Data: d})
@@ -205,13 +192,7 @@ func (h *Handler) setPassword(c *fiber.Ctx, userID uuid.UUID, password string, k
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
-	return h.store.RunInTx(ctx, func(tx *models.Store) error {
-		if err := tx.SetPassword(ctx, userID, hash); err != nil {
-			return err
-		}
-		return tx.DeleteUserSessions(ctx, userID, keep)
-	})
+	return h.store.ResetPassword(c.UserContext(), userID, hash, keep)
 }
 
 type securityData struct {

@@ -116,29 +116,11 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 		}
 		newHash = &s
 	}
-	method := models.MethodPassword
-	if override {
-		method = models.MethodOverride
-	}
-	var token string
-	err = h.store.RunInTx(ctx, func(tx *models.Store) error {
-		var err error
-		sess := &models.Session{UserID: u.ID, Method: method, IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
-		if token, err = tx.CreateSession(ctx, sess, h.web.SessionMaxAge); err != nil {
-			return err
-		}
-		if err := tx.RecordLogin(ctx, u.ID, newHash); err != nil {
-			return err
-		}
-		return tx.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogin, &u.ID, map[string]any{
-			"method": "password", "override": override, "role": u.Role,
-		}))
-	})
+	token, err := h.store.LoginWithPassword(ctx, u, override, newHash, h.signIn(c))
 	if err != nil {
 		return err
 	}
-	h.site.SetSessionCookie(c, token)
-	return c.Redirect(d.ReturnTo, fiber.StatusSeeOther)
+	return h.beginSession(c, token, d.ReturnTo)
 }
 
 // deleteSession signs out (spec/sso.md §6.7): the session ends here first,
@@ -203,6 +185,18 @@ func (h *Handler) federatedLogout(c *fiber.Ctx, s *models.Session) (target, prot
 		return "", "", &name
 	}
 	return rp.EndSessionURL(h.store.SessionIDToken(s), state, h.sso.Registry.Options().BaseURL+"/sessions/new"), "oidc", &name
+}
+
+// signIn is what the store records of this request's browser when it
+// signs in.
+func (h *Handler) signIn(c *fiber.Ctx) models.SignIn {
+	return models.SignIn{IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), MaxAge: h.web.SessionMaxAge}
+}
+
+// beginSession hands the browser its session and sends it on to returnTo.
+func (h *Handler) beginSession(c *fiber.Ctx, token, returnTo string) error {
+	h.site.SetSessionCookie(c, token)
+	return c.Redirect(web.SafeReturnTo(returnTo), fiber.StatusSeeOther)
 }
 
 // auditRecord fills the request's client details into a new record.

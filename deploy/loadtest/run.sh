@@ -56,6 +56,6 @@ wrk=$(command -v wrk || true)
 [ -n "$wrk" ] || echo "(wrk not found: the HTTP side uses Go's client; apt-get install wrk for lighter load generation)"
 COFFER_LOAD_WRK=$wrk COFFER_LOAD_WRK_SCRIPT="$root/deploy/loadtest/create.lua" \
 COFFER_LOAD_URL=$base COFFER_LOAD_KEY=$key COFFER_LOAD_ACCOUNT=$account COFFER_LOAD_DSN="$DATABASE_URL" \
-  COFFER_LOAD_DURATION=${DURATION:-10s} go test -count=1 -run '^TestLoad$' ./api/ -v 2>&1 |
+  COFFER_LOAD_DURATION=${DURATION:-10s} go test -count=1 -run '^TestLoad$' ./models/ -v 2>&1 |
   grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS' -e '^ok '
 echo "after the load: $(memory)"

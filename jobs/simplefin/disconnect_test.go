@@ -54,7 +54,7 @@ func TestDisconnectWhileSyncing(t *testing.T) {
 	}
 
 	manual := &models.Transaction{FamilyID: s.f.Family.ID, AccountID: s.f.Account.ID, Date: "2026-01-01", Amount: 100, Currency: "USD", Name: "cash"}
-	if _, err := s.store.CreateTransaction(ctx, manual, nil); err != nil {
+	if _, _, err := s.store.CreateTransaction(ctx, manual, nil); err != nil {
 		t.Fatal(err)
 	}
 	purge, _ := simplefin.NewPurgeTask(s.f.Family.ID, s.conn.ID)

@@ -1,4 +1,4 @@
-package api_test
+package models_test
 
 import (
 	"context"
@@ -25,7 +25,8 @@ import (
 // TestLoad drives a running `coffer web` and, next to it, the same SQL
 // straight through pgx, and prints requests/s and latency percentiles. It
 // is a measuring tool run by deploy/loadtest/run.sh, not a check: it only
-// runs when COFFER_LOAD_URL is set.
+// runs when COFFER_LOAD_URL is set. It sits in models, the one package
+// that may talk to the database driver itself.
 func TestLoad(t *testing.T) {
 	base := os.Getenv("COFFER_LOAD_URL")
 	if base == "" {
