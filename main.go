@@ -58,9 +58,11 @@ Usage:
   coffer migrate             applies pending database migrations
   coffer users create --email E [--password P] [--role member|admin|super_admin]
                       [--family NAME | --family-id ID] [--currency CUR]
+                             (--family refuses a name that exists: join it with --family-id)
   coffer users set-role --email E --role member|admin|super_admin
   coffer users set-password --email E [--password P]
                              (the way back in when password sign-in is limited or off)
+  coffer families list       every family's id, name and number of members
   coffer apikeys create --email E [--name N] [--scope read|read_write] [--expires-in 720h]
   coffer audit archive       applies the audit retention tier now (also a scheduled job)
   coffer secrets backfill [--dry-run]
@@ -114,6 +116,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = setUserRole(ctx, cfg, args[2:], stdout)
 	case cmd == "users set-password":
 		err = setUserPassword(ctx, cfg, args[2:], stdin, stdout)
+	case cmd == "families list":
+		err = withStore(ctx, cfg, func(s *models.Store) error {
+			fams, err := s.Families(ctx)
+			for _, f := range fams {
+				fmt.Fprintf(stdout, "%s\t%s\t%d members\t%s\n", f.ID, f.Name, f.MembersCount, f.Currency)
+			}
+			return err
+		})
 	case cmd == "apikeys create":
 		err = createAPIKey(ctx, cfg, args[2:], stdout)
 	case cmd == "audit archive":
@@ -503,7 +513,14 @@ func createUser(ctx context.Context, cfg *Config, args []string, stdin io.Reader
 	return withStore(ctx, cfg, func(s *models.Store) error {
 		if *familyID == "" {
 			name, _, _ := strings.Cut(*email, "@")
-			err = s.CreateFamilyWithUser(ctx, &models.Family{Name: cmp.Or(*familyName, name), Currency: cur.Code}, u)
+			name = cmp.Or(*familyName, name)
+			// Two families of one name would be told apart by nobody.
+			if f, ferr := s.FamilyByName(ctx, name); ferr == nil {
+				return fmt.Errorf("a family named %q already exists (id %s); add the user to it with --family-id %s, or choose another --family", name, f.ID, f.ID)
+			} else if !errors.Is(ferr, models.ErrNotFound) {
+				return ferr
+			}
+			err = s.CreateFamilyWithUser(ctx, &models.Family{Name: name, Currency: cur.Code}, u)
 		} else if id, perr := uuid.Parse(strings.TrimSpace(*familyID)); perr != nil {
 			return errors.New("--family-id must be a UUID")
 		} else if err = s.CreateUserInFamily(ctx, id, u); errors.Is(err, models.ErrNotFound) {
@@ -580,7 +597,7 @@ type Config struct {
 	SSOCAFile           string        // SSO_CA_FILE: extra PEM CAs for identity providers' TLS
 	SAMLClockSkew       time.Duration // SAML_CLOCK_SKEW
 
-	// Web holds AUTH_LOCAL_LOGIN_ENABLED, AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED,
+	// Web holds AUTH_LOCAL_LOGIN_ENABLED, AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED, AUTH_SIGNUP_ENABLED,
 	// SESSION_IDLE_TIMEOUT, SESSION_MAX_AGE, LOGIN_MAX_FAILURES_ACCOUNT,
 	// LOGIN_MAX_FAILURES_IP, LOGIN_LOCKOUT_WINDOW, TRUSTED_PROXIES and
 	// RATE_LIMIT_ADMIN_PER_MINUTE; serveWeb adds what APP_URL and
@@ -697,6 +714,9 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	} else {
 		c.SimpleFIN.Location = loc
 	}
+	// Open sign-up suits a laptop; a public server lets families in by
+	// invitation unless the operator opens it.
+	c.Web.SignupEnabled = e.boolean("AUTH_SIGNUP_ENABLED", c.Env != "production")
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"
 	if production {

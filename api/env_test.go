@@ -58,7 +58,7 @@ func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 		APIRateLimitPerHour: 10_000,
 		Web: api.WebOptions{
 			Secret: []byte("test secret that is long enough for hmac"), Origin: "http://example.com",
-			SessionIdle: time.Hour, SessionMaxAge: 24 * time.Hour, LocalLogin: true,
+			SessionIdle: time.Hour, SessionMaxAge: 24 * time.Hour, LocalLogin: true, SignupEnabled: true,
 			Argon2:             models.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: tests hash often
 			MaxFailuresAccount: 5, MaxFailuresIP: 20, LockoutWindow: 15 * time.Minute,
 			AdminRateLimit: 0,                   // TestAdminRateLimit turns it on

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"coffer/api"
 	"coffer/models"
 )
 
@@ -430,5 +431,25 @@ func TestMembersAndInvitations(t *testing.T) {
 	}
 	if r := e.browser(t).get("/invitations/nonsense"); r.status != 404 {
 		t.Fatalf("unknown link: %d", r.status)
+	}
+}
+
+// TestSignupClosed: with AUTH_SIGNUP_ENABLED off, no new family can be
+// made and the login page does not offer it; invitations still work.
+func TestSignupClosed(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.Web.SignupEnabled = false })
+	b := e.browser(t)
+	if r := b.get("/sessions/new"); strings.Contains(string(r.body), "/registrations/new") {
+		t.Fatal("the login page offers sign-up")
+	}
+	if r := b.get("/registrations/new"); r.status != 403 || !strings.Contains(string(r.body), "Sign-up is closed") {
+		t.Fatalf("sign-up page: %d", r.status)
+	}
+	r := b.post("/registrations", url.Values{"family": {"X"}, "currency": {"USD"}, "email": {"x@example.com"}, "password": {"long enough password"}})
+	if r.status != 403 {
+		t.Fatalf("registration: %d", r.status)
+	}
+	if fams, _ := e.store.Families(t.Context()); len(fams) != 2 {
+		t.Fatalf("%d families", len(fams))
 	}
 }

@@ -33,7 +33,13 @@ curl -fs "$base/readyz" >/dev/null || fail "not ready"
 ./coffer users create --email smoke@example.com --password 'correct horse battery' --role super_admin >/dev/null
 key=$(./coffer apikeys create --email smoke@example.com --name smoke | tail -1)
 [[ $key == cof_* ]] || fail "apikeys create printed $key"
-./coffer users create --email smoke@example.com --password 'correct horse battery' >/dev/null 2>&1 && fail "duplicate user accepted"
+./coffer users create --email smoke@example.com --password 'correct horse battery' --family other >/dev/null 2>&1 && fail "duplicate user accepted"
+# A second family of the same name is refused; families list names the id to join it by.
+./coffer users create --email spouse@example.com --password 'correct horse battery' --family smoke >/dev/null 2>&1 && fail "second family named smoke"
+fam=$(./coffer families list | awk -F'\t' '$2 == "smoke" {print $1}')
+[ -n "$fam" ] || fail "families list: $(./coffer families list)"
+./coffer users create --email spouse@example.com --password 'correct horse battery' --family-id "$fam" >/dev/null || fail "join by --family-id"
+./coffer families list | grep -q "smoke	2 members" || fail "families list after joining: $(./coffer families list)"
 
 api() { curl -fsS -H "X-Api-Key: $key" -H 'Content-Type: application/json' "$@"; }
 acct=$(api -X POST "$base/api/v1/accounts" -d '{"account":{"name":"Checking","account_type":"depository","balance":"100"}}' |

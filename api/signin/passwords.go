@@ -34,6 +34,16 @@ func (h *Handler) localOff(c *fiber.Ctx) error {
 	return &httperr.Error{Status: fiber.StatusForbidden, Code: "forbidden", Message: msgLocalOff}
 }
 
+// signupOpen refuses the creation of new families when sign-up is closed;
+// people then join by invitation.
+func (h *Handler) signupOpen(c *fiber.Ctx) error {
+	if h.web.SignupEnabled {
+		return c.Next()
+	}
+	return &httperr.Error{Status: fiber.StatusForbidden, Code: "forbidden",
+		Message: "Sign-up is closed here. Ask a member of your household for an invitation."}
+}
+
 func passwordProblem(pw string) string {
 	if len(pw) < models.MinPasswordLen || len(pw) > models.MaxPasswordLen {
 		return "The password must be 12 to 256 characters long."

@@ -20,6 +20,7 @@ import (
 
 type loginData struct {
 	LocalLogin bool
+	Signup     bool
 	Override   bool
 	ReturnTo   string
 	Email      string
@@ -35,7 +36,7 @@ func (h *Handler) newSession(c *fiber.Ctx) error {
 }
 
 func (h *Handler) loginPage(c *fiber.Ctx, status int, msg string, d loginData) error {
-	d.LocalLogin, d.Override = h.web.LocalLogin, !h.web.LocalLogin && h.web.AdminOverride
+	d.LocalLogin, d.Override, d.Signup = h.web.LocalLogin, !h.web.LocalLogin && h.web.AdminOverride, h.web.SignupEnabled
 	enabled, err := h.sso.Registry.Enabled(c.UserContext())
 	if err != nil {
 		return err

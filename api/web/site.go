@@ -56,6 +56,7 @@ type Options struct {
 	SessionMaxAge      time.Duration
 	LocalLogin         bool // AUTH_LOCAL_LOGIN_ENABLED
 	AdminOverride      bool // AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED
+	SignupEnabled      bool // AUTH_SIGNUP_ENABLED: anyone may create a new family
 	Argon2             models.Argon2Params
 	MaxFailuresAccount int
 	MaxFailuresIP      int
