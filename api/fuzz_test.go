@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"coffer/api"
+	"coffer/models"
 )
 
 // FuzzCreateTransaction throws arbitrary bodies at POST /transactions: the
@@ -65,6 +68,45 @@ func FuzzListTransactionsQuery(f *testing.F) {
 		r := e.do("GET", "/api/v1/transactions?"+query, e.alpha.Key, nil)
 		if r.status != 200 && r.status != 400 {
 			t.Fatalf("status %d for %q: %s", r.status, query, r.body)
+		}
+	})
+}
+
+// FuzzScreenQueries sends any query string to the household screens that
+// read one (the transaction filters, the account register, the report
+// period, the budget month): the answer is a page or a 404, never a 500.
+func FuzzScreenQueries(f *testing.F) {
+	e := newEnv(f, func(o *api.Options) { o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) })
+	u := e.alpha.User
+	token, err := e.store.CreateSession(f.Context(), &models.Session{UserID: u.ID, Method: models.MethodPassword}, time.Hour)
+	if err != nil {
+		f.Fatal(err)
+	}
+	acct := e.alpha.Account.ID.String()
+	for _, seed := range []string{
+		"q=%25_&min=-3&max=1e3", "from=2024-13-01&to=2024-01-01", "account_id=x&tag_id=" + acct, "page=99999999999",
+		"type=sideways", "q=%FF%FE", "month=0000-00", "month=9999-12", "from=0001-01-01&to=9999-12-31",
+	} {
+		f.Add(0, seed)
+	}
+	paths := []string{"/transactions", "/accounts/" + acct, "/reports", "/budgets", "/reports/cash_flow.csv"}
+	f.Fuzz(func(t *testing.T, which int, query string) {
+		if strings.ContainsAny(query, " #") || !utf8.ValidString(query) {
+			return
+		}
+		path := paths[(which%len(paths)+len(paths))%len(paths)] + "?" + query
+		if _, err := url.ParseRequestURI(path); err != nil {
+			return
+		}
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Cookie", "session="+token)
+		resp, err := e.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 && resp.StatusCode != 404 {
+			t.Fatalf("status %d for %s", resp.StatusCode, path)
 		}
 	})
 }
