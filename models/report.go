@@ -83,10 +83,10 @@ func (i Interval) next(t time.Time) time.Time {
 func (s *Store) bucketOf(i Interval, col string) bun.Safe {
 	if s.Postgres() {
 		switch i {
-		case Week:
-			return bun.Safe("CAST(date_trunc('week', " + col + ") AS date)")
+		case Week: // through timestamp, not timestamptz: no time zone to consult
+			return bun.Safe("CAST(date_trunc('week', CAST(" + col + " AS timestamp)) AS date)")
 		case Month:
-			return bun.Safe("CAST(date_trunc('month', " + col + ") AS date)")
+			return bun.Safe("CAST(date_trunc('month', CAST(" + col + " AS timestamp)) AS date)")
 		}
 		return bun.Safe(col)
 	}
