@@ -28,10 +28,10 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseDate -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
-	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/
-	$(GO) test -run '^$$' -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/
-	$(GO) test -run '^$$' -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/
-	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/bridge/
+	$(GO) test -run '^$$' -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/bridge/
+	$(GO) test -run '^$$' -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/bridge/
+	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/web/
 	$(GO) test -run '^$$' -fuzz FuzzParseRules -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzComputeRole -fuzztime 5s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzProviderName -fuzztime 5s ./sso/

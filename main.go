@@ -42,6 +42,7 @@ import (
 	"coffer/api"
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
 	"coffer/migrations"
 	"coffer/models"
 	"coffer/sso"
@@ -242,16 +243,19 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 }
 
 func (s *services) handlers(cfg *Config, log *slog.Logger) *jobs.Handlers {
-	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
-		Redis: s.rdb, SyncOptions: cfg.SimpleFIN,
-		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: cfg.SimpleFINAllowHTTP,
+	return &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
+}
+
+func (s *services) simplefinHandlers(cfg *Config, log *slog.Logger) *simplefin.Handlers {
+	return &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
+		Bridge: bridge.NewClient(bridge.Options{AllowHTTP: cfg.SimpleFINAllowHTTP,
 			AllowPrivateHosts: cfg.SimpleFINAllowPrivate, ClaimTimeout: cfg.SimpleFINClaimTimeout,
 			AccountsTimeout: cfg.SimpleFINAccountsTimeout})}
 }
 
 func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	return worker.Options{
-		Redis: s.redis, Handlers: s.handlers(cfg, log), Logger: log,
+		Redis: s.redis, Handlers: s.handlers(cfg, log), SimpleFIN: s.simplefinHandlers(cfg, log), Logger: log,
 		Concurrency: cfg.WorkerConcurrency, BalanceSweepCron: cfg.BalanceSweepCron, AuditArchiveCron: cfg.AuditArchiveCron,
 		SimplefinSyncCron: cfg.SimpleFINSyncCron, SimplefinSyncTZ: cfg.SimpleFINSyncTZ,
 	}
@@ -787,7 +791,7 @@ type Config struct {
 	// SimpleFIN holds SIMPLEFIN_LOOKBACK_DAYS, _CHUNK_DAYS, _OVERLAP_DAYS,
 	// _DAILY_REQUEST_BUDGET, _PENDING_MATCH_DAYS, _STALE_PENDING_DAYS,
 	// _SYNC_JITTER, _RATE_LIMIT_COOLDOWN and _MAX_BODY_BYTES.
-	SimpleFIN         jobs.SimplefinOptions
+	SimpleFIN         simplefin.Options
 	SimpleFINSyncCron string // SIMPLEFIN_SYNC_CRON, in SIMPLEFIN_SYNC_TZ
 	SimpleFINSyncTZ   string // SIMPLEFIN_SYNC_TZ
 }
@@ -914,7 +918,7 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		SimpleFINClaimTimeout:    duration("SIMPLEFIN_CLAIM_TIMEOUT", 30*time.Second),
 		SimpleFINAccountsTimeout: duration("SIMPLEFIN_ACCOUNTS_TIMEOUT", 120*time.Second),
 		MailFrom:                 str("MAIL_FROM", "coffer <no-reply@localhost>"),
-		SimpleFIN: jobs.SimplefinOptions{
+		SimpleFIN: simplefin.Options{
 			LookbackDays:     num("SIMPLEFIN_LOOKBACK_DAYS", 90, 1, 730),
 			ChunkDays:        num("SIMPLEFIN_CHUNK_DAYS", 90, 1, 90),
 			OverlapDays:      num("SIMPLEFIN_OVERLAP_DAYS", 7, 0, 60),

@@ -1,16 +1,15 @@
-// Package api is the HTTP side of coffer: the fiber app, every route, the
-// middleware (request ids, recovery, API keys, rate limits) and the JSON
-// shapes of /api/v1. It talks to the database only through models.Store
-// and to the workers only by enqueuing jobs.
+// Package api is the HTTP side of coffer: the fiber app, the middleware
+// every request passes (request ids, recovery), the one error handler, and
+// routes.go, which mounts each audience's routes: the JSON API (rest), the
+// household screens (screens), sign-in (signin) and administration
+// (admin). It talks to the database only through models.Store and to the
+// workers only by enqueuing jobs.
 package api
 
 import (
 	"errors"
-	"fmt"
-	"html/template"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -18,13 +17,40 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"coffer/jobs"
+	"coffer/api/admin"
+	"coffer/api/rest"
+	"coffer/api/screens"
+	"coffer/api/signin"
+	"coffer/api/web"
+	"coffer/jobs/simplefin"
 	"coffer/models"
-	"coffer/sso"
 )
 
 // bodyLimit is the largest request body accepted (413 beyond).
 const bodyLimit = 1 << 20
+
+// The option types of the audiences, named here so that main builds one
+// Options.
+type (
+	// WebOptions configure the browser screens and sign-in.
+	WebOptions = web.Options
+	// MailOptions configure the few emails the service sends.
+	MailOptions = web.MailOptions
+	// SSOOptions configure single sign-on.
+	SSOOptions = signin.SSOOptions
+)
+
+// The AUTH_JIT_MODE values.
+const (
+	JITCreateAndLink = signin.JITCreateAndLink
+	JITLinkOnly      = signin.JITLinkOnly
+)
+
+// OpenAPIYAML and OpenAPIJSON are the document describing /api/v1.
+var (
+	OpenAPIYAML = rest.OpenAPIYAML
+	OpenAPIJSON = rest.OpenAPIJSON
+)
 
 // Options is what the API needs from main.
 type Options struct {
@@ -47,7 +73,7 @@ type Options struct {
 	// SimpleFINAllowHTTP accepts http claim URLs (tests only).
 	SimpleFINAllowHTTP bool
 	// SimpleFINDailyBudget is the requests per connection and rolling day
-	// that the worker allows; 0 means jobs.DefaultDailyBudget.
+	// that the worker allows; 0 means simplefin.DefaultDailyBudget.
 	SimpleFINDailyBudget int
 	// SimpleFINSyncCron, SimpleFINSyncLocation and SimpleFINSyncJitter are
 	// the scheduler's daily sync settings, from which a connection's
@@ -59,105 +85,75 @@ type Options struct {
 	SSO                   SSOOptions
 }
 
-// SSOOptions configure single sign-on.
-type SSOOptions struct {
-	Registry       *sso.Registry
-	StateKey       []byte   // 32 bytes: seals the sso_state cookie
-	JITMode        string   // JITCreateAndLink or JITLinkOnly
-	AllowedDomains []string // ALLOWED_OIDC_DOMAINS, lowercased, without @
-	// ProvidersFile is the provider file of yaml mode, whose providers the
-	// screens show read-only; "" in db mode.
-	ProvidersFile string
-}
-
-// WebOptions configure the browser screens and sign-in.
-type WebOptions struct {
-	Secret             []byte // signs CSRF tokens; at least 32 bytes
-	Origin             string // scheme://host[:port] of APP_URL: forms must come from it
-	SecureCookies      bool   // APP_URL is https
-	SessionIdle        time.Duration
-	SessionMaxAge      time.Duration
-	LocalLogin         bool // AUTH_LOCAL_LOGIN_ENABLED
-	AdminOverride      bool // AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED
-	Argon2             models.Argon2Params
-	MaxFailuresAccount int
-	MaxFailuresIP      int
-	LockoutWindow      time.Duration
-	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For
-	// names the client; empty: the socket peer is the client.
-	TrustedProxies []string
-	// AdminRateLimit is the requests per minute one IP may make under
-	// /admin/; 0 turns the limit off.
-	AdminRateLimit int
-}
-
-// Handler holds what every handler needs; handlers are its methods.
-type Handler struct {
-	store     *models.Store
-	redis     redis.UniversalClient
-	queue     *asynq.Client
-	balances  *jobs.Balances
-	log       *slog.Logger
-	rateLimit int
-	now       func() time.Time
-	web       WebOptions
-	dashboard http.Handler
-	mail      *mailer
-	sso       SSOOptions
-
-	simplefinHTTP bool
-	dailyBudget   int
-	calendar      *jobs.SyncCalendar
-	pages         map[string]*template.Template
-	dummyOnce     sync.Once
-	dummyHash     string // checked for unknown emails, so they take as long as known ones; made on first use
+// server holds the audiences' handlers and what the app-wide middleware
+// and error handler use.
+type server struct {
+	store   *models.Store
+	redis   redis.UniversalClient
+	log     *slog.Logger
+	site    *web.Site
+	rest    *rest.Handler
+	screens *screens.Handler
+	signin  *signin.Handler
+	admin   *admin.Handler
 }
 
 // New builds the fiber app with every route.
 func New(o Options) (*fiber.App, error) {
-	h := &Handler{
-		store:     o.Store,
-		redis:     o.Redis,
-		queue:     o.Queue,
-		balances:  jobs.NewBalances(o.Queue),
-		log:       o.Logger,
-		rateLimit: o.APIRateLimitPerHour,
-		now:       o.Clock,
-		web:       o.Web,
-		dashboard: o.Dashboard,
-		sso:       o.SSO,
-
-		simplefinHTTP: o.SimpleFINAllowHTTP,
-		dailyBudget:   o.SimpleFINDailyBudget,
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
-	if h.now == nil {
-		h.now = time.Now
+	if o.SimpleFINDailyBudget <= 0 {
+		o.SimpleFINDailyBudget = simplefin.DefaultDailyBudget
 	}
-	if h.dailyBudget <= 0 {
-		h.dailyBudget = jobs.DefaultDailyBudget
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	if h.log == nil {
-		h.log = slog.Default()
-	}
-	h.mail = &mailer{o: o.Mail, log: h.log}
-	if h.sso.Registry == nil || len(h.sso.StateKey) != 32 {
+	if o.SSO.Registry == nil || len(o.SSO.StateKey) != 32 {
 		return nil, errors.New("api: SSO.Registry and a 32-byte SSO.StateKey are required")
 	}
-	if len(h.web.Secret) < 32 {
-		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
-	}
-	var err error
-	if h.calendar, err = jobs.NewSyncCalendar(o.SimpleFINSyncCron, o.SimpleFINSyncLocation, o.SimpleFINSyncJitter); err != nil {
+	calendar, err := simplefin.NewSyncCalendar(o.SimpleFINSyncCron, o.SimpleFINSyncLocation, o.SimpleFINSyncJitter)
+	if err != nil {
 		return nil, err
 	}
-	if h.pages, err = parseTemplates(); err != nil {
-		return nil, fmt.Errorf("api: templates: %w", err)
+	s := &server{store: o.Store, redis: o.Redis, log: o.Logger}
+	if s.site, err = web.NewSite(o.Store, o.Web, o.Clock); err != nil {
+		return nil, err
+	}
+	// The JSON API and the screens act on connections through the same
+	// functions.
+	connections := &simplefin.Actions{Store: o.Store, Queue: o.Queue, Redis: o.Redis, Log: o.Logger,
+		DailyBudget: o.SimpleFINDailyBudget, AllowHTTP: o.SimpleFINAllowHTTP, Now: o.Clock}
+	s.rest = rest.New(rest.Options{
+		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
+		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
+		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+	})
+	mailer := web.NewMailer(o.Mail, o.Logger)
+	if s.screens, err = screens.New(s.site, screens.Options{
+		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer,
+		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+	}); err != nil {
+		return nil, err
+	}
+	if s.signin, err = signin.New(s.site, signin.Options{
+		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock,
+		Mail: mailer, SSO: o.SSO,
+	}); err != nil {
+		return nil, err
+	}
+	if s.admin, err = admin.New(s.site, admin.Options{
+		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
+		Registry: o.SSO.Registry, ProvidersFile: o.SSO.ProvidersFile, Dashboard: o.Dashboard,
+		RateLimit: o.Web.AdminRateLimit,
+	}); err != nil {
+		return nil, err
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "coffer",
 		BodyLimit:             bodyLimit,
 		ReadBufferSize:        16 << 10, // room for long headers before a 431
-		ErrorHandler:          h.handleError,
+		ErrorHandler:          s.handleError,
 		DisableStartupMessage: true,
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
@@ -169,8 +165,8 @@ func New(o Options) (*fiber.App, error) {
 		TrustedProxies:          o.Web.TrustedProxies,
 		EnableIPValidation:      true,
 	})
-	app.Use(h.requestID, jsonCharset)
-	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: h.logPanic}))
-	h.routes(app)
+	app.Use(requestID, jsonCharset)
+	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
+	s.routes(app)
 	return app, nil
 }

@@ -13,7 +13,8 @@ import (
 	"coffer/api"
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/worker"
 )
@@ -23,9 +24,9 @@ import (
 // account steps, syncs again and disconnects, deleting the imported rows.
 func TestBrowserConnections(t *testing.T) {
 	e, base := serveEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := simplefintest.New(t)
-	data := simplefintest.Generate(11, 2, 40, 20, time.Now())
-	bridge.SetDataset(data)
+	fake := bridgetest.New(t)
+	data := bridgetest.Generate(11, 2, 40, 20, time.Now())
+	fake.SetDataset(data)
 	runWorker(t, e)
 	setPassword(t, e, e.alpha.User, "correct horse battery")
 
@@ -34,7 +35,7 @@ func TestBrowserConnections(t *testing.T) {
 	c.run("paste a setup token",
 		chromedp.Navigate(base+"/settings/connections"),
 		chromedp.WaitVisible(chromedp.ID("setup_token")),
-		chromedp.SetValue(chromedp.ID("setup_token"), bridge.Token("browser")),
+		chromedp.SetValue(chromedp.ID("setup_token"), fake.Token("browser")),
 		chromedp.SendKeys(chromedp.ID("name"), "Family bank"),
 		chromedp.Submit(chromedp.ID("setup_token")),
 		chromedp.WaitVisible(chromedp.CSS(`.card h2 .status`)),
@@ -90,13 +91,14 @@ func runWorker(t *testing.T, e *env) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(testLog{t}, nil))
 	queue := asynq.NewClientFromRedisClient(e.rdb)
-	h := &jobs.Handlers{Store: e.store, Queue: queue, Log: log, Redis: e.rdb,
-		SimpleFIN:   simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
-		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
+	h := &simplefin.Handlers{Store: e.store, Queue: queue, Log: log, Redis: e.rdb,
+		Bridge:  bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: e.redis, Handlers: h, Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
+		done <- worker.Run(ctx, worker.Options{Redis: e.redis, Handlers: &jobs.Handlers{Store: e.store, Queue: queue, Log: log}, SimpleFIN: h,
+			Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"coffer/api"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
 func TestConnectionsScreen(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := simplefintest.New(t)
+	bridge := bridgetest.New(t)
 	setPassword(t, e, e.alpha.User, "correct horse battery")
 	b := e.browser(t)
 	b.login(e.alpha.User.Email, "correct horse battery")

@@ -14,13 +14,14 @@ import (
 
 	"coffer/api"
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
 func TestProviderConnections(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := simplefintest.New(t)
+	bridge := bridgetest.New(t)
 	token := bridge.Token("api")
 
 	r := e.do("POST", "/api/v1/provider_connections", e.alpha.Key, map[string]any{"setup_token": token, "name": "My banks"})
@@ -92,7 +93,7 @@ func TestDeletePurgesOnlyCreatedAccounts(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
 	ctx, fam := t.Context(), e.alpha.Family.ID
 	conn := &models.Connection{FamilyID: fam, Name: "Banks"}
-	if err := e.store.CreateConnection(ctx, conn, simplefintest.New(t).Token("purge")); err != nil {
+	if err := e.store.CreateConnection(ctx, conn, bridgetest.New(t).Token("purge")); err != nil {
 		t.Fatal(err)
 	}
 	remote := map[string]*models.ProviderAccount{}
@@ -125,9 +126,9 @@ func TestDeletePurgesOnlyCreatedAccounts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("purge not queued: %v", err)
 	}
-	h := &jobs.Handlers{Store: e.store}
+	h := &simplefin.Handlers{Store: e.store}
 	for i := 0; i < 2; i++ { // a second run finds nothing left
-		if err := h.SimplefinPurge(ctx, asynq.NewTask(info.Type, info.Payload)); err != nil {
+		if err := h.Purge(ctx, asynq.NewTask(info.Type, info.Payload)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,7 +167,7 @@ func TestUntypedAccount(t *testing.T) {
 	e := newEnv(t)
 	ctx, fam := t.Context(), e.alpha.Family.ID
 	conn := &models.Connection{FamilyID: fam, Name: "Banks"}
-	if err := e.store.CreateConnection(ctx, conn, simplefintest.New(t).Token("untyped")); err != nil {
+	if err := e.store.CreateConnection(ctx, conn, bridgetest.New(t).Token("untyped")); err != nil {
 		t.Fatal(err)
 	}
 	pa, _, err := e.store.SaveProviderAccount(ctx, fam, conn.ID, models.RemoteAccount{RemoteID: "R1", Name: "Joint", Currency: "USD"})
@@ -201,7 +202,7 @@ func TestUntypedAccount(t *testing.T) {
 func TestConnectionListAccountsAndNextSync(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP, o.SimpleFINSyncCron = true, "22 2 * * *" })
 	ctx, fam := t.Context(), e.alpha.Family.ID
-	bridge := simplefintest.New(t)
+	bridge := bridgetest.New(t)
 	active := &models.Connection{FamilyID: fam, Name: "Active"}
 	if err := e.store.CreateConnection(ctx, active, bridge.Token("a")); err != nil {
 		t.Fatal(err)

@@ -22,7 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/sso"
@@ -245,7 +245,7 @@ func wantError(t *testing.T, r response, status int, code string) map[string]any
 // Bridge: no API answer or page may ever show one (spec §14.3, 9).
 func noLeak(t testing.TB, r response) {
 	t.Helper()
-	if m := simplefintest.Leak(string(r.body)); m != "" {
+	if m := bridgetest.Leak(string(r.body)); m != "" {
 		t.Errorf("a response carries %q", m)
 	}
 }
@@ -256,7 +256,7 @@ type testLog struct{ t testing.TB }
 
 func (w testLog) Write(p []byte) (int, error) {
 	w.t.Helper()
-	if m := simplefintest.Leak(string(p)); m != "" {
+	if m := bridgetest.Leak(string(p)); m != "" {
 		w.t.Errorf("a log line carries %q", m)
 	}
 	w.t.Log(strings.TrimRight(string(p), "\n"))

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"coffer/api/httperr"
 	"context"
 	"time"
 
@@ -8,21 +9,21 @@ import (
 )
 
 // healthz answers while the process runs.
-func (h *Handler) healthz(c *fiber.Ctx) error {
+func (s *server) healthz(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"status": "ok"})
 }
 
 // readyz answers 200 only when the database and Redis both answer.
-func (h *Handler) readyz(c *fiber.Ctx) error {
+func (s *server) readyz(c *fiber.Ctx) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 	defer cancel()
-	if err := h.store.Ping(ctx); err != nil {
+	if err := s.store.Ping(ctx); err != nil {
 		c.Set(fiber.HeaderRetryAfter, "5")
-		return &apiError{status: fiber.StatusServiceUnavailable, code: "service_unavailable", message: "The database is unreachable"}
+		return &httperr.Error{Status: fiber.StatusServiceUnavailable, Code: "service_unavailable", Message: "The database is unreachable"}
 	}
-	if err := h.redis.Ping(ctx).Err(); err != nil {
+	if err := s.redis.Ping(ctx).Err(); err != nil {
 		c.Set(fiber.HeaderRetryAfter, "5")
-		return &apiError{status: fiber.StatusServiceUnavailable, code: "service_unavailable", message: "Redis is unreachable"}
+		return &httperr.Error{Status: fiber.StatusServiceUnavailable, Code: "service_unavailable", Message: "Redis is unreachable"}
 	}
 	return c.JSON(fiber.Map{"status": "ok"})
 }

@@ -2,14 +2,17 @@ package api_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
 
 	"coffer/api"
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -23,8 +26,8 @@ func familyTasks(t *testing.T, insp *asynq.Inspector, e *env) int {
 			t.Fatal(err)
 		}
 		for _, info := range infos {
-			var p jobs.SyncPayload
-			if info.Type == jobs.TypeSimplefinSync && json.Unmarshal(info.Payload, &p) == nil && p.FamilyID == e.alpha.Family.ID {
+			var p simplefin.SyncPayload
+			if info.Type == simplefin.TypeSync && json.Unmarshal(info.Payload, &p) == nil && p.FamilyID == e.alpha.Family.ID {
 				n++
 			}
 		}
@@ -35,7 +38,7 @@ func familyTasks(t *testing.T, insp *asynq.Inspector, e *env) int {
 // TestSyncNowTwiceWhileQueued: two clicks make one sync row and one task.
 func TestSyncNowTwiceWhileQueued(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	conn, first := activeConnection(t, e, simplefintest.New(t))
+	conn, first := activeConnection(t, e, bridgetest.New(t))
 	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +63,7 @@ func TestSyncNowTwiceWhileQueued(t *testing.T) {
 // answered and no other task is queued.
 func TestSyncNowRunsAScheduledSync(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	conn, first := activeConnection(t, e, simplefintest.New(t))
+	conn, first := activeConnection(t, e, bridgetest.New(t))
 	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +75,7 @@ func TestSyncNowRunsAScheduledSync(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("scheduled sync: %v %v", created, err)
 	}
-	if err := jobs.EnqueueSync(ctx, asynq.NewClientFromRedisClient(e.rdb), sy, delay); err != nil {
+	if err := simplefin.EnqueueSync(ctx, asynq.NewClientFromRedisClient(e.rdb), sy, delay); err != nil {
 		t.Fatal(err)
 	}
 	insp := asynq.NewInspectorFromRedisClient(e.rdb)
@@ -90,6 +93,69 @@ func TestSyncNowRunsAScheduledSync(t *testing.T) {
 	got, err := e.store.Sync(ctx, e.alpha.Family.ID, sy.ID)
 	if err != nil || got.NotBefore.After(time.Now()) {
 		t.Fatalf("not_before %v after Sync now (%v)", got.NotBefore, err)
+	}
+	if n := familyTasks(t, insp, e); n != 1 {
+		t.Fatalf("%d tasks, want 1", n)
+	}
+}
+
+// TestSyncNowScreen: the screen's Sync now is the API's: with the budget
+// used up the new sync waits for the first free slot and the page says
+// when; a scheduled sync still waiting for its jitter runs at once.
+func TestSyncNowScreen(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	conn, first := activeConnection(t, e, bridgetest.New(t))
+	ctx := t.Context()
+	if err := e.store.FailSync(ctx, first, "test"); err != nil {
+		t.Fatal(err)
+	}
+	setPassword(t, e, e.alpha.User, "correct horse battery")
+	b := e.browser(t)
+	b.login(e.alpha.User.Email, "correct horse battery")
+	b.get("/settings/connections")
+	path := "/settings/connections/" + conn.ID.String() + "/sync"
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+
+	// A scheduled sync waiting for its jitter is made due now.
+	today := models.DateOf(time.Now())
+	sy, _, err := e.store.CreateSync(ctx, &models.Sync{FamilyID: e.alpha.Family.ID, ConnectionID: conn.ID,
+		Trigger: models.TriggerSchedule, ScheduledFor: &today, NotBefore: time.Now().Add(20 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := simplefin.EnqueueSync(ctx, asynq.NewClientFromRedisClient(e.rdb), sy, 20*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.post(path, nil); r.status != 303 {
+		t.Fatalf("sync now: %d", r.status)
+	}
+	if info, err := insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+sy.ID.String()); err != nil || info.State != asynq.TaskStatePending {
+		t.Fatalf("scheduled sync's task after Sync now: %v %v", info, err)
+	}
+	if page := b.get("/settings/connections"); !strings.Contains(string(page.body), "A sync is already queued.") {
+		t.Fatalf("page: %s", page.body)
+	}
+
+	// With the budget used up, the new sync waits and the page says until when.
+	if err := e.store.FailSync(ctx, sy, "test"); err != nil {
+		t.Fatal(err)
+	}
+	_ = insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+sy.ID.String())
+	oldest := time.Now().Add(-20 * time.Hour).Truncate(time.Minute)
+	for i := 0; i < simplefin.DefaultDailyBudget; i++ {
+		at := oldest.Add(time.Duration(i) * time.Minute)
+		e.rdb.ZAdd(ctx, "simplefin:budget:{"+conn.ID.String()+"}", redis.Z{Score: float64(at.UnixMilli()), Member: i})
+	}
+	if r := b.post(path, nil); r.status != 303 {
+		t.Fatalf("sync now over budget: %d", r.status)
+	}
+	waiting, err := e.store.ActiveSync(ctx, e.alpha.Family.ID, conn.ID)
+	if err != nil || waiting.Trigger != models.TriggerManual || !waiting.NotBefore.Equal(oldest.Add(24*time.Hour)) {
+		t.Fatalf("waiting sync %+v %v, want not_before %v", waiting, err, oldest.Add(24*time.Hour))
+	}
+	want := "the sync starts at " + oldest.Add(24*time.Hour).UTC().Format("2006-01-02 15:04") + " UTC."
+	if page := b.get("/settings/connections"); !strings.Contains(string(page.body), want) {
+		t.Fatalf("page without %q: %s", want, page.body)
 	}
 	if n := familyTasks(t, insp, e); n != 1 {
 		t.Fatalf("%d tasks, want 1", n)

@@ -9,13 +9,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
 // activeConnection is a connection of alpha whose claim succeeded, with
 // its initial (pending) sync.
-func activeConnection(t *testing.T, e *env, bridge *simplefintest.Server) (*models.Connection, *models.Sync) {
+func activeConnection(t *testing.T, e *env, bridge *bridgetest.Server) (*models.Connection, *models.Sync) {
 	t.Helper()
 	c := &models.Connection{FamilyID: e.alpha.Family.ID, Name: "Bridge"}
 	if err := e.store.CreateConnection(t.Context(), c, bridge.Token("sync")); err != nil {
@@ -30,7 +30,7 @@ func activeConnection(t *testing.T, e *env, bridge *simplefintest.Server) (*mode
 
 func TestSyncEndpoints(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := simplefintest.New(t)
+	bridge := bridgetest.New(t)
 	conn, first := activeConnection(t, e, bridge)
 	cid := conn.ID.String()
 
@@ -88,7 +88,7 @@ func TestSyncEndpoints(t *testing.T) {
 
 func TestConnectionSettingsAndAccounts(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := simplefintest.New(t)
+	bridge := bridgetest.New(t)
 	conn, _ := activeConnection(t, e, bridge)
 	base := "/api/v1/provider_connections/" + conn.ID.String()
 
@@ -135,7 +135,7 @@ func TestConnectionSettingsAndAccounts(t *testing.T) {
 
 func TestDisconnectDeletingTransactions(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := simplefintest.New(t)
+	bridge := bridgetest.New(t)
 	conn, _ := activeConnection(t, e, bridge)
 	base := "/api/v1/provider_connections/" + conn.ID.String()
 	member := &models.User{FamilyID: e.alpha.Family.ID, Email: "member-" + conn.ID.String()[:8] + "@example.com", Role: models.RoleMember}
@@ -165,7 +165,7 @@ func TestDisconnectDeletingTransactions(t *testing.T) {
 // nothing and answers 202 with a sync waiting for the first free slot.
 func TestSyncNowOverBudget(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := simplefintest.New(t)
+	bridge := bridgetest.New(t)
 	conn, first := activeConnection(t, e, bridge)
 	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
 		t.Fatal(err)

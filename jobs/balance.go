@@ -116,7 +116,7 @@ func (b *Balances) remember(accountID uuid.UUID, at time.Time) {
 // deleted since: then there is nothing to do.
 func (h *Handlers) AccountBalance(ctx context.Context, t *asynq.Task) error {
 	var p AccountBalancePayload
-	if err := decode(t, &p); err != nil {
+	if err := Decode(t, &p); err != nil {
 		return err
 	}
 	err := h.Store.RecalculateBalance(ctx, p.FamilyID, p.AccountID)

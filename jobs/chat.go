@@ -40,7 +40,7 @@ func NewChatReplyTask(familyID, chatID uuid.UUID) (*asynq.Task, error) {
 // harmless.
 func (h *Handlers) ChatReply(ctx context.Context, t *asynq.Task) error {
 	var p ChatReplyPayload
-	if err := decode(t, &p); err != nil {
+	if err := Decode(t, &p); err != nil {
 		return err
 	}
 	msg := NoProviderMessage

@@ -33,7 +33,7 @@ func NewFamilyPurgeTask(familyID uuid.UUID) (*asynq.Task, error) {
 // is gone already, is left as it is, so a rerun is harmless.
 func (h *Handlers) FamilyPurge(ctx context.Context, t *asynq.Task) error {
 	var p FamilyPurgePayload
-	if err := decode(t, &p); err != nil {
+	if err := Decode(t, &p); err != nil {
 		return err
 	}
 	deleted, err := h.Store.PurgeFamilyIfEmpty(ctx, p.FamilyID)

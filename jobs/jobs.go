@@ -1,6 +1,11 @@
-// Package jobs holds every background task: its type, payload, constructor
-// and handler. Handlers are idempotent (asynq delivers at least once) and
-// reload current rows from the store rather than trusting the payload.
+// Package jobs holds the generic background tasks (balances, audit
+// retention, chats, role syncs, family purges, the queue rebuild, the
+// secrets backfill): their types, payloads, constructors and handlers,
+// and the Table through which the worker registers every task type.
+// Handlers are idempotent (asynq delivers at least once) and reload
+// current rows from the store rather than trusting the payload. Each
+// aggregator's jobs live in a sub-package (jobs/simplefin) that may
+// import this one; this one imports none of them.
 package jobs
 
 import (
@@ -11,9 +16,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
-	"coffer/jobs/simplefin"
 	"coffer/models"
 )
 
@@ -29,38 +32,28 @@ func Queues() map[string]int {
 	return map[string]int{QueueCritical: 6, QueueDefault: 3, QueueLow: 1}
 }
 
-// Handlers runs every task type against the store.
+// Handlers runs the generic task types against the store.
 type Handlers struct {
 	Store *models.Store
 	Queue *asynq.Client // to fan out follow-up tasks
 	Log   *slog.Logger
 
-	SimpleFIN   *simplefin.Client     // the aggregator client
-	SyncOptions SimplefinOptions      // aggregator sync settings
-	Redis       redis.UniversalClient // the aggregator request budget
-
 	Retention  Retention        // audit retention tier
 	ArchiveDir string           // where audit archive files go
 	Now        func() time.Time // nil: time.Now
-
-	// Hook, when set, is called at the named points of the SimpleFIN jobs
-	// (HookFetch, HookSteps, HookImport, HookImported) with the task's
-	// context, so that a test can stop a worker exactly there. Nil in
-	// production.
-	Hook func(ctx context.Context, point string)
 }
 
-// Points where Handlers.Hook is called.
-const (
-	HookFetch    = "fetch"    // before each /accounts request of a sync
-	HookSteps    = "steps"    // after the account steps are stored, before they are queued
-	HookImport   = "import"   // before an account step's transaction
-	HookImported = "imported" // after an account step committed
-)
-
-func (h *Handlers) hook(ctx context.Context, point string) {
-	if h.Hook != nil {
-		h.Hook(ctx, point)
+// Table lists the generic task types with their handlers.
+func (h *Handlers) Table() Table {
+	return Table{
+		TypeAccountBalance:  {Handler: h.AccountBalance},
+		TypeBalanceSweep:    {Handler: h.BalanceSweep},
+		TypeChatReply:       {Handler: h.ChatReply},
+		TypeRequeue:         {Handler: h.Requeue},
+		TypeAuditArchive:    {Handler: h.AuditArchive},
+		TypeRolesSync:       {Handler: h.RolesSync},
+		TypeSecretsBackfill: {Handler: h.SecretsBackfill},
+		TypeFamilyPurge:     {Handler: h.FamilyPurge},
 	}
 }
 
@@ -71,16 +64,22 @@ func (h *Handlers) now() time.Time {
 	return time.Now()
 }
 
-// decode reads a task payload; one that does not decode will never
-// succeed, so it is not retried.
-func decode(t *asynq.Task, v any) error {
+// Decode reads a task payload into v; one that does not decode will never
+// succeed, so the error wraps asynq.SkipRetry and the task is not retried.
+func Decode(t *asynq.Task, v any) error {
 	if err := json.Unmarshal(t.Payload(), v); err != nil {
 		return fmt.Errorf("jobs: %s: bad payload: %v: %w", t.Type(), err, asynq.SkipRetry)
 	}
 	return nil
 }
 
-func (h *Handlers) logger(ctx context.Context, t *asynq.Task) *slog.Logger {
+// TaskLog is log with the task's type and id, as every job log line
+// carries them.
+func TaskLog(ctx context.Context, log *slog.Logger, t *asynq.Task) *slog.Logger {
 	id, _ := asynq.GetTaskID(ctx)
-	return h.Log.With(slog.String("task_type", t.Type()), slog.String("task_id", id))
+	return log.With(slog.String("task_type", t.Type()), slog.String("task_id", id))
+}
+
+func (h *Handlers) logger(ctx context.Context, t *asynq.Task) *slog.Logger {
+	return TaskLog(ctx, h.Log, t)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 )
@@ -25,7 +25,7 @@ func newHandlers(t *testing.T) (*jobs.Handlers, *models.Store, asynq.RedisClient
 	opt := modelstest.Redis(t, redisDB)
 	rdb := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rdb.Close() })
-	return &jobs.Handlers{Store: store, Queue: asynq.NewClientFromRedisClient(rdb), Log: slog.New(slog.NewTextHandler(simplefintest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))}, store, opt
+	return &jobs.Handlers{Store: store, Queue: asynq.NewClientFromRedisClient(rdb), Log: slog.New(slog.NewTextHandler(bridgetest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))}, store, opt
 }
 
 func TestAccountBalanceIsIdempotent(t *testing.T) {

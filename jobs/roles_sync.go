@@ -40,7 +40,7 @@ func NewRolesSyncTask(userID, actorID uuid.UUID) (*asynq.Task, error) {
 // No identity, or no change, writes nothing, so a rerun is harmless.
 func (h *Handlers) RolesSync(ctx context.Context, t *asynq.Task) error {
 	var p RolesSyncPayload
-	if err := decode(t, &p); err != nil {
+	if err := Decode(t, &p); err != nil {
 		return err
 	}
 	ident, err := h.Store.LatestMappedIdentity(ctx, p.UserID, (*models.SSOProvider).HasMappings)

@@ -94,6 +94,11 @@ type Page struct {
 	Size   int
 }
 
+// Pages is how many pages of this size hold total rows; at least 1.
+func (p Page) Pages(total int) int {
+	return max((total+p.Size-1)/p.Size, 1)
+}
+
 // scan counts every row q matches, then reads the page's rows into q's
 // model. The two run one after the other: bun's concurrent ScanAndCount
 // races on queries with nested relations. A page past the end is not read.

@@ -18,6 +18,7 @@ type TransactionFilter struct {
 	EndDate     Date        // inclusive
 	MinAmount   *Amount     // on the stored (signed) amount
 	MaxAmount   *Amount
+	AbsAmount   bool   // MinAmount and MaxAmount bound the size of the amount, whichever way it went
 	Type        string // "income" (stored negative) or "expense"
 	Search      string // in name, notes and merchant name, any case
 }
@@ -58,11 +59,15 @@ func (f TransactionFilter) apply(q *bun.SelectQuery, familyID uuid.UUID) {
 	if f.EndDate != "" {
 		q.Where("t.date <= ?", f.EndDate)
 	}
+	amount := "t.amount"
+	if f.AbsAmount {
+		amount = "abs(t.amount)"
+	}
 	if f.MinAmount != nil {
-		q.Where("t.amount >= ?", int64(*f.MinAmount))
+		q.Where("? >= ?", bun.Safe(amount), int64(*f.MinAmount))
 	}
 	if f.MaxAmount != nil {
-		q.Where("t.amount <= ?", int64(*f.MaxAmount))
+		q.Where("? <= ?", bun.Safe(amount), int64(*f.MaxAmount))
 	}
 	switch f.Type {
 	case "income":

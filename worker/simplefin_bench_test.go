@@ -20,7 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/uptrace/bun"
 
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 )
@@ -96,8 +96,8 @@ func TestSimplefinBulkImport(t *testing.T) {
 	api := benchClient{t: t, base: base, key: key}
 	api.waitReady()
 
-	bridge := simplefintest.New(t)
-	data := simplefintest.Generate(2026, 20, 5000, 85, time.Now().UTC())
+	bridge := bridgetest.New(t)
+	data := bridgetest.Generate(2026, 20, 5000, 85, time.Now().UTC())
 	bridge.SetDataset(data)
 	began := time.Now()
 	var conn struct{ ID string }

@@ -16,7 +16,8 @@ import (
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -28,13 +29,13 @@ type crashRig struct {
 	store  *models.Store
 	opt    asynq.RedisClientOpt
 	rdb    redis.UniversalClient
-	bridge *simplefintest.Server
+	bridge *bridgetest.Server
 	log    *slog.Logger
 }
 
-func newCrashRig(t *testing.T, data *simplefintest.Dataset) *crashRig {
+func newCrashRig(t *testing.T, data *bridgetest.Dataset) *crashRig {
 	t.Helper()
-	r := &crashRig{store: modelstest.NewStore(t), opt: modelstest.Redis(t, redisDB), bridge: simplefintest.New(t),
+	r := &crashRig{store: modelstest.NewStore(t), opt: modelstest.Redis(t, redisDB), bridge: bridgetest.New(t),
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	r.rdb = r.opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { r.rdb.Close() })
@@ -44,21 +45,22 @@ func newCrashRig(t *testing.T, data *simplefintest.Dataset) *crashRig {
 	return r
 }
 
-func (r *crashRig) handlers() *jobs.Handlers {
-	return &jobs.Handlers{Store: r.store, Queue: asynq.NewClientFromRedisClient(r.rdb), Log: r.log, Redis: r.rdb,
-		SimpleFIN:   simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
-		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
+func (r *crashRig) handlers() *simplefin.Handlers {
+	return &simplefin.Handlers{Store: r.store, Queue: asynq.NewClientFromRedisClient(r.rdb), Log: r.log, Redis: r.rdb,
+		Bridge:  bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
 }
 
-// start runs a worker with h; the returned stop shuts it down the way
+// start runs a worker with h and the generic handlers on its store; the returned stop shuts it down the way
 // SIGTERM does, with almost no time for running tasks, so they go back
 // to the queue.
-func (r *crashRig) start(t *testing.T, h *jobs.Handlers) (stop func()) {
+func (r *crashRig) start(t *testing.T, h *simplefin.Handlers) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: r.opt, Handlers: h, Logger: r.log, Concurrency: 4,
+		done <- worker.Run(ctx, worker.Options{Redis: r.opt, Handlers: &jobs.Handlers{Store: h.Store, Queue: h.Queue, Log: h.Log}, SimpleFIN: h,
+			Logger: r.log, Concurrency: 4,
 			BalanceSweepCron: "@every 1h", ShutdownTimeout: 10 * time.Millisecond})
 	}()
 	var once sync.Once
@@ -83,7 +85,7 @@ func (r *crashRig) connect(t *testing.T, name string) *models.Connection {
 	if err := r.store.CreateConnection(context.Background(), c, r.bridge.Token(name)); err != nil {
 		t.Fatal(err)
 	}
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	claim, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 	if _, err := asynq.NewClientFromRedisClient(r.rdb).Enqueue(claim); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func (r *crashRig) endState(t *testing.T, c *models.Connection, parent *models.S
 // rows, the same counts, no duplicates, the parent finished once and its
 // payloads deleted.
 func TestSimplefinCrashSafety(t *testing.T) {
-	data := simplefintest.Generate(41, 3, 150, 60, time.Now().UTC())
+	data := bridgetest.Generate(41, 3, 150, 60, time.Now().UTC())
 	want := func() endState {
 		r := newCrashRig(t, data)
 		stop := r.start(t, r.handlers())
@@ -201,7 +203,7 @@ func TestSimplefinCrashSafety(t *testing.T) {
 		t.Fatalf("undisturbed run imported %d rows, want %d", len(want.rows), data.Count())
 	}
 
-	for _, point := range []string{jobs.HookFetch, jobs.HookSteps, jobs.HookImport, jobs.HookImported} {
+	for _, point := range []string{simplefin.HookFetch, simplefin.HookSteps, simplefin.HookImport, simplefin.HookImported} {
 		t.Run(point, func(t *testing.T) {
 			r := newCrashRig(t, data)
 			reached := make(chan struct{})

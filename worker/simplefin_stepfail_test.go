@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"coffer/jobs"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
@@ -18,13 +18,13 @@ import (
 // the failure; the others' rows are in; and the next sync reads the same
 // window again, since a failed sync moves nothing forward.
 func TestSimplefinStepFails(t *testing.T) {
-	data := simplefintest.Generate(41, 3, 20, 20, time.Now().UTC())
+	data := bridgetest.Generate(41, 3, 20, 20, time.Now().UTC())
 	r := newCrashRig(t, data)
 	h := r.handlers()
 	var spoil atomic.Bool
 	spoil.Store(true)
 	h.Hook = func(ctx context.Context, point string) {
-		if point != jobs.HookSteps || !spoil.Load() {
+		if point != simplefin.HookSteps || !spoil.Load() {
 			return
 		}
 		// Spoil one account's payload once its steps are stored.
@@ -65,7 +65,7 @@ func TestSimplefinStepFails(t *testing.T) {
 		t.Fatalf("next sync: %v", err)
 	}
 	spoil.Store(false)
-	if err := jobs.EnqueueSync(context.Background(), h.Queue, next, 0); err != nil {
+	if err := simplefin.EnqueueSync(context.Background(), h.Queue, next, 0); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the next sync to end", func() (bool, string) {

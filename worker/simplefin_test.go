@@ -12,7 +12,8 @@ import (
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -20,21 +21,22 @@ import (
 
 // simplefinWorker runs a real asynq server on the test Redis with the
 // SimpleFIN handlers pointed at a fake Bridge.
-func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspector, *simplefintest.Server) {
+func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspector, *bridgetest.Server) {
 	t.Helper()
 	store := modelstest.NewStore(t)
 	opt := modelstest.Redis(t, redisDB)
 	rdb := opt.MakeRedisClient().(redis.UniversalClient)
 	t.Cleanup(func() { rdb.Close() })
 	queue := asynq.NewClientFromRedisClient(rdb)
-	log := slog.New(slog.NewTextHandler(simplefintest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := &jobs.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
-		SimpleFIN:   simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
-		SyncOptions: jobs.SimplefinOptions{RetryBase: 10 * time.Millisecond}}
+	log := slog.New(slog.NewTextHandler(bridgetest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := &simplefin.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
+		Bridge:  bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+		Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: h, Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
+		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, SimpleFIN: h,
+			Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -43,19 +45,19 @@ func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspect
 		}
 	})
 	insp := asynq.NewInspectorFromRedisClient(rdb)
-	return store, queue, insp, simplefintest.New(t)
+	return store, queue, insp, bridgetest.New(t)
 }
 
-// connectThrough stores a new family's connection to bridge and queues its
+// connectThrough stores a new family's connection to the fake and queues its
 // claim on the worker; the claim leads to the first sync.
-func connectThrough(t *testing.T, store *models.Store, queue *asynq.Client, bridge *simplefintest.Server, family, code string) *models.Connection {
+func connectThrough(t *testing.T, store *models.Store, queue *asynq.Client, fake *bridgetest.Server, family, code string) *models.Connection {
 	t.Helper()
 	f := modelstest.NewFamily(t, store, family)
 	c := &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}
-	if err := store.CreateConnection(context.Background(), c, bridge.Token(code)); err != nil {
+	if err := store.CreateConnection(context.Background(), c, fake.Token(code)); err != nil {
 		t.Fatal(err)
 	}
-	claim, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	claim, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 	if _, err := queue.Enqueue(claim); err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +83,11 @@ func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 // fetch and the account steps on a real worker, and the parent sync
 // completes after every step.
 func TestSimplefinThroughWorker(t *testing.T) {
-	store, queue, _, bridge := simplefinWorker(t)
+	store, queue, _, fake := simplefinWorker(t)
 	ctx := context.Background()
-	data := simplefintest.Generate(11, 4, 100, 60, time.Now().UTC())
-	bridge.SetDataset(data)
-	c := connectThrough(t, store, queue, bridge, "sfworker", "w1")
+	data := bridgetest.Generate(11, 4, 100, 60, time.Now().UTC())
+	fake.SetDataset(data)
+	c := connectThrough(t, store, queue, fake, "sfworker", "w1")
 	waitFor(t, "the first sync to complete", func() (bool, string) {
 		syncs, _, err := store.Syncs(ctx, c.FamilyID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
 		if err != nil || len(syncs) == 0 {
@@ -108,10 +110,10 @@ func TestSimplefinThroughWorker(t *testing.T) {
 // TestSimplefinRateLimitDefers: a 429 leaves one deferred task due at the
 // connection's retry_after, and no second request.
 func TestSimplefinRateLimitDefers(t *testing.T) {
-	store, queue, insp, bridge := simplefinWorker(t)
+	store, queue, insp, fake := simplefinWorker(t)
 	ctx := context.Background()
-	bridge.SetAccounts(simplefintest.Accounts429, "")
-	c := connectThrough(t, store, queue, bridge, "sfdefer", "w2")
+	fake.SetAccounts(bridgetest.Accounts429, "")
+	c := connectThrough(t, store, queue, fake, "sfdefer", "w2")
 	var sy *models.Sync
 	waitFor(t, "the rate limit", func() (bool, string) {
 		got, err := store.Connection(ctx, c.FamilyID, c.ID)
@@ -129,15 +131,22 @@ func TestSimplefinRateLimitDefers(t *testing.T) {
 	if d := info.NextProcessAt.Sub(*got.RetryAfter); d < -2*time.Second || d > 2*time.Second || info.Retried != 0 {
 		t.Fatalf("next run %v, retry_after %v, retried %d", info.NextProcessAt, got.RetryAfter, info.Retried)
 	}
-	if n, _ := bridge.AccountsRequests(); n != 1 {
+	if n, _ := fake.AccountsRequests(); n != 1 {
 		t.Fatalf("%d requests, want 1", n)
 	}
 }
 
+// TestSchedulerRegistersSimplefinSync: with a sync cron, the daily fan-out
+// is registered on it in the sync's zone and the SimpleFIN sweep every 10
+// minutes, beside the balance sweep and audit retention; an unknown zone
+// is refused.
 func TestSchedulerRegistersSimplefinSync(t *testing.T) {
 	opt := modelstest.Redis(t, redisDB)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *", SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York"}
+	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *", AuditArchiveCron: "30 3 * * *",
+		SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York"}
+	checkPeriodic(t, o, map[string]string{jobs.TypeBalanceSweep: "5 0 * * *", jobs.TypeAuditArchive: "30 3 * * *",
+		simplefin.TypeSchedule: "CRON_TZ=America/New_York 22 2 * * *", simplefin.TypeSweep: "@every 10m"})
 	if _, err := worker.NewScheduler(o); err != nil {
 		t.Fatal(err)
 	}
@@ -152,10 +161,10 @@ func TestSchedulerRegistersSimplefinSync(t *testing.T) {
 // leaves the connection as it was, and then fails the sync with the
 // spec's sentence.
 func TestSimplefinUnreadableFailsAfterRetries(t *testing.T) {
-	store, queue, _, bridge := simplefinWorker(t)
+	store, queue, _, fake := simplefinWorker(t)
 	ctx := context.Background()
-	bridge.SetAccounts(simplefintest.AccountsBadJSON, "")
-	c := connectThrough(t, store, queue, bridge, "sfbad", "w3")
+	fake.SetAccounts(bridgetest.AccountsBadJSON, "")
+	c := connectThrough(t, store, queue, fake, "sfbad", "w3")
 	var got models.Sync
 	waitFor(t, "the sync to fail", func() (bool, string) {
 		syncs, _, err := store.Syncs(ctx, c.FamilyID, models.SyncFilter{}, models.Page{Number: 1, Size: 5})
@@ -165,10 +174,10 @@ func TestSimplefinUnreadableFailsAfterRetries(t *testing.T) {
 		got = syncs[0]
 		return !got.Active(), got.Status
 	})
-	if got.Status != models.SyncFailed || got.Error == nil || *got.Error != jobs.MsgUnreadable || got.RequestsUsed != 4 {
+	if got.Status != models.SyncFailed || got.Error == nil || *got.Error != simplefin.MsgUnreadable || got.RequestsUsed != 4 {
 		t.Fatalf("sync %s %v after %d requests", got.Status, got.Error, got.RequestsUsed)
 	}
-	if n, _ := bridge.AccountsRequests(); n != 4 {
+	if n, _ := fake.AccountsRequests(); n != 4 {
 		t.Fatalf("%d requests, want 4 (one and 3 retries)", n)
 	}
 	conn, _ := store.Connection(ctx, c.FamilyID, c.ID)

@@ -15,12 +15,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 )
 
 // Options is what the worker and the scheduler need from main.
 type Options struct {
 	Redis       asynq.RedisConnOpt
-	Handlers    *jobs.Handlers
+	Handlers    *jobs.Handlers      // the generic task types
+	SimpleFIN   *simplefin.Handlers // the SimpleFIN task types
 	Logger      *slog.Logger
 	Concurrency int
 	// BalanceSweepCron is when every balance is recalculated (UTC).
@@ -39,25 +41,20 @@ type Options struct {
 	LeaseTTL time.Duration
 }
 
-// Mux routes every task type to its handler, with logging around each.
-func Mux(h *jobs.Handlers, log *slog.Logger) *asynq.ServeMux {
+// Table is every task type the worker runs: the generic ones and the
+// SimpleFIN ones, each listed once.
+func (o Options) Table() (jobs.Table, error) {
+	return jobs.Merge(o.Handlers.Table(), o.SimpleFIN.Table())
+}
+
+// Mux routes every task type of the table to its handler, with logging
+// around each.
+func Mux(table jobs.Table, log *slog.Logger) *asynq.ServeMux {
 	mux := asynq.NewServeMux()
 	mux.Use(logging(log))
-	mux.HandleFunc(jobs.TypeAccountBalance, h.AccountBalance)
-	mux.HandleFunc(jobs.TypeBalanceSweep, h.BalanceSweep)
-	mux.HandleFunc(jobs.TypeChatReply, h.ChatReply)
-	mux.HandleFunc(jobs.TypeRequeue, h.Requeue)
-	mux.HandleFunc(jobs.TypeAuditArchive, h.AuditArchive)
-	mux.HandleFunc(jobs.TypeSimplefinClaim, h.SimplefinClaim)
-	mux.HandleFunc(jobs.TypeSimplefinSync, h.SimplefinSync)
-	mux.HandleFunc(jobs.TypeSimplefinImport, h.SimplefinImport)
-	mux.HandleFunc(jobs.TypeSimplefinFetchInfo, h.SimplefinFetchInfo)
-	mux.HandleFunc(jobs.TypeSimplefinPurge, h.SimplefinPurge)
-	mux.HandleFunc(jobs.TypeSimplefinSchedule, h.SimplefinSchedule)
-	mux.HandleFunc(jobs.TypeSimplefinSweep, h.SimplefinSweep)
-	mux.HandleFunc(jobs.TypeRolesSync, h.RolesSync)
-	mux.HandleFunc(jobs.TypeSecretsBackfill, h.SecretsBackfill)
-	mux.HandleFunc(jobs.TypeFamilyPurge, h.FamilyPurge)
+	for typ, j := range table {
+		mux.HandleFunc(typ, j.Handler)
+	}
 	return mux
 }
 
@@ -83,9 +80,10 @@ func logging(log *slog.Logger) asynq.MiddlewareFunc {
 	}
 }
 
-// NewServer builds the asynq server. Running tasks get ShutdownTimeout to
-// finish when it stops; the rest go back to Redis for another worker.
-func NewServer(o Options) *asynq.Server {
+// NewServer builds the asynq server for the task types of table. Running
+// tasks get ShutdownTimeout to finish when it stops; the rest go back to
+// Redis for another worker.
+func NewServer(o Options, table jobs.Table) *asynq.Server {
 	shutdown := o.ShutdownTimeout
 	if shutdown <= 0 {
 		shutdown = 25 * time.Second
@@ -100,16 +98,20 @@ func NewServer(o Options) *asynq.Server {
 		Logger:                   asynqLogger{o.Logger},
 		LogLevel:                 asynq.WarnLevel,
 		// A deferred sync (budget, rate limit) runs again at its own time
-		// and uses up no retry.
-		RetryDelayFunc: o.Handlers.RetryDelay,
+		// and uses up no retry; each task type keeps its own retry delays.
+		RetryDelayFunc: table.RetryDelay,
 		IsFailure:      jobs.IsFailure,
 	})
 }
 
 // Run processes tasks until ctx ends, then shuts down gracefully.
 func Run(ctx context.Context, o Options) error {
-	srv := NewServer(o)
-	if err := srv.Start(Mux(o.Handlers, o.Logger)); err != nil {
+	table, err := o.Table()
+	if err != nil {
+		return fmt.Errorf("worker: %w", err)
+	}
+	srv := NewServer(o, table)
+	if err := srv.Start(Mux(table, o.Logger)); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	o.Logger.Info("worker started", "concurrency", o.Concurrency)
@@ -126,34 +128,48 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// NewScheduler registers every periodic task. Exactly one scheduler runs
-// (`coffer scheduler`), so scaling workers never doubles a periodic task.
-func NewScheduler(o Options) (*asynq.Scheduler, error) {
-	s := asynq.NewScheduler(o.Redis, &asynq.SchedulerOpts{
-		Location: time.UTC,
-		Logger:   asynqLogger{o.Logger},
-		LogLevel: asynq.WarnLevel,
-	})
-	if _, err := s.Register(o.BalanceSweepCron, jobs.NewBalanceSweepTask()); err != nil {
-		return nil, fmt.Errorf("worker: schedule balance sweep: %w", err)
-	}
+// Periodic is one task the scheduler enqueues on a cron spec.
+type Periodic struct {
+	Spec string
+	Task *asynq.Task
+}
+
+// Periodic lists the periodic tasks of o, as NewScheduler registers them:
+// the balance sweep always, the daily SimpleFIN fan-out (in its zone) and
+// the SimpleFIN sweep when a sync cron is set, audit retention when its
+// cron is set.
+func (o Options) Periodic() ([]Periodic, error) {
+	list := []Periodic{{Spec: o.BalanceSweepCron, Task: jobs.NewBalanceSweepTask()}}
 	if o.SimplefinSyncCron != "" {
 		loc, err := time.LoadLocation(o.SimplefinSyncTZ)
 		if err != nil {
 			return nil, fmt.Errorf("worker: SimpleFIN sync time zone: %w", err)
 		}
 		// The fan-out reads the day from the clock in the sync's zone.
-		cron := "CRON_TZ=" + loc.String() + " " + o.SimplefinSyncCron
-		if _, err := s.Register(cron, jobs.NewSimplefinScheduleTask()); err != nil {
-			return nil, fmt.Errorf("worker: schedule SimpleFIN syncs: %w", err)
-		}
-		if _, err := s.Register("@every 10m", jobs.NewSimplefinSweepTask()); err != nil {
-			return nil, fmt.Errorf("worker: schedule SimpleFIN sweep: %w", err)
-		}
+		list = append(list, Periodic{Spec: "CRON_TZ=" + loc.String() + " " + o.SimplefinSyncCron, Task: simplefin.NewScheduleTask()},
+			Periodic{Spec: "@every 10m", Task: simplefin.NewSweepTask()})
 	}
 	if o.AuditArchiveCron != "" {
-		if _, err := s.Register(o.AuditArchiveCron, jobs.NewAuditArchiveTask()); err != nil {
-			return nil, fmt.Errorf("worker: schedule audit archive: %w", err)
+		list = append(list, Periodic{Spec: o.AuditArchiveCron, Task: jobs.NewAuditArchiveTask()})
+	}
+	return list, nil
+}
+
+// NewScheduler registers every periodic task. Exactly one scheduler runs
+// (`coffer scheduler`), so scaling workers never doubles a periodic task.
+func NewScheduler(o Options) (*asynq.Scheduler, error) {
+	list, err := o.Periodic()
+	if err != nil {
+		return nil, err
+	}
+	s := asynq.NewScheduler(o.Redis, &asynq.SchedulerOpts{
+		Location: time.UTC,
+		Logger:   asynqLogger{o.Logger},
+		LogLevel: asynq.WarnLevel,
+	})
+	for _, p := range list {
+		if _, err := s.Register(p.Spec, p.Task); err != nil {
+			return nil, fmt.Errorf("worker: schedule %s: %w", p.Task.Type(), err)
 		}
 	}
 	return s, nil

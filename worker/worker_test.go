@@ -12,7 +12,8 @@ import (
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/simplefintest"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -66,14 +67,20 @@ func TestWorkerProcessesQueuedWork(t *testing.T) {
 	}
 }
 
+// TestSchedulerRegistersPeriodicWork: with only its cron set, the balance
+// sweep is the one periodic task, on that cron, and of a type the worker
+// handles; a bad cron spec is refused.
 func TestSchedulerRegistersPeriodicWork(t *testing.T) {
 	opt := modelstest.Redis(t, redisDB)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if _, err := worker.NewScheduler(worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "not a cron"}); err == nil {
-		t.Error("a bad cron spec was accepted")
-	}
-	if _, err := worker.NewScheduler(worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *"}); err != nil {
+	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *"}
+	checkPeriodic(t, o, map[string]string{jobs.TypeBalanceSweep: "5 0 * * *"})
+	if _, err := worker.NewScheduler(o); err != nil {
 		t.Error(err)
+	}
+	o.BalanceSweepCron = "not a cron"
+	if _, err := worker.NewScheduler(o); err == nil {
+		t.Error("a bad cron spec was accepted")
 	}
 }
 
@@ -135,22 +142,23 @@ func TestWorkerClaimsAConnection(t *testing.T) {
 	defer rdb.Close()
 	queue := asynq.NewClientFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bridge := simplefintest.New(t)
-	h := &jobs.Handlers{Store: store, Queue: queue, Log: log,
-		SimpleFIN: simplefin.NewClient(simplefin.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: 5 * time.Millisecond})}
+	fake := bridgetest.New(t)
+	h := &simplefin.Handlers{Store: store, Queue: queue, Log: log,
+		Bridge: bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: 5 * time.Millisecond})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: h, Logger: log, Concurrency: 2, BalanceSweepCron: "@every 1h"})
+		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, SimpleFIN: h,
+			Logger: log, Concurrency: 2, BalanceSweepCron: "@every 1h"})
 	}()
 	defer func() { cancel(); <-done }()
 
 	f := modelstest.NewFamily(t, store, "bridge")
 	c := &models.Connection{FamilyID: f.Family.ID, Name: "SimpleFIN"}
-	if err := store.CreateConnection(ctx, c, bridge.Token("worker")); err != nil {
+	if err := store.CreateConnection(ctx, c, fake.Token("worker")); err != nil {
 		t.Fatal(err)
 	}
-	task, _ := jobs.NewSimplefinClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
+	task, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
 	if _, err := queue.Enqueue(task); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +176,7 @@ func TestWorkerClaimsAConnection(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := bridge.Posts("worker"); n != 1 {
+	if n := fake.Posts("worker"); n != 1 {
 		t.Errorf("%d claim POSTs", n)
 	}
 }

@@ -5,49 +5,69 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
-	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+
+	"coffer/jobs"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/models"
 )
 
-// Info reads GET {access}/info, the version prefixes the server speaks.
-// It needs no credentials, so none are sent.
-func (c *Client) Info(ctx context.Context, accessURL string) ([]string, error) {
-	u, err := url.Parse(accessURL)
+// TypeFetchInfo reads a connection's server versions once, right
+// after a successful claim. A failure is only a warning.
+const TypeFetchInfo = "simplefin:fetch_info"
+
+// ConnectionPayload names a connection.
+type ConnectionPayload struct {
+	FamilyID     uuid.UUID `json:"family_id"`
+	ConnectionID uuid.UUID `json:"connection_id"`
+}
+
+// NewFetchInfoTask builds the /info read of a connection.
+func NewFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
+	payload, err := json.Marshal(ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID})
 	if err != nil {
-		return nil, &FetchError{Kind: BadAnswer, Detail: "the stored access URL is not usable"}
+		return nil, fmt.Errorf("simplefin: fetch info payload: %w", err)
 	}
-	u.User = nil
-	u.Path = strings.TrimRight(u.Path, "/") + "/info"
-	ctx, cancel := context.WithTimeout(ctx, c.claimTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	return asynq.NewTask(TypeFetchInfo, payload, asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(2),
+		asynq.Timeout(time.Minute), asynq.Unique(time.Hour)), nil
+}
+
+// FetchInfo handles TypeFetchInfo. The request counts against the
+// connection's budget like any other.
+func (h *Handlers) FetchInfo(ctx context.Context, t *asynq.Task) error {
+	var p ConnectionPayload
+	if err := jobs.Decode(t, &p); err != nil {
+		return err
+	}
+	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
 	if err != nil {
-		return nil, &FetchError{Kind: BadAnswer, Detail: "bad request"}
+		return err
 	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		notSent := errors.Is(err, ErrPrivateHost) || neverSent(err)
-		return nil, &FetchError{Kind: Unavailable, NotSent: notSent, Detail: "info: " + opName(err)}
+	access, err := h.Store.AccessURL(conn)
+	if err != nil || conn.Status == models.ConnDisconnected {
+		return nil
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return nil, &FetchError{Kind: Unavailable, Detail: fmt.Sprintf("info: answer %d", resp.StatusCode)}
+	b := budget{rdb: h.Redis, limit: h.Options.withDefaults().DailyBudget}
+	slots, _, err := b.reserve(ctx, conn.ID, 1, h.now())
+	if err != nil || slots == nil {
+		h.logger(ctx, t).Warn("server versions not read: no request budget", "connection_id", conn.ID)
+		return nil
 	}
-	var info struct {
-		Versions []string `json:"versions"`
-	}
-	if err := json.Unmarshal(body, &info); err != nil {
-		return nil, &FetchError{Kind: BadAnswer, Detail: "info: not JSON"}
-	}
-	out := make([]string, 0, len(info.Versions))
-	for _, v := range info.Versions {
-		if v = SanitizeMessage(v); v != "" && len(v) <= 32 && len(out) < 20 {
-			out = append(out, v)
+	versions, err := h.Bridge.Info(ctx, access)
+	if errors.Is(err, bridge.ErrNotSent) {
+		if err := b.release(ctx, conn.ID, slots[0]); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	if err != nil {
+		h.logger(ctx, t).Warn("server versions not read", "connection_id", conn.ID, "error", err)
+		return nil
+	}
+	return h.Store.SetServerVersions(ctx, conn, versions)
 }

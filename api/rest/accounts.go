@@ -1,0 +1,187 @@
+package rest
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/api/httperr"
+	"coffer/models"
+)
+
+type accountsJSON struct {
+	Accounts   []accountJSON `json:"accounts"`
+	Pagination Pagination    `json:"pagination"`
+}
+
+func (h *Handler) listAccounts(c *fiber.Ctx) error {
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	as, total, err := h.store.Accounts(c.UserContext(), KeyOf(c).FamilyID, p)
+	if err != nil {
+		return err
+	}
+	out := accountsJSON{Accounts: make([]accountJSON, len(as)), Pagination: pagination(p, total)}
+	for i := range as {
+		out.Accounts[i] = renderAccount(&as[i])
+	}
+	return c.JSON(out)
+}
+
+func (h *Handler) showAccount(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	a, err := h.store.Account(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(renderAccount(a))
+}
+
+// accountFields applies the members present in f to a and returns the
+// columns they change.
+func accountFields(f *fields, a *models.Account, create bool) []string {
+	var cols []string
+	if create || f.has("name") {
+		a.Name = f.required("name", maxName)
+		cols = append(cols, "name")
+	}
+	if t, ok := f.oneOf("account_type", models.AccountTypes...); ok {
+		a.AccountType = t
+		cols = append(cols, "account_type")
+	} else if create && !f.bad("account_type") {
+		f.add("account_type is required")
+	}
+	if s, ok := f.str("subtype", 64, true); ok || f.isNull("subtype") {
+		a.Subtype = nonEmpty(s)
+		cols = append(cols, "subtype")
+	}
+	if cur, ok := f.currency("currency"); ok {
+		a.Currency = cur
+		cols = append(cols, "currency")
+	}
+	if st, ok := f.oneOf("status", models.AccountActive, models.AccountDisabled, models.AccountPendingDeletion); ok {
+		a.Status = st
+		cols = append(cols, "status")
+	}
+	if b, ok := f.amount("balance"); ok {
+		a.OpeningBalance = b
+		cols = append(cols, "opening_balance")
+	}
+	for _, m := range []struct {
+		name string
+		dst  **string
+	}{{"institution_name", &a.InstitutionName}, {"institution_domain", &a.InstitutionDomain}} {
+		if s, ok := f.str(m.name, maxName, true); ok || f.isNull(m.name) {
+			*m.dst = nonEmpty(s)
+			cols = append(cols, m.name)
+		}
+	}
+	return cols
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (h *Handler) createAccount(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), KeyOf(c)
+	f, err := decodeObject(c, "account")
+	if err != nil {
+		return err
+	}
+	a := &models.Account{FamilyID: k.FamilyID}
+	accountFields(f, a, true)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if a.Currency == "" {
+		a.Currency = k.Family.Currency
+	}
+	if err := h.store.CreateAccount(ctx, a); err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(renderAccount(a))
+}
+
+func (h *Handler) updateAccount(c *fiber.Ctx) error {
+	ctx, k := c.UserContext(), KeyOf(c)
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	f, err := decodeObject(c, "account")
+	if err != nil {
+		return err
+	}
+	a, err := h.store.Account(ctx, k.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	cols := accountFields(f, a, false)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if len(cols) > 0 {
+		if err := h.store.UpdateAccount(ctx, a, cols...); err != nil {
+			return err
+		}
+		h.recalculate(c, a.ID)
+	}
+	return c.JSON(renderAccount(a))
+}
+
+func (h *Handler) deleteAccount(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteAccount(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"message": "Account deleted successfully"})
+}
+
+type accountJSON struct {
+	ID                string  `json:"id"`
+	Name              string  `json:"name"`
+	Balance           string  `json:"balance"`
+	BalanceCents      int64   `json:"balance_cents"`
+	CashBalance       string  `json:"cash_balance"`
+	CashBalanceCents  int64   `json:"cash_balance_cents"`
+	Currency          string  `json:"currency"`
+	Classification    string  `json:"classification"`
+	AccountType       *string `json:"account_type"`
+	Subtype           *string `json:"subtype"`
+	Status            string  `json:"status"`
+	InstitutionName   *string `json:"institution_name"`
+	InstitutionDomain *string `json:"institution_domain"`
+	CreatedAt         string  `json:"created_at"`
+	UpdatedAt         string  `json:"updated_at"`
+}
+
+func renderAccount(a *models.Account) accountJSON {
+	cur := models.MustCurrency(a.Currency)
+	return accountJSON{
+		ID:                a.ID.String(),
+		Name:              a.Name,
+		Balance:           a.Balance.Format(cur),
+		BalanceCents:      a.Balance.Minor(cur),
+		CashBalance:       a.CashBalance.Format(cur),
+		CashBalanceCents:  a.CashBalance.Minor(cur),
+		Currency:          a.Currency,
+		Classification:    a.Classification(),
+		AccountType:       nonEmpty(a.AccountType),
+		Subtype:           a.Subtype,
+		Status:            a.Status,
+		InstitutionName:   a.InstitutionName,
+		InstitutionDomain: a.InstitutionDomain,
+		CreatedAt:         timestamp(a.CreatedAt),
+		UpdatedAt:         timestamp(a.UpdatedAt),
+	}
+}

@@ -1,0 +1,191 @@
+package rest
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"coffer/api/httperr"
+	"coffer/jobs"
+	"coffer/models"
+)
+
+const maxMessage = 10_000
+
+type chatsJSON struct {
+	Chats      []chatJSON `json:"chats"`
+	Pagination Pagination `json:"pagination"`
+}
+
+type chatDetailJSON struct {
+	chatJSON
+	Messages   []messageJSON `json:"messages"`
+	Pagination Pagination    `json:"pagination"`
+}
+
+func (h *Handler) listChats(c *fiber.Ctx) error {
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	k := KeyOf(c)
+	chats, total, err := h.store.Chats(c.UserContext(), k.FamilyID, k.UserID, p)
+	if err != nil {
+		return err
+	}
+	out := chatsJSON{Chats: make([]chatJSON, len(chats)), Pagination: pagination(p, total)}
+	for i := range chats {
+		out.Chats[i] = renderChat(&chats[i])
+	}
+	return c.JSON(out)
+}
+
+func (h *Handler) showChat(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	return h.respondChat(c, fiber.StatusOK, id, p)
+}
+
+func (h *Handler) respondChat(c *fiber.Ctx, status int, id uuid.UUID, p models.Page) error {
+	ctx, k := c.UserContext(), KeyOf(c)
+	chat, err := h.store.Chat(ctx, k.FamilyID, k.UserID, id)
+	if err != nil {
+		return err
+	}
+	msgs, total, err := h.store.Messages(ctx, k.FamilyID, k.UserID, id, p)
+	if err != nil {
+		return err
+	}
+	out := chatDetailJSON{chatJSON: renderChat(chat), Messages: make([]messageJSON, len(msgs)), Pagination: pagination(p, total)}
+	for i := range msgs {
+		out.Messages[i] = renderMessage(&msgs[i])
+	}
+	return c.Status(status).JSON(out)
+}
+
+func (h *Handler) createChat(c *fiber.Ctx) error {
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	title := f.required("title", maxName)
+	first, _ := f.str("message", maxMessage, true)
+	if err := f.err(); err != nil {
+		return err
+	}
+	k := KeyOf(c)
+	chat := &models.Chat{FamilyID: k.FamilyID, UserID: k.UserID, Title: title}
+	msg, err := h.store.CreateChat(c.UserContext(), chat, first)
+	if err != nil {
+		return err
+	}
+	if msg != nil {
+		h.askAssistant(c, chat.ID)
+	}
+	return h.respondChat(c, fiber.StatusCreated, chat.ID, models.Page{Number: 1, Size: defaultPerPage})
+}
+
+func (h *Handler) updateChat(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	title := f.required("title", maxName)
+	if err := f.err(); err != nil {
+		return err
+	}
+	k := KeyOf(c)
+	if err := h.store.RenameChat(c.UserContext(), &models.Chat{ID: id, FamilyID: k.FamilyID, UserID: k.UserID, Title: title}); err != nil {
+		return err
+	}
+	return h.respondChat(c, fiber.StatusOK, id, models.Page{Number: 1, Size: defaultPerPage})
+}
+
+func (h *Handler) deleteChat(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	k := KeyOf(c)
+	if err := h.store.DeleteChat(c.UserContext(), k.FamilyID, k.UserID, id); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+func (h *Handler) createMessage(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	f, err := decodeObject(c, "")
+	if err != nil {
+		return err
+	}
+	content := f.required("content", maxMessage)
+	if err := f.err(); err != nil {
+		return err
+	}
+	k := KeyOf(c)
+	m := &models.Message{FamilyID: k.FamilyID, ChatID: id, Type: models.UserMessage, Content: content}
+	if err := h.store.CreateMessage(c.UserContext(), k.UserID, m); err != nil {
+		return err
+	}
+	h.askAssistant(c, id)
+	return c.Status(fiber.StatusCreated).JSON(renderMessage(m))
+}
+
+// askAssistant queues the assistant's reply to a chat.
+func (h *Handler) askAssistant(c *fiber.Ctx, chatID uuid.UUID) {
+	task, err := jobs.NewChatReplyTask(KeyOf(c).FamilyID, chatID)
+	if err == nil {
+		_, err = h.queue.EnqueueContext(c.UserContext(), task)
+	}
+	if err != nil {
+		h.log.Warn("enqueue chat reply", "request_id", httperr.RequestID(c), "chat_id", chatID, "error", err)
+	}
+}
+
+type messageJSON struct {
+	ID        string  `json:"id"`
+	ChatID    string  `json:"chat_id"`
+	Type      string  `json:"type"`
+	Role      string  `json:"role"`
+	Content   string  `json:"content"`
+	Model     *string `json:"model"`
+	CreatedAt string  `json:"created_at"`
+	UpdatedAt string  `json:"updated_at"`
+}
+
+func renderMessage(m *models.Message) messageJSON {
+	return messageJSON{
+		ID: m.ID.String(), ChatID: m.ChatID.String(), Type: m.Type, Role: m.Role(), Content: m.Content,
+		Model: m.Model, CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt),
+	}
+}
+
+type chatJSON struct {
+	ID            string  `json:"id"`
+	Title         string  `json:"title"`
+	LastMessageAt *string `json:"last_message_at"`
+	MessageCount  int     `json:"message_count"`
+	Error         *string `json:"error"`
+	CreatedAt     string  `json:"created_at"`
+	UpdatedAt     string  `json:"updated_at"`
+}
+
+func renderChat(c *models.Chat) chatJSON {
+	return chatJSON{
+		ID: c.ID.String(), Title: c.Title, LastMessageAt: optTimestamp(c.LastMessageAt), MessageCount: c.MessageCount,
+		Error: c.Error, CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt),
+	}
+}

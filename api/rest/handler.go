@@ -1,0 +1,62 @@
+// Package rest is the JSON API under /api/v1: its handlers, the JSON
+// shapes beside them, API-key authentication and the per-key rate limit,
+// request parsing and the OpenAPI document. Errors go back to api's one
+// error handler as httperr values.
+package rest
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/jobs"
+	"coffer/jobs/simplefin"
+	"coffer/models"
+)
+
+// Options is what the JSON API needs.
+type Options struct {
+	Store  *models.Store
+	Redis  redis.UniversalClient // rate-limit counters, shared by every web process
+	Queue  *asynq.Client         // background jobs
+	Logger *slog.Logger
+	Clock  func() time.Time
+
+	// RateLimitPerHour is the number of requests one API key may make per
+	// hour; 0 turns the limit off.
+	RateLimitPerHour int
+	// Connections are the SimpleFIN connection actions, shared with the
+	// screens.
+	Connections *simplefin.Actions
+	// SimpleFINDailyBudget is the requests per connection and rolling day
+	// that the worker allows.
+	SimpleFINDailyBudget int
+	// Calendar works out a connection's next scheduled sync.
+	Calendar *simplefin.SyncCalendar
+}
+
+// Handler serves /api/v1; handlers are its methods.
+type Handler struct {
+	store     *models.Store
+	redis     redis.UniversalClient
+	queue     *asynq.Client
+	balances  *jobs.Balances
+	log       *slog.Logger
+	rateLimit int
+	now       func() time.Time
+
+	connections *simplefin.Actions
+	dailyBudget int
+	calendar    *simplefin.SyncCalendar
+}
+
+// New returns the JSON API's handler.
+func New(o Options) *Handler {
+	return &Handler{
+		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
+		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
+		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+	}
+}

@@ -1,0 +1,78 @@
+package rest
+
+import (
+	"coffer/models"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Routes mounts /api/v1 on v1: method, path, the key scope it needs,
+// handler. The OpenAPI document needs no key.
+func (h *Handler) Routes(v1 fiber.Router) {
+	v1.Get("/openapi.json", h.openAPIJSON)
+	v1.Get("/openapi.yaml", h.openAPIYAML)
+
+	read := h.APIKey(models.ScopeRead)
+	write := h.APIKey(models.ScopeReadWrite)
+
+	v1.Get("/transactions", read, h.listTransactions)
+	v1.Post("/transactions", write, h.createTransaction)
+	v1.Get("/transactions/:id", read, h.showTransaction)
+	v1.Patch("/transactions/:id", write, h.updateTransaction)
+	v1.Put("/transactions/:id", write, h.updateTransaction)
+	v1.Delete("/transactions/:id", write, h.deleteTransaction)
+
+	v1.Get("/chats", read, h.listChats)
+	v1.Post("/chats", write, h.createChat)
+	v1.Get("/chats/:id", read, h.showChat)
+	v1.Patch("/chats/:id", write, h.updateChat)
+	v1.Put("/chats/:id", write, h.updateChat)
+	v1.Delete("/chats/:id", write, h.deleteChat)
+	v1.Post("/chats/:id/messages", write, h.createMessage)
+
+	v1.Get("/accounts", read, h.listAccounts)
+	v1.Post("/accounts", write, h.createAccount)
+	v1.Get("/accounts/:id", read, h.showAccount)
+	v1.Patch("/accounts/:id", write, h.updateAccount)
+	v1.Put("/accounts/:id", write, h.updateAccount)
+	v1.Delete("/accounts/:id", write, h.deleteAccount)
+
+	v1.Get("/categories", read, h.listCategories)
+	v1.Post("/categories", write, h.createCategory)
+	v1.Get("/categories/:id", read, h.showCategory)
+	v1.Patch("/categories/:id", write, h.updateCategory)
+	v1.Put("/categories/:id", write, h.updateCategory)
+	v1.Delete("/categories/:id", write, h.deleteCategory)
+
+	v1.Get("/merchants", read, h.listMerchants)
+	v1.Post("/merchants", write, h.createMerchant)
+	v1.Get("/merchants/:id", read, h.showMerchant)
+	v1.Patch("/merchants/:id", write, h.updateMerchant)
+	v1.Put("/merchants/:id", write, h.updateMerchant)
+	v1.Delete("/merchants/:id", write, h.deleteMerchant)
+
+	v1.Get("/tags", read, h.listTags)
+	v1.Post("/tags", write, h.createTag)
+	v1.Get("/tags/:id", read, h.showTag)
+	v1.Patch("/tags/:id", write, h.updateTag)
+	v1.Put("/tags/:id", write, h.updateTag)
+	v1.Delete("/tags/:id", write, h.deleteTag)
+
+	v1.Get("/transfers", read, h.listTransfers)
+	v1.Post("/transfers", write, h.createTransfer)
+	v1.Get("/transfers/:id", read, h.showTransfer)
+	v1.Delete("/transfers/:id", write, h.deleteTransfer)
+
+	v1.Get("/provider_connections", read, h.listConnections)
+	v1.Post("/provider_connections", write, h.createConnection)
+	v1.Get("/provider_connections/:id", read, h.showConnection)
+	v1.Delete("/provider_connections/:id", write, h.deleteConnection)
+	v1.Patch("/provider_connections/:id", write, h.updateConnection)
+	v1.Post("/provider_connections/:id/sync", write, h.syncConnection)
+	v1.Post("/provider_connections/:id/retry_claim", write, h.retryClaim)
+	v1.Patch("/provider_connections/:id/accounts/:account_id", write, h.updateProviderAccount)
+	v1.Get("/syncs", read, h.listSyncs)
+	v1.Get("/syncs/latest", read, h.latestSync)
+	v1.Get("/syncs/:id", read, h.showSync)
+
+}

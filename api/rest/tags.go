@@ -1,0 +1,107 @@
+package rest
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/api/httperr"
+	"coffer/models"
+)
+
+// listTags answers a bare array, as the reference does.
+func (h *Handler) listTags(c *fiber.Ctx) error {
+	ts, err := h.store.Tags(c.UserContext(), KeyOf(c).FamilyID)
+	if err != nil {
+		return err
+	}
+	out := make([]tagJSON, len(ts))
+	for i := range ts {
+		out[i] = renderTag(&ts[i])
+	}
+	return c.JSON(out)
+}
+
+func (h *Handler) showTag(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	t, err := h.store.Tag(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(renderTag(t))
+}
+
+func tagFields(f *fields, t *models.Tag, create bool) {
+	if create || f.has("name") {
+		t.Name = f.required("name", maxName)
+	}
+	if col, ok := f.color("color"); ok {
+		t.Color = col
+	} else if create && !f.has("color") {
+		t.Color = "#e99537"
+	}
+}
+
+func (h *Handler) createTag(c *fiber.Ctx) error {
+	f, err := decodeObject(c, "tag")
+	if err != nil {
+		return err
+	}
+	t := &models.Tag{FamilyID: KeyOf(c).FamilyID}
+	tagFields(f, t, true)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if err := h.store.CreateTag(c.UserContext(), t); err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(renderTag(t))
+}
+
+func (h *Handler) updateTag(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	f, err := decodeObject(c, "tag")
+	if err != nil {
+		return err
+	}
+	t, err := h.store.Tag(ctx, KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	tagFields(f, t, false)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if err := h.store.UpdateTag(ctx, t); err != nil {
+		return err
+	}
+	return c.JSON(renderTag(t))
+}
+
+func (h *Handler) deleteTag(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteTag(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"message": "Tag deleted successfully"})
+}
+
+type tagJSON struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Color     string `json:"color"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+func renderTag(t *models.Tag) tagJSON {
+	return tagJSON{ID: t.ID.String(), Name: t.Name, Color: t.Color, CreatedAt: timestamp(t.CreatedAt), UpdatedAt: timestamp(t.UpdatedAt)}
+}

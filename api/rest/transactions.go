@@ -1,0 +1,296 @@
+package rest
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"coffer/api/httperr"
+	"coffer/models"
+)
+
+// transactionInput is a parsed transaction body; pointers are nil for
+// members that were absent.
+type transactionInput struct {
+	accountID  *uuid.UUID
+	date       *models.Date
+	amount     *models.Amount
+	name       *string
+	notes      *string
+	currency   *string
+	categoryID *uuid.UUID
+	merchantID *uuid.UUID
+	nature     string
+	externalID string
+	source     string
+	tagIDs     []uuid.UUID
+	hasTags    bool
+}
+
+// parseTransaction reads the members of a transaction body. With create,
+// the required ones must be present.
+func parseTransaction(f *fields, create bool) transactionInput {
+	var in transactionInput
+	in.accountID = f.id("account_id")
+	if create && in.accountID == nil && !f.bad("account_id") {
+		f.add("account_id is required")
+	}
+	if d, ok := f.date("date"); ok {
+		in.date = &d
+	} else if create && !f.bad("date") {
+		f.add("date is required")
+	}
+	if a, ok := f.amount("amount"); ok {
+		in.amount = &a
+	} else if create && !f.bad("amount") {
+		f.add("amount is required")
+	}
+	name, ok := f.str("name", maxName, true)
+	if !ok || name == "" {
+		// description is the reference's other name for the same field.
+		if d, dok := f.str("description", maxName, true); dok && d != "" && !f.bad("name") {
+			name, ok = d, true
+		}
+	}
+	switch {
+	case ok && name != "":
+		in.name = &name
+	case f.bad("name") || f.bad("description"):
+	case create || f.has("name"):
+		f.add("name can't be blank")
+	}
+	if n, ok := f.str("notes", maxNotes, false); ok {
+		in.notes = &n
+	}
+	if c, ok := f.currency("currency"); ok {
+		in.currency = &c
+	}
+	in.categoryID = f.id("category_id")
+	in.merchantID = f.id("merchant_id")
+	if n, ok := f.str("nature", 32, true); ok {
+		in.nature = strings.ToLower(n)
+		switch in.nature {
+		case "income", "inflow", "expense", "outflow":
+		default:
+			f.add("nature must be one of: income, expense, inflow, outflow")
+		}
+	}
+	in.externalID, _ = f.key("external_id")
+	in.source, _ = f.key("source")
+	if in.source != "" && in.externalID == "" && !f.bad("external_id") {
+		f.add("source requires external_id")
+	}
+	if in.externalID != "" && in.source == "" {
+		in.source = "api"
+	}
+	if in.source == "simplefin" {
+		// Rows keyed by this source belong to the bank import; a replay of
+		// one is still answered (the replay lookup comes first).
+		f.add("source simplefin is reserved for imported transactions")
+	}
+	in.hasTags = f.has("tag_ids")
+	in.tagIDs = f.ids("tag_ids")
+	return in
+}
+
+// signed applies nature to an amount: income and inflow are stored
+// negative (money in), expense and outflow positive; no nature keeps the
+// sign the client sent.
+func signed(a models.Amount, nature string) models.Amount {
+	switch nature {
+	case "income", "inflow":
+		return -a.Abs()
+	case "expense", "outflow":
+		return a.Abs()
+	}
+	return a
+}
+
+func (h *Handler) createTransaction(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	key := KeyOf(c)
+	f, err := decodeObject(c, "transaction")
+	if err != nil {
+		return err
+	}
+	in := parseTransaction(f, true)
+
+	if len(f.problems) > 0 {
+		if replay, err := h.replay(c, in); replay || err != nil {
+			return err
+		}
+		// The references are checked here only to report every problem in
+		// one answer; on the happy path the store checks them itself.
+		problems, err := h.store.CheckTransactionRefs(ctx, key.FamilyID, models.TransactionRefs{
+			AccountID: in.accountID, CategoryID: in.categoryID, MerchantID: in.merchantID, TagIDs: in.tagIDs,
+		})
+		if err != nil {
+			return err
+		}
+		f.problems = append(f.problems, problems...)
+		return f.err()
+	}
+
+	t := &models.Transaction{
+		FamilyID:   key.FamilyID,
+		AccountID:  *in.accountID,
+		Date:       *in.date,
+		Amount:     signed(*in.amount, in.nature),
+		Name:       *in.name,
+		Notes:      in.notes,
+		CategoryID: in.categoryID,
+		MerchantID: in.merchantID,
+	}
+	t.Currency = key.Family.Currency
+	if in.currency != nil {
+		t.Currency = *in.currency
+	}
+	if in.externalID != "" {
+		t.ExternalID, t.Source = &in.externalID, &in.source
+	}
+	created, err := h.store.CreateTransaction(ctx, t, in.tagIDs)
+	var inv *models.InvalidError
+	if !created && (err == nil || errors.As(err, &inv)) {
+		if replay, rerr := h.replay(c, in); replay || rerr != nil {
+			return rerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !created { // the row that held the key was deleted in between
+		return &httperr.Error{Status: fiber.StatusConflict, Code: "conflict", Message: "The transaction changed while it was being created; retry"}
+	}
+	h.recalculate(c, t.AccountID)
+	return c.Status(fiber.StatusCreated).JSON(renderTransaction(t))
+}
+
+// replay answers 200 with the existing transaction when the body carries
+// the idempotency key of one, whatever else the body says: a retried
+// create must get the same answer as the first, as the reference does.
+func (h *Handler) replay(c *fiber.Ctx, in transactionInput) (bool, error) {
+	if in.externalID == "" || in.accountID == nil {
+		return false, nil
+	}
+	existing, err := h.store.TransactionByExternalID(c.UserContext(), KeyOf(c).FamilyID, *in.accountID, in.source, in.externalID)
+	if errors.Is(err, models.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, c.Status(fiber.StatusOK).JSON(renderTransaction(existing))
+}
+
+func (h *Handler) respondTransaction(c *fiber.Ctx, status int, id uuid.UUID) error {
+	t, err := h.store.Transaction(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	return c.Status(status).JSON(renderTransaction(t))
+}
+
+// recalculate queues a balance recalculation after a committed write. The
+// write has succeeded whatever happens here: a failure is logged, and the
+// periodic sweep makes the balance right later.
+func (h *Handler) recalculate(c *fiber.Ctx, accountIDs ...uuid.UUID) {
+	for _, id := range accountIDs {
+		if err := h.balances.Enqueue(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
+			h.log.Error("enqueue balance recalculation", "request_id", httperr.RequestID(c), "account_id", id, "error", err)
+		}
+	}
+}
+
+func (h *Handler) showTransaction(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	return h.respondTransaction(c, fiber.StatusOK, id)
+}
+
+func (h *Handler) updateTransaction(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	key := KeyOf(c)
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	f, err := decodeObject(c, "transaction")
+	if err != nil {
+		return err
+	}
+	in := parseTransaction(f, false)
+	if err := f.err(); err != nil {
+		return err
+	}
+	t, err := h.store.Transaction(ctx, key.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	var cols []string
+	set := func(col string, apply func()) {
+		apply()
+		cols = append(cols, col)
+	}
+	if in.accountID != nil {
+		set("account_id", func() { t.AccountID = *in.accountID })
+	}
+	if in.date != nil {
+		set("date", func() { t.Date = *in.date })
+	}
+	if in.amount != nil {
+		set("amount", func() { t.Amount = signed(*in.amount, in.nature) })
+	} else if in.nature != "" {
+		set("amount", func() { t.Amount = signed(t.Amount, in.nature) })
+	}
+	if in.name != nil {
+		set("name", func() { t.Name = *in.name })
+	}
+	if in.notes != nil || f.isNull("notes") {
+		set("notes", func() { t.Notes = in.notes })
+	}
+	if in.currency != nil {
+		set("currency", func() { t.Currency = *in.currency })
+	}
+	if in.categoryID != nil || f.isNull("category_id") {
+		set("category_id", func() { t.CategoryID = in.categoryID })
+	}
+	if in.merchantID != nil || f.isNull("merchant_id") {
+		set("merchant_id", func() { t.MerchantID = in.merchantID })
+	}
+	if in.externalID != "" {
+		set("external_id", func() { t.ExternalID = &in.externalID })
+		set("source", func() { t.Source = &in.source })
+	}
+	var tags *[]uuid.UUID
+	if in.hasTags {
+		ids := in.tagIDs
+		tags = &ids
+	}
+	previous, err := h.store.UpdateTransaction(ctx, t, cols, tags)
+	if err != nil {
+		return err
+	}
+	if previous != t.AccountID {
+		h.recalculate(c, previous, t.AccountID)
+	} else {
+		h.recalculate(c, t.AccountID)
+	}
+	return h.respondTransaction(c, fiber.StatusOK, id)
+}
+
+func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	accountID, err := h.store.DeleteTransaction(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	h.recalculate(c, accountID)
+	return c.JSON(fiber.Map{"message": "Transaction deleted successfully"})
+}

@@ -1,0 +1,223 @@
+package rest
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"coffer/api/httperr"
+	"coffer/models"
+)
+
+type transactionsJSON struct {
+	Transactions []transactionJSON `json:"transactions"`
+	Pagination   Pagination        `json:"pagination"`
+}
+
+func (h *Handler) listTransactions(c *fiber.Ctx) error {
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	f, err := parseTransactionFilter(c)
+	if err != nil {
+		return err
+	}
+	txs, total, err := h.store.Transactions(c.UserContext(), KeyOf(c).FamilyID, f, p)
+	if err != nil {
+		return err
+	}
+	out := transactionsJSON{Transactions: make([]transactionJSON, len(txs)), Pagination: pagination(p, total)}
+	for i, t := range txs {
+		out.Transactions[i] = renderTransaction(t)
+	}
+	return c.JSON(out)
+}
+
+// parseTransactionFilter reads the list filters; a malformed value is a
+// 400 naming the parameter.
+func parseTransactionFilter(c *fiber.Ctx) (models.TransactionFilter, error) {
+	var f models.TransactionFilter
+	args := c.Context().QueryArgs()
+	ids := func(single, multi string) ([]uuid.UUID, error) {
+		var out []uuid.UUID
+		values := args.PeekMulti(multi)
+		if v := args.Peek(single); len(v) > 0 {
+			values = append(values, v)
+		}
+		for _, v := range values {
+			id, err := uuid.Parse(string(v))
+			if err != nil || len(v) != 36 {
+				return nil, httperr.BadRequest(strings.TrimSuffix(multi, "[]") + " must contain UUIDs only")
+			}
+			out = append(out, id)
+		}
+		if len(out) > 100 {
+			return nil, httperr.BadRequest(multi + " has too many values (maximum is 100)")
+		}
+		return out, nil
+	}
+	var err error
+	if f.AccountIDs, err = ids("account_id", "account_ids[]"); err != nil {
+		return f, err
+	}
+	if f.CategoryIDs, err = ids("category_id", "category_ids[]"); err != nil {
+		return f, err
+	}
+	if f.MerchantIDs, err = ids("merchant_id", "merchant_ids[]"); err != nil {
+		return f, err
+	}
+	if f.TagIDs, err = ids("tag_id", "tag_ids[]"); err != nil {
+		return f, err
+	}
+	for _, d := range []struct {
+		name string
+		dst  *models.Date
+	}{{"start_date", &f.StartDate}, {"end_date", &f.EndDate}} {
+		if v := c.Query(d.name); v != "" {
+			date, err := models.ParseDate(v)
+			if err != nil {
+				return f, httperr.BadRequest(d.name + " must be a date, YYYY-MM-DD")
+			}
+			*d.dst = date
+		}
+	}
+	for _, a := range []struct {
+		name string
+		dst  **models.Amount
+	}{{"min_amount", &f.MinAmount}, {"max_amount", &f.MaxAmount}} {
+		if v := c.Query(a.name); v != "" {
+			amount, err := models.ParseAmount(v)
+			if err != nil {
+				return f, httperr.BadRequest(a.name + " must be a decimal number")
+			}
+			*a.dst = &amount
+		}
+	}
+	switch t := c.Query("type"); t {
+	case "", "income", "expense":
+		f.Type = t
+	default:
+		return f, httperr.BadRequest("type must be income or expense")
+	}
+	if s := c.Query("search"); s != "" {
+		if !utf8.ValidString(s) || strings.ContainsRune(s, 0) || utf8.RuneCountInString(s) > maxName {
+			return f, httperr.BadRequest("search must be valid text of at most 255 characters")
+		}
+		f.Search = strings.Clone(s)
+	}
+	return f, nil
+}
+
+type accountRefJSON struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	AccountType *string `json:"account_type"` // null: untyped, as a connection creates it
+	Status      string  `json:"status"`
+}
+
+func accountRef(a *models.Account) accountRefJSON {
+	return accountRefJSON{ID: a.ID.String(), Name: a.Name, AccountType: nonEmpty(a.AccountType), Status: a.Status}
+}
+
+type categoryRefJSON struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Color string `json:"color"`
+	Icon  string `json:"icon"`
+}
+
+type merchantRefJSON struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+type tagRefJSON struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Color string `json:"color"`
+}
+
+type transferRefJSON struct {
+	ID           string          `json:"id"`
+	Amount       string          `json:"amount"`
+	Currency     string          `json:"currency"`
+	OtherAccount *accountRefJSON `json:"other_account"`
+}
+
+type transactionJSON struct {
+	ID                string           `json:"id"`
+	Date              string           `json:"date"`
+	Amount            string           `json:"amount"`
+	AmountCents       int64            `json:"amount_cents"`
+	SignedAmountCents int64            `json:"signed_amount_cents"`
+	Currency          string           `json:"currency"`
+	Name              string           `json:"name"`
+	Notes             *string          `json:"notes"`
+	ExternalID        *string          `json:"external_id"`
+	Source            *string          `json:"source"`
+	Classification    string           `json:"classification"`
+	Account           accountRefJSON   `json:"account"`
+	Category          *categoryRefJSON `json:"category"`
+	Merchant          *merchantRefJSON `json:"merchant"`
+	Tags              []tagRefJSON     `json:"tags"`
+	Transfer          *transferRefJSON `json:"transfer"`
+	Pending           bool             `json:"pending"`
+	CreatedAt         string           `json:"created_at"`
+	UpdatedAt         string           `json:"updated_at"`
+}
+
+func renderTransaction(t *models.Transaction) transactionJSON {
+	cur := models.MustCurrency(t.Currency)
+	minor := t.Amount.Minor(cur)
+	out := transactionJSON{
+		ID:                t.ID.String(),
+		Date:              string(t.Date),
+		Amount:            t.Amount.Format(cur),
+		AmountCents:       abs64(minor),
+		SignedAmountCents: -minor, // stored positive is money out; clients count money in as positive
+		Currency:          t.Currency,
+		Name:              t.Name,
+		Notes:             t.Notes,
+		ExternalID:        t.ExternalID,
+		Source:            t.Source,
+		Classification:    "expense",
+		Tags:              make([]tagRefJSON, 0, len(t.Tags)),
+		Pending:           t.Pending,
+		CreatedAt:         timestamp(t.CreatedAt),
+		UpdatedAt:         timestamp(t.UpdatedAt),
+	}
+	if t.Amount < 0 {
+		out.Classification = "income"
+	}
+	if t.Account != nil {
+		out.Account = accountRef(t.Account)
+	}
+	if c := t.Category; c != nil {
+		out.Category = &categoryRefJSON{ID: c.ID.String(), Name: c.Name, Color: c.Color, Icon: c.Icon}
+	}
+	if m := t.Merchant; m != nil {
+		out.Merchant = &merchantRefJSON{ID: m.ID.String(), Name: m.Name}
+	}
+	for _, tag := range t.Tags {
+		out.Tags = append(out.Tags, tagRefJSON{ID: tag.ID.String(), Name: tag.Name, Color: tag.Color})
+	}
+	if tr := t.Transfer; tr != nil {
+		ref := &transferRefJSON{ID: tr.ID.String(), Amount: tr.Amount.Format(models.MustCurrency(tr.Currency)), Currency: tr.Currency}
+		if tr.OtherAccount != nil {
+			other := accountRef(tr.OtherAccount)
+			ref.OtherAccount = &other
+		}
+		out.Transfer = ref
+	}
+	return out
+}
+
+func abs64(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

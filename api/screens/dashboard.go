@@ -1,0 +1,66 @@
+package screens
+
+import (
+	"html/template"
+
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/api/web"
+	"coffer/models"
+)
+
+type dashboardData struct {
+	Sheet      *models.BalanceSheet
+	Series     []models.SeriesPoint
+	Chart      template.HTML
+	Month      models.Period
+	Totals     *models.Totals
+	Spending   []models.CategoryTotal // this month's spending by category, largest first
+	Latest     []*models.Transaction
+	Conns      []models.Connection
+	HasAccount bool
+}
+
+// home is the dashboard: net worth and its last year, the accounts by
+// type, this month's income and spending and where it went, the latest
+// transactions and the bank connections. Each figure is one query.
+func (h *Handler) home(c *fiber.Ctx) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	today := models.DateOf(h.now())
+	d := dashboardData{Month: models.MonthPeriod(today)}
+	var err error
+	if d.Sheet, err = h.store.BalanceSheet(ctx, fam, false); err != nil {
+		return err
+	}
+	d.HasAccount = len(d.Sheet.Groups) > 0
+	year := models.Period{From: models.DateOf(h.now().AddDate(-1, 0, 0)), To: today}
+	if d.Series, err = h.store.NetWorthSeries(ctx, fam, year, models.Week); err != nil {
+		return err
+	}
+	d.Chart = lineChart("Net worth over the last year", d.Series)
+	if d.Totals, err = h.store.PeriodTotals(ctx, fam, d.Month); err != nil {
+		return err
+	}
+	totals, err := h.store.CategoryTotals(ctx, fam, d.Month)
+	if err != nil {
+		return err
+	}
+	for _, t := range totals {
+		if t.Classification == "expense" && len(d.Spending) < 8 {
+			d.Spending = append(d.Spending, t)
+		}
+	}
+	if d.Latest, _, err = h.store.Transactions(ctx, fam, models.TransactionFilter{}, models.Page{Number: 1, Size: 8}); err != nil {
+		return err
+	}
+	if d.Conns, _, err = h.store.Connections(ctx, fam, models.Page{Number: 1, Size: 20}); err != nil {
+		return err
+	}
+	return h.pages.Render(c, fiber.StatusOK, "home", web.Page{Nav: "dashboard", Title: "Dashboard", Data: d})
+}
+
+// monthName is "November 2026" for a period's month.
+func monthName(p models.Period) string { return p.From.Time().Format("January 2006") }
+
+// shortDate is "24 Nov" for the tables of a chart.
+func shortDate(d models.Date) string { return d.Time().Format("2 Jan 2006") }

@@ -1,0 +1,107 @@
+package screens
+
+import (
+	"html/template"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"coffer/models"
+)
+
+// money renders an amount in its currency's own convention ("$1,234.56");
+// an unknown code falls back to the plain decimal and the code.
+func money(a models.Amount, currency string) string {
+	if c, ok := models.LookupCurrency(currency); ok {
+		return a.Format(c)
+	}
+	return a.String() + " " + currency
+}
+
+// flow renders a transaction amount with the house convention: money in
+// is green with a plus sign, money out is plain. Colour is never the only
+// cue, for readers who cannot see it.
+func flow(a models.Amount, currency string) template.HTML {
+	if a < 0 {
+		return template.HTML(`<span class="in">+` + template.HTMLEscapeString(money(-a, currency)) + `</span>`)
+	}
+	return template.HTML(template.HTMLEscapeString(money(a, currency)))
+}
+
+// balance renders an account balance: a liability's is what is owed.
+func balance(a models.Amount, currency, accountType string) template.HTML {
+	if models.Liability(accountType) {
+		return template.HTML(`<span class="owed">` + template.HTMLEscapeString(money(a, currency)) + ` owed</span>`)
+	}
+	return template.HTML(template.HTMLEscapeString(money(a, currency)))
+}
+
+// typeLabels names each account type for people.
+var typeLabels = map[string]string{
+	"depository": "Cash and bank", "investment": "Investments", "crypto": "Crypto", "property": "Property",
+	"vehicle": "Vehicles", "other_asset": "Other assets", "credit_card": "Credit cards", "loan": "Loans",
+	"other_liability": "Other liabilities", "": "Other (untyped)",
+}
+
+func typeLabel(t string) string {
+	if l, ok := typeLabels[t]; ok {
+		return l
+	}
+	return t
+}
+
+// pager is a list's position and the links to its neighbours, which
+// keep the list's filters.
+type pager struct {
+	Number, Pages, Total int
+	Prev, Next           string // "" at either end
+}
+
+func newPager(q url.Values, p models.Page, total int) pager {
+	pg := pager{Number: p.Number, Pages: p.Pages(total), Total: total}
+	link := func(n int) string {
+		out := url.Values{}
+		for k, v := range q {
+			out[k] = v
+		}
+		out.Set("page", strconv.Itoa(n))
+		return "?" + out.Encode()
+	}
+	if p.Number > 1 {
+		pg.Prev = link(min(p.Number-1, pg.Pages))
+	}
+	if p.Number < pg.Pages {
+		pg.Next = link(p.Number + 1)
+	}
+	return pg
+}
+
+var funcs = template.FuncMap{
+	"money": money, "flow": flow, "balance": balance, "typeLabel": typeLabel,
+	"amountValue": amountValue, "share": share, "monthName": monthName, "shortDate": shortDate,
+	"catName":      catName,
+	"deref_amount": func(a *models.Amount) models.Amount { return *a },
+	"add_amount":   func(a, b models.Amount) models.Amount { return a + b },
+	"plus":         func(a, b int) int { return a + b },
+}
+
+// amountValue is an amount as a form shows it: positive, with at least two
+// decimals and no trailing zeros beyond them ("12.50", "0.1234").
+func amountValue(a models.Amount) string {
+	s := a.Abs().String()
+	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// catName names a report row's category, "Uncategorized" for none.
+func catName(t models.CategoryTotal) string {
+	if t.Name == nil {
+		return "Uncategorized"
+	}
+	if t.ParentName != nil {
+		return *t.ParentName + " › " + *t.Name
+	}
+	return *t.Name
+}

@@ -1,0 +1,144 @@
+// Package screens is the household's side of the browser app: the home
+// page and the settings a signed-in member uses (API keys, bank
+// connections). Forms post, then redirect with a flash message; sign-in
+// lives in signin, administration in admin.
+package screens
+
+import (
+	"embed"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/api/httperr"
+	"coffer/api/web"
+	"coffer/jobs/simplefin"
+	"coffer/models"
+)
+
+//go:embed templates/*.html
+var templates embed.FS
+
+// maxName is the longest name a form takes.
+const maxName = 255
+
+// Options is what the household screens need.
+type Options struct {
+	Store  *models.Store
+	Redis  redis.UniversalClient // the aggregator's request budget
+	Logger *slog.Logger
+	Clock  func() time.Time
+	Mail   *web.Mailer // invitations
+
+	// Connections are the SimpleFIN connection actions, shared with the
+	// JSON API.
+	Connections *simplefin.Actions
+	// SimpleFINDailyBudget is the requests per connection and rolling day
+	// that the worker allows.
+	SimpleFINDailyBudget int
+	// Calendar works out a connection's next scheduled sync.
+	Calendar *simplefin.SyncCalendar
+}
+
+// Handler serves the household screens; handlers are its methods.
+type Handler struct {
+	site  *web.Site
+	pages web.Pages
+	store *models.Store
+	redis redis.UniversalClient
+	log   *slog.Logger
+	now   func() time.Time
+	mail  *web.Mailer
+
+	connections *simplefin.Actions
+	dailyBudget int
+	calendar    *simplefin.SyncCalendar
+}
+
+// New parses the screens' templates and returns their handler.
+func New(site *web.Site, o Options) (*Handler, error) {
+	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
+		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
+		"labels", "label_form", "label_delete", "budgets", "reports", "members")
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{
+		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail,
+		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+	}, nil
+}
+
+// Routes mounts the screens; screen wraps each with the session and CSRF.
+func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber.Handler) {
+	signedIn := h.site.SignedIn
+	app.Get("/", screen(signedIn, h.home)...)
+
+	app.Get("/accounts", screen(signedIn, h.listAccounts)...)
+	app.Get("/accounts/new", screen(signedIn, h.newAccount)...)
+	app.Post("/accounts", screen(signedIn, h.createAccount)...)
+	app.Get("/accounts/:id", screen(signedIn, h.showAccount)...)
+	app.Get("/accounts/:id/edit", screen(signedIn, h.editAccount)...)
+	app.Post("/accounts/:id", screen(signedIn, h.updateAccount)...)
+	app.Post("/accounts/:id/archive", screen(signedIn, h.archiveAccount)...)
+	app.Get("/accounts/:id/delete", screen(signedIn, h.confirmDeleteAccount)...)
+	app.Post("/accounts/:id/delete", screen(signedIn, h.deleteAccount)...)
+
+	app.Get("/transactions", screen(signedIn, h.listTransactions)...)
+	app.Get("/transactions/new", screen(signedIn, h.newTransaction)...)
+	app.Post("/transactions", screen(signedIn, h.createTransaction)...)
+	app.Post("/transactions/bulk", screen(signedIn, h.bulkTransactions)...)
+	app.Get("/transactions/:id/edit", screen(signedIn, h.editTransaction)...)
+	app.Post("/transactions/:id", screen(signedIn, h.updateTransaction)...)
+	app.Post("/transactions/:id/delete", screen(signedIn, h.deleteTransaction)...)
+	app.Get("/transfers/new", screen(signedIn, h.newTransfer)...)
+	app.Post("/transfers", screen(signedIn, h.createTransfer)...)
+	for _, k := range []string{"categories", "merchants", "tags"} {
+		app.Get("/"+k, screen(signedIn, h.labelScreen(k, h.listLabels))...)
+		app.Post("/"+k, screen(signedIn, h.labelScreen(k, h.createLabel))...)
+		app.Get("/"+k+"/:id/edit", screen(signedIn, h.labelScreen(k, h.editLabel))...)
+		app.Post("/"+k+"/:id", screen(signedIn, h.labelScreen(k, h.updateLabel))...)
+		app.Get("/"+k+"/:id/delete", screen(signedIn, h.labelScreen(k, h.confirmDeleteLabel))...)
+		app.Post("/"+k+"/:id/delete", screen(signedIn, h.labelScreen(k, h.deleteLabel))...)
+		app.Post("/"+k+"/:id/merge", screen(signedIn, h.labelScreen(k, h.mergeLabel))...)
+	}
+
+	app.Get("/budgets", screen(signedIn, h.showBudget)...)
+	app.Post("/budgets", screen(signedIn, h.saveBudget)...)
+
+	app.Get("/reports", screen(signedIn, h.reports)...)
+	app.Get("/reports/:report.csv", screen(signedIn, h.reportCSV)...)
+
+	admin := h.site.RequireRole(models.RoleAdmin)
+	app.Get("/settings/members", screen(signedIn, h.listMembers)...)
+	app.Post("/settings/members/invitations", screen(signedIn, admin, h.invite)...)
+	app.Post("/settings/members/invitations/:id/revoke", screen(signedIn, admin, h.revokeInvitation)...)
+
+	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
+	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
+	app.Post("/settings/api_keys/:id/revoke", screen(signedIn, h.revokeAPIKey)...)
+
+	app.Get("/settings/connections", screen(signedIn, h.connectionsScreen)...)
+	app.Post("/settings/connections", screen(signedIn, h.createConnectionScreen)...)
+	app.Post("/settings/connections/:id/sync", screen(signedIn, h.syncConnectionScreen)...)
+	app.Post("/settings/connections/:id/reconnect", screen(signedIn, h.reconnectScreen)...)
+	app.Post("/settings/connections/:id/retry", screen(signedIn, h.retryClaimScreen)...)
+	app.Post("/settings/connections/:id/disconnect", screen(signedIn, h.disconnectScreen)...)
+	app.Post("/settings/connections/:id/accounts/:account_id", screen(signedIn, h.linkAccountScreen)...)
+}
+
+// recalculate brings balances up to date before the next page shows them:
+// one statement per account, so a person sees what they just did. A
+// failure is logged; the periodic sweep makes the balance right later.
+func (h *Handler) recalculate(c *fiber.Ctx, accountIDs ...uuid.UUID) {
+	fam := web.SessionOf(c).User.FamilyID
+	for _, id := range accountIDs {
+		if err := h.store.RecalculateBalance(c.UserContext(), fam, id); err != nil && !errors.Is(err, models.ErrNotFound) {
+			h.log.Error("recalculate balance", "request_id", httperr.RequestID(c), "account_id", id, "error", err)
+		}
+	}
+}

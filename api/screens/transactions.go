@@ -1,0 +1,385 @@
+package screens
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"coffer/api/httperr"
+	"coffer/api/web"
+	"coffer/models"
+)
+
+// choices are the family's accounts, categories, merchants and tags, for
+// the selects of filters and forms.
+type choices struct {
+	Accounts   []models.Account
+	Categories []models.Category
+	Merchants  []models.Merchant
+	Tags       []models.Tag
+}
+
+func (h *Handler) choices(c *fiber.Ctx) (choices, error) {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	var ch choices
+	var err error
+	if ch.Accounts, _, err = h.store.Accounts(ctx, fam, models.Page{Number: 1, Size: 500}); err != nil {
+		return ch, err
+	}
+	if ch.Categories, _, err = h.store.Categories(ctx, fam, models.Page{Number: 1, Size: 500}); err != nil {
+		return ch, err
+	}
+	if ch.Merchants, err = h.store.Merchants(ctx, fam); err != nil {
+		return ch, err
+	}
+	ch.Tags, err = h.store.Tags(ctx, fam)
+	return ch, err
+}
+
+type transactionsData struct {
+	choices
+	Rows   []*models.Transaction
+	Filter url.Values // the filters as typed, for the form and the page links
+	Errors map[string]string
+	Pager  pager
+}
+
+// readFilter turns the filter form's query into a store filter; a value
+// that does not parse is reported beside its field and ignored.
+func readFilter(c *fiber.Ctx) (models.TransactionFilter, url.Values, map[string]string) {
+	var f models.TransactionFilter
+	q, problems := url.Values{}, map[string]string{}
+	keep := func(name string) string {
+		v := clipQuery(c.Query(name))
+		if v != "" {
+			q.Set(name, v)
+		}
+		return v
+	}
+	f.Search = keep("q")
+	for _, sel := range []struct {
+		name string
+		dst  *[]uuid.UUID
+	}{{"account_id", &f.AccountIDs}, {"category_id", &f.CategoryIDs}, {"merchant_id", &f.MerchantIDs}, {"tag_id", &f.TagIDs}} {
+		if v := keep(sel.name); v != "" {
+			if id, err := uuid.Parse(v); err == nil {
+				*sel.dst = []uuid.UUID{id}
+			} else {
+				problems[sel.name] = "Not one of the choices."
+			}
+		}
+	}
+	for _, d := range []struct {
+		name string
+		dst  *models.Date
+	}{{"from", &f.StartDate}, {"to", &f.EndDate}} {
+		if v := keep(d.name); v != "" {
+			if date, err := models.ParseDate(v); err == nil {
+				*d.dst = date
+			} else {
+				problems[d.name] = "Use a date such as 2026-01-31."
+			}
+		}
+	}
+	switch t := keep("type"); t {
+	case "", "income", "expense":
+		f.Type = t
+	default:
+		problems["type"] = "Not one of the choices."
+	}
+	// Amount bounds are on the size of the amount, whichever way it went.
+	for _, b := range []struct {
+		name string
+		dst  **models.Amount
+	}{{"min", &f.MinAmount}, {"max", &f.MaxAmount}} {
+		if v := keep(b.name); v != "" {
+			if a, err := models.ParseAmount(v); err == nil && a >= 0 {
+				*b.dst = &a
+			} else {
+				problems[b.name] = "Use a positive amount such as 12.50."
+			}
+		}
+	}
+	if f.MinAmount != nil || f.MaxAmount != nil {
+		f.AbsAmount = true
+	}
+	return f, q, problems
+}
+
+func (h *Handler) listTransactions(c *fiber.Ctx) error {
+	fam := web.SessionOf(c).User.FamilyID
+	ch, err := h.choices(c)
+	if err != nil {
+		return err
+	}
+	f, q, problems := readFilter(c)
+	p := pageOf(c, 50)
+	rows, total, err := h.store.Transactions(c.UserContext(), fam, f, p)
+	if err != nil {
+		return err
+	}
+	return h.pages.Render(c, fiber.StatusOK, "transactions", web.Page{Nav: "transactions", Title: "Transactions",
+		Data: transactionsData{choices: ch, Rows: rows, Filter: q, Errors: problems, Pager: newPager(q, p, total)}})
+}
+
+type transactionFormData struct {
+	choices
+	Form    *form
+	Tx      *models.Transaction // nil: a new transaction
+	Updated string
+	TagSet  map[string]bool
+}
+
+func (h *Handler) transactionForm(c *fiber.Ctx, status int, d transactionFormData) error {
+	ch, err := h.choices(c)
+	if err != nil {
+		return err
+	}
+	d.choices = ch
+	title := "New transaction"
+	if d.Tx != nil {
+		title = "Edit transaction"
+	}
+	return h.pages.Render(c, status, "transaction_form", web.Page{Nav: "transactions", Title: title, Data: d})
+}
+
+func (h *Handler) newTransaction(c *fiber.Ctx) error {
+	f := newForm(c)
+	f.Values["date"] = string(models.DateOf(h.now()))
+	f.Values["type"] = "expense"
+	f.Values["account_id"] = clipQuery(c.Query("account_id"))
+	return h.transactionForm(c, fiber.StatusOK, transactionFormData{Form: f})
+}
+
+// readTransaction applies the form to t: a positive Amount and a Type
+// (expense: money out, stored positive; income: money in, stored
+// negative).
+func readTransaction(f *form, t *models.Transaction) []uuid.UUID {
+	if id := f.id("account_id", "Account"); id != nil {
+		t.AccountID = *id
+	} else if _, bad := f.Errors["account_id"]; !bad {
+		f.fail("account_id", "Choose an account.")
+	}
+	if d, ok := f.date("date", "Date", true); ok {
+		t.Date = d
+	}
+	kind := f.oneOf("type", "Type", "expense", "income")
+	if a, ok := f.amount("amount", "Amount", true); ok {
+		t.Amount = a
+		if kind == "income" {
+			t.Amount = -a
+		}
+	}
+	t.Name = f.text("name", "Description", maxName, true)
+	t.Notes = web.NonEmpty(f.text("notes", "Notes", 10_000, false))
+	t.CategoryID = f.id("category_id", "Category")
+	t.MerchantID = f.id("merchant_id", "Merchant")
+	return f.ids("tag_ids")
+}
+
+func (h *Handler) createTransaction(c *fiber.Ctx) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	f := newForm(c)
+	t := &models.Transaction{FamilyID: fam}
+	tags := readTransaction(f, t)
+	if f.ok() {
+		a, err := h.store.Account(ctx, fam, t.AccountID)
+		switch {
+		case errors.Is(err, models.ErrNotFound):
+			f.fail("account_id", "Choose an account.")
+		case err != nil:
+			return err
+		default:
+			t.Currency = a.Currency
+		}
+	}
+	if f.ok() {
+		_, err := h.store.CreateTransaction(ctx, t, tags)
+		if !formProblems(f, err) {
+			if err != nil {
+				return err
+			}
+			h.recalculate(c, t.AccountID)
+			return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction added.")
+		}
+	}
+	return h.transactionForm(c, fiber.StatusUnprocessableEntity, transactionFormData{Form: f, TagSet: tagSet(tags)})
+}
+
+// formProblems puts a store's refusal (a reference gone in between) on
+// the form and reports whether there was one.
+func formProblems(f *form, err error) bool {
+	var inv *models.InvalidError
+	if !errors.As(err, &inv) {
+		return false
+	}
+	for _, p := range inv.Problems {
+		f.fail("form", p)
+	}
+	return true
+}
+
+func tagSet(ids []uuid.UUID) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id.String()] = true
+	}
+	return m
+}
+
+// returnTo is the list the form came from (its filters kept), or def.
+func returnTo(c *fiber.Ctx, def string) string {
+	if r := web.SafeReturnTo(c.FormValue("return_to")); r != "/" {
+		return r
+	}
+	return def
+}
+
+func (h *Handler) familyTransaction(c *fiber.Ctx) (*models.Transaction, error) {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return nil, err
+	}
+	return h.store.Transaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
+}
+
+func (h *Handler) editTransaction(c *fiber.Ctx) error {
+	t, err := h.familyTransaction(c)
+	if err != nil {
+		return err
+	}
+	f := newForm(c)
+	kind := "expense"
+	if t.Amount < 0 {
+		kind = "income"
+	}
+	f.Values = map[string]string{"account_id": t.AccountID.String(), "date": string(t.Date), "type": kind,
+		"amount": amountValue(t.Amount), "name": t.Name, "notes": deref(t.Notes),
+		"category_id": optString(t.CategoryID), "merchant_id": optString(t.MerchantID),
+		"return_to": web.SafeReturnTo(c.Query("return_to"))}
+	ids := make([]uuid.UUID, len(t.Tags))
+	for i, tag := range t.Tags {
+		ids[i] = tag.ID
+	}
+	return h.transactionForm(c, fiber.StatusOK, transactionFormData{Form: f, Tx: t, Updated: stamp(t.UpdatedAt), TagSet: tagSet(ids)})
+}
+
+func optString(id *uuid.UUID) string {
+	if id == nil {
+		return ""
+	}
+	return id.String()
+}
+
+// updateTransaction saves the form. On an imported row the store locks
+// every field the edit changed, so the next sync keeps the person's
+// values, as the API does.
+func (h *Handler) updateTransaction(c *fiber.Ctx) error {
+	t, err := h.familyTransaction(c)
+	if err != nil {
+		return err
+	}
+	f := newForm(c)
+	before := *t
+	tags := readTransaction(f, t)
+	d := transactionFormData{Form: f, Tx: t, Updated: stamp(before.UpdatedAt), TagSet: tagSet(tags)}
+	if f.value("updated") != stamp(before.UpdatedAt) {
+		f.fail("form", "This transaction was changed since you opened the form. Check the values and save again.")
+		return h.transactionForm(c, fiber.StatusConflict, d)
+	}
+	if !f.ok() {
+		return h.transactionForm(c, fiber.StatusUnprocessableEntity, d)
+	}
+	cols := changedColumns(&before, t)
+	prev, err := h.store.UpdateTransaction(c.UserContext(), t, cols, &tags)
+	if formProblems(f, err) {
+		return h.transactionForm(c, fiber.StatusUnprocessableEntity, d)
+	}
+	if errors.Is(err, models.ErrNotFound) {
+		f.fail("form", "This transaction was deleted since you opened the form.")
+		return h.transactionForm(c, fiber.StatusConflict, d)
+	}
+	if err != nil {
+		return err
+	}
+	h.recalculate(c, prev, t.AccountID)
+	return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction saved.")
+}
+
+// changedColumns names the columns an edit changes, so that only those
+// are written (and, on an imported row, locked).
+func changedColumns(a, b *models.Transaction) []string {
+	var cols []string
+	add := func(changed bool, col string) {
+		if changed {
+			cols = append(cols, col)
+		}
+	}
+	add(a.AccountID != b.AccountID, "account_id")
+	add(a.Date != b.Date, "date")
+	add(a.Amount != b.Amount, "amount")
+	add(a.Name != b.Name, "name")
+	add(deref(a.Notes) != deref(b.Notes), "notes")
+	add(optString(a.CategoryID) != optString(b.CategoryID), "category_id")
+	add(optString(a.MerchantID) != optString(b.MerchantID), "merchant_id")
+	return cols
+}
+
+func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	account, err := h.store.DeleteTransaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	h.recalculate(c, account)
+	return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction deleted.")
+}
+
+// bulkTransactions sets the category of, or adds a tag to, the selected
+// transactions of this family (ids of another family are ignored).
+func (h *Handler) bulkTransactions(c *fiber.Ctx) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	f := newForm(c)
+	ids := f.ids("ids")
+	back := returnTo(c, "/transactions")
+	if len(ids) == 0 {
+		return h.site.Redirect(c, back, "Select at least one transaction first.")
+	}
+	var msgs []string
+	switch v := f.value("category_id"); v {
+	case "":
+	case "none":
+		n, err := h.store.BulkSetCategory(ctx, fam, ids, nil)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, plural(n, "transaction")+" now uncategorized.")
+	default:
+		id := f.id("category_id", "Category")
+		if id == nil {
+			return httperr.NotFound()
+		}
+		n, err := h.store.BulkSetCategory(ctx, fam, ids, id)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, "Category set on "+plural(n, "transaction")+".")
+	}
+	if tag := f.id("tag_id", "Tag"); tag != nil {
+		n, err := h.store.BulkAddTags(ctx, fam, ids, []uuid.UUID{*tag})
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, "Tag added to "+plural(n, "transaction")+".")
+	}
+	if len(msgs) == 0 {
+		return h.site.Redirect(c, back, "Choose a category or a tag to apply.")
+	}
+	return h.site.Redirect(c, back, strings.Join(msgs, " "))
+}

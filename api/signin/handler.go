@@ -1,0 +1,106 @@
+// Package signin is how people get in and out: the password sign-in and
+// sign-out, registration, password reset and change, and single sign-on
+// (OIDC, OAuth 2.0, SAML) with identity linking. It turns a verified
+// identity from sso into a session; it keeps no state between requests
+// outside PostgreSQL, Redis and sealed cookies.
+package signin
+
+import (
+	"embed"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/api/web"
+	"coffer/models"
+	"coffer/sso"
+)
+
+//go:embed templates/*.html
+var templates embed.FS
+
+// maxName is the longest family name registration takes.
+const maxName = 255
+
+// Options configure sign-in.
+type Options struct {
+	Store  *models.Store
+	Redis  redis.UniversalClient // lockout counters, SSO state and pending links
+	Logger *slog.Logger
+	Clock  func() time.Time
+	Mail   *web.Mailer
+	SSO    SSOOptions
+}
+
+// SSOOptions configure single sign-on.
+type SSOOptions struct {
+	Registry       *sso.Registry
+	StateKey       []byte   // 32 bytes: seals the sso_state cookie
+	JITMode        string   // JITCreateAndLink or JITLinkOnly
+	AllowedDomains []string // ALLOWED_OIDC_DOMAINS, lowercased, without @
+	// ProvidersFile is the provider file of yaml mode, whose providers the
+	// screens show read-only; "" in db mode.
+	ProvidersFile string
+}
+
+// Handler serves sign-in; handlers are its methods.
+type Handler struct {
+	site  *web.Site
+	pages web.Pages
+	store *models.Store
+	redis redis.UniversalClient
+	log   *slog.Logger
+	now   func() time.Time
+	web   web.Options
+	sso   SSOOptions
+	mail  *web.Mailer
+
+	dummyOnce sync.Once
+	dummyHash string // checked for unknown emails, so they take as long as known ones; made on first use
+}
+
+// New parses the sign-in templates and returns their handler.
+func New(site *web.Site, o Options) (*Handler, error) {
+	pages, err := site.Parse(templates, nil, "login", "register", "password_forgot", "password_reset", "security", "link", "invitation")
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{
+		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock,
+		web: site.Options(), sso: o.SSO, mail: o.Mail,
+	}, nil
+}
+
+// Routes mounts sign-in; screen wraps each with the session and CSRF.
+// The SAML ACS is a cross-site POST from the identity provider: it
+// carries no CSRF token and is protected by the signature, InResponseTo
+// and the saml_bind cookie instead.
+func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber.Handler) {
+	signedIn := h.site.SignedIn
+	app.Get("/invitations/:token", screen(h.showInvitation)...)
+	app.Post("/invitations/:token", screen(h.acceptInvitation)...)
+	app.Get("/sessions/new", screen(h.newSession)...)
+	app.Post("/sessions", screen(h.createSession)...)
+	app.Post("/sessions/logout", screen(h.deleteSession)...)
+	app.Delete("/sessions/logout", screen(h.deleteSession)...)
+	app.Get("/registrations/new", screen(h.localOff, h.newRegistration)...)
+	app.Post("/registrations", screen(h.localOff, h.createRegistration)...)
+	app.Get("/password/forgot", screen(h.localOff, h.forgotPassword)...)
+	app.Post("/password/forgot", screen(h.localOff, h.sendPasswordReset)...)
+	app.Get("/password/reset", screen(h.localOff, h.resetPasswordForm)...)
+	app.Post("/password/reset", screen(h.localOff, h.resetPassword)...)
+	app.Get("/settings/security", screen(signedIn, h.security)...)
+	app.Post("/settings/security/password", screen(signedIn, h.localOff, h.changePassword)...)
+	app.Post("/settings/security/connect/:name", screen(signedIn, h.connectProvider)...)
+	app.Post("/settings/security/identities/:id/unlink", screen(signedIn, h.unlinkIdentity)...)
+	app.Get("/auth/saml/:id/metadata", h.samlMetadata)
+	app.Post("/auth/saml/:id/callback", h.site.LoadSession, h.site.CSRFExempt, h.samlACS)
+	app.Get("/auth/saml/:id/logout", screen(h.samlLogout)...)
+	app.Get("/auth/link", screen(h.linkPage)...)
+	app.Post("/auth/link", screen(h.confirmLink)...)
+	app.Get("/auth/:name", screen(h.startSSO)...)
+	app.Get("/auth/:name/callback", screen(h.ssoCallback)...)
+}

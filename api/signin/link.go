@@ -1,0 +1,252 @@
+package signin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/api/web"
+	"coffer/models"
+	"coffer/sso"
+)
+
+// pendingLink is an identity waiting for its owner to prove the account is
+// theirs (spec/sso.md §6.4 steps 2 and 3b). It lives in Redis for ten
+// minutes under a random id that only this browser's cookie holds.
+type pendingLink struct {
+	ProviderID uuid.UUID    `json:"provider_id"`
+	Identity   sso.Identity `json:"identity"`
+	Intent     string       `json:"intent"`
+	User       uuid.UUID    `json:"user"` // link: the signed-in user who pressed Connect; login: the owner of the email
+	ReturnTo   string       `json:"return_to"`
+}
+
+const msgPendingExpired = "This sign-in has expired. Please start again."
+
+func pendingKey(id string) string { return "sso:pending:" + id }
+
+// startPending keeps what the link needs for ten minutes: the identity
+// with only the claims a login stores, and the ID token sealed.
+func (h *Handler) startPending(c *fiber.Ctx, prov *models.SSOProvider, ident *sso.Identity, p pendingLink) error {
+	id, err := randomToken()
+	if err != nil {
+		return err
+	}
+	p.ProviderID, p.Identity = prov.ID, *ident
+	rules, _ := models.ParseRules(models.Str(prov.Rules), prov.Strategy)
+	p.Identity.Claims = storedClaims(rules, ident)
+	if p.Identity.IDToken != "" {
+		if p.Identity.IDToken, err = h.store.Secrets.Seal(ident.IDToken, "sso_pending", "id_token", id); err != nil {
+			return err
+		}
+	}
+	b, err := json.Marshal(&p)
+	if err != nil {
+		return err
+	}
+	if err := h.redis.Set(c.UserContext(), pendingKey(id), b, ssoStateLife).Err(); err != nil {
+		return signInUnavailable(err)
+	}
+	h.setShortCookie(c, cookieSSOPending, id, "/auth")
+	return c.Redirect("/auth/link", fiber.StatusSeeOther)
+}
+
+// pendingFailure counts a wrong password on a pending link, atomically,
+// in a key that ends with the link.
+func (h *Handler) pendingFailure(c *fiber.Ctx, id string) (int64, error) {
+	n, err := web.CountWindow(c.UserContext(), h.redis, pendingKey(id)+":failures", ssoStateLife)
+	if err != nil {
+		return 0, signInUnavailable(err)
+	}
+	return n, nil
+}
+
+// loadPending returns the pending link this browser holds, or nil when it
+// has none or it expired.
+func (h *Handler) loadPending(c *fiber.Ctx) (string, *pendingLink, error) {
+	id := c.Cookies(cookieSSOPending)
+	if id == "" || len(id) > 64 {
+		return "", nil, nil
+	}
+	b, err := h.redis.Get(c.UserContext(), pendingKey(id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, signInUnavailable(err)
+	}
+	p := new(pendingLink)
+	if err := json.Unmarshal(b, p); err != nil {
+		return "", nil, nil
+	}
+	return id, p, nil
+}
+
+type linkData struct {
+	Label      string
+	Intent     string
+	Account    string // the IdP account: email or subject
+	UserEmail  string
+	CanConnect bool // signed in as the user
+	CanPass    bool // may prove ownership with a password
+}
+
+// linkPage asks the owner to confirm a link (GET /auth/link).
+func (h *Handler) linkPage(c *fiber.Ctx) error {
+	_, p, err := h.loadPending(c)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return h.loginPage(c, fiber.StatusGone, msgPendingExpired, loginData{ReturnTo: "/"})
+	}
+	return h.renderLink(c, fiber.StatusOK, p, "")
+}
+
+func (h *Handler) renderLink(c *fiber.Ctx, status int, p *pendingLink, msg string) error {
+	ctx := c.UserContext()
+	e, err := h.sso.Registry.ByID(ctx, p.ProviderID)
+	if err != nil {
+		return h.loginPage(c, fiber.StatusGone, msgPendingExpired, loginData{ReturnTo: "/"})
+	}
+	u, err := h.store.UserByID(ctx, p.User)
+	if err != nil {
+		return h.loginPage(c, fiber.StatusGone, msgPendingExpired, loginData{ReturnTo: "/"})
+	}
+	d := linkData{Label: e.Provider.Label, Intent: p.Intent, Account: p.Identity.Email, UserEmail: u.Email}
+	if d.Account == "" {
+		d.Account = p.Identity.Subject
+	}
+	if s := web.SessionOf(c); s != nil && s.UserID == u.ID {
+		d.CanConnect = true
+	} else if p.Intent == intentLogin {
+		d.CanPass = h.site.MayUsePassword(u)
+	}
+	return h.pages.Render(c, status, "link", web.Page{Title: "Connect " + e.Provider.Label, Error: msg, Data: d})
+}
+
+// confirmLink creates the pending identity once ownership is proved: by
+// the signed-in session of the same user, or by that user's password.
+func (h *Handler) confirmLink(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	pid, p, err := h.loadPending(c)
+	if err != nil {
+		return err
+	}
+	if p == nil {
+		return h.loginPage(c, fiber.StatusGone, msgPendingExpired, loginData{ReturnTo: "/"})
+	}
+	e, err := h.sso.Registry.ByID(ctx, p.ProviderID)
+	if err != nil || !e.Provider.Enabled {
+		return h.loginPage(c, fiber.StatusGone, msgMethodDisabled, loginData{ReturnTo: "/"})
+	}
+	u, err := h.store.UserByID(ctx, p.User)
+	if errors.Is(err, models.ErrNotFound) {
+		return h.loginPage(c, fiber.StatusGone, msgPendingExpired, loginData{ReturnTo: "/"})
+	}
+	if err != nil {
+		return err
+	}
+	if u.Status != models.UserActive {
+		h.dropPending(c, pid)
+		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonSuspended, "Your account has been suspended. Contact an administrator.", "", &u.ID)
+	}
+	if s := web.SessionOf(c); s != nil && s.UserID == u.ID {
+		return h.linkBySession(c, pid, p, e, u)
+	}
+	if p.Intent != intentLogin || !h.site.MayUsePassword(u) {
+		return h.renderLink(c, fiber.StatusForbidden, p, "Sign in with a method already connected to this account, then use Connect on the Security page.")
+	}
+	return h.linkByPassword(c, pid, p, e, u)
+}
+
+func (h *Handler) dropPending(c *fiber.Ctx, id string) {
+	if err := h.redis.Del(c.UserContext(), pendingKey(id), pendingKey(id)+":failures").Err(); err != nil {
+		h.log.Warn("sso: pending link not deleted", "err", err)
+	}
+	h.clearCookie(c, cookieSSOPending, "/auth")
+}
+
+func (h *Handler) linkBySession(c *fiber.Ctx, pid string, p *pendingLink, e *sso.Entry, u *models.User) error {
+	ctx := c.UserContext()
+	ident := &models.SSOIdentity{}
+	err := h.store.RunInTx(ctx, func(tx *models.Store) error {
+		if err := tx.LockRoles(ctx); err != nil { // first, as every role change takes it
+			return err
+		}
+		if _, err := h.applyIdentity(c, tx, e, u, ident, &p.Identity, models.RoleSourceLogin); err != nil {
+			return err
+		}
+		return tx.CreateAuditLog(ctx, h.ssoAudit(c, e, models.EventLink, &u.ID, map[string]any{"identity_id": ident.ID.String(), "proof": "session"}))
+	})
+	if errors.Is(err, models.ErrConflict) {
+		h.dropPending(c, pid)
+		return h.site.Redirect(c, "/settings/security", fmt.Sprintf("This %s account is already linked to another user.", e.Provider.Label))
+	}
+	if err != nil {
+		return err
+	}
+	h.dropPending(c, pid)
+	return h.site.Redirect(c, web.SafeReturnTo(p.ReturnTo), fmt.Sprintf("%s is connected to your account.", e.Provider.Label))
+}
+
+// linkByPassword checks the password of the email's owner (no email is
+// typed); failures count toward the lockout, and five drop the link.
+func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *sso.Entry, u *models.User) error {
+	ctx := c.UserContext()
+	wait, err := h.lockedOut(ctx, u.Email, c.IP())
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return h.ssoRefused(c, e, fiber.StatusTooManyRequests, "locked",
+			fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(wait.Minutes()+0.999)), "", &u.ID)
+	}
+	password := c.FormValue("password")
+	ok := false
+	if len(password) <= models.MaxPasswordLen {
+		var herr error
+		ok, _, herr = models.CheckPassword(*u.PasswordHash, password, h.web.Argon2)
+		if herr != nil && !errors.Is(herr, models.ErrBadHash) {
+			return herr
+		}
+	}
+	if !ok {
+		if err := h.countFailure(ctx, u.Email, c.IP()); err != nil {
+			return err
+		}
+		rec := h.ssoAudit(c, e, models.EventLoginFailed, &u.ID, map[string]any{"reason": sso.ReasonLinkPasswordFailed, "method": "sso"})
+		if err := h.writeFailure(c, rec); err != nil {
+			return err
+		}
+		n, err := h.pendingFailure(c, pid)
+		if err != nil {
+			return err
+		}
+		if n >= 5 {
+			h.dropPending(c, pid)
+			return h.loginPage(c, fiber.StatusUnprocessableEntity, msgPendingExpired, loginData{ReturnTo: "/"})
+		}
+		return h.renderLink(c, fiber.StatusUnprocessableEntity, p, "The password is not correct.")
+	}
+	if err := h.redis.Del(ctx, failKeyAccount(u.Email)).Err(); err != nil {
+		return signInUnavailable(err)
+	}
+	h.dropPending(c, pid)
+	if p.Identity.IDToken != "" {
+		// Unreadable (a rotated key): the session just has no logout hint.
+		p.Identity.IDToken, _ = h.store.Secrets.Open(p.Identity.IDToken, "sso_pending", "id_token", pid)
+	}
+	ident := &models.SSOIdentity{}
+	err = h.ssoLogin(c, e, u, ident, &p.Identity, p.ReturnTo, models.RoleSourceLogin, func(tx *models.Store, _ map[string]any) error {
+		return tx.CreateAuditLog(ctx, h.ssoAudit(c, e, models.EventLink, &u.ID, map[string]any{"identity_id": ident.ID.String(), "proof": "password"}))
+	})
+	if errors.Is(err, models.ErrConflict) {
+		return h.loginPage(c, fiber.StatusConflict, fmt.Sprintf("This %s account is already linked to another user.", e.Provider.Label), loginData{ReturnTo: "/"})
+	}
+	return err
+}

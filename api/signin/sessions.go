@@ -1,0 +1,303 @@
+package signin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/api/httperr"
+	"coffer/api/web"
+	"coffer/models"
+)
+
+type loginData struct {
+	LocalLogin bool
+	Override   bool
+	ReturnTo   string
+	Email      string
+	Providers  []*models.SSOProvider
+}
+
+func (h *Handler) newSession(c *fiber.Ctx) error {
+	returnTo := web.SafeReturnTo(c.Query("return_to"))
+	if web.SessionOf(c) != nil {
+		return c.Redirect(returnTo, fiber.StatusFound)
+	}
+	return h.loginPage(c, fiber.StatusOK, "", loginData{ReturnTo: returnTo})
+}
+
+func (h *Handler) loginPage(c *fiber.Ctx, status int, msg string, d loginData) error {
+	d.LocalLogin, d.Override = h.web.LocalLogin, !h.web.LocalLogin && h.web.AdminOverride
+	enabled, err := h.sso.Registry.Enabled(c.UserContext())
+	if err != nil {
+		return err
+	}
+	for _, e := range enabled {
+		d.Providers = append(d.Providers, e.Provider)
+	}
+	return h.pages.Render(c, status, "login", web.Page{Title: "Sign in", Error: msg, Data: d})
+}
+
+// createSession is the password sign-in of spec/sso.md §6.5. Every refusal
+// is audited; the answers reveal neither who exists nor who is a super
+// admin.
+func (h *Handler) createSession(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	email := strings.TrimSpace(c.FormValue("email"))
+	password := c.FormValue("password")
+	d := loginData{ReturnTo: web.SafeReturnTo(c.FormValue("return_to")), Email: strings.Clone(email)}
+	fail := func(status int, reason, msg string, userID *uuid.UUID) error {
+		if err := h.auditFailure(c, reason, userID); err != nil {
+			return err
+		}
+		return h.loginPage(c, status, msg, d)
+	}
+	if !h.web.LocalLogin && !h.web.AdminOverride {
+		return fail(fiber.StatusForbidden, "local_login_disabled", "Password sign-in is disabled. Use single sign-on.", nil)
+	}
+	if len(email) > 320 || len(password) > models.MaxPasswordLen || web.HasControl(email) {
+		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", nil)
+	}
+	wait, err := h.lockedOut(ctx, email, c.IP())
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return fail(fiber.StatusTooManyRequests, "locked",
+			fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(wait.Minutes()+0.999)), nil)
+	}
+
+	u, err := h.store.UserByEmail(ctx, email)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return err
+	}
+	hash := h.dummy() // unknown users cost the same time as known ones
+	if err == nil && u.PasswordHash != nil {
+		hash = *u.PasswordHash
+	}
+	ok, rehash, herr := models.CheckPassword(hash, password, h.web.Argon2)
+	if herr != nil && !errors.Is(herr, models.ErrBadHash) {
+		return herr
+	}
+	if !ok || err != nil || u.PasswordHash == nil {
+		if err := h.countFailure(ctx, email, c.IP()); err != nil {
+			return err
+		}
+		var uid *uuid.UUID
+		if u != nil && u.ID != uuid.Nil {
+			uid = &u.ID
+		}
+		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", uid)
+	}
+	override := !h.web.LocalLogin
+	if override && u.Role != models.RoleSuperAdmin {
+		return fail(fiber.StatusForbidden, "override_not_allowed", "Password sign-in is limited to super administrators.", &u.ID)
+	}
+	if u.Status != models.UserActive {
+		return fail(fiber.StatusForbidden, "suspended", "Your account has been suspended.", &u.ID)
+	}
+	if err := h.redis.Del(ctx, failKeyAccount(email)).Err(); err != nil {
+		return signInUnavailable(err)
+	}
+
+	var newHash *string
+	if rehash {
+		s, err := models.HashPassword(password, h.web.Argon2)
+		if err != nil {
+			return err
+		}
+		newHash = &s
+	}
+	method := models.MethodPassword
+	if override {
+		method = models.MethodOverride
+	}
+	var token string
+	err = h.store.RunInTx(ctx, func(tx *models.Store) error {
+		var err error
+		sess := &models.Session{UserID: u.ID, Method: method, IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
+		if token, err = tx.CreateSession(ctx, sess, h.web.SessionMaxAge); err != nil {
+			return err
+		}
+		if err := tx.RecordLogin(ctx, u.ID, newHash); err != nil {
+			return err
+		}
+		return tx.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogin, &u.ID, map[string]any{
+			"method": "password", "override": override, "role": u.Role,
+		}))
+	})
+	if err != nil {
+		return err
+	}
+	h.site.SetSessionCookie(c, token)
+	return c.Redirect(d.ReturnTo, fiber.StatusSeeOther)
+}
+
+// deleteSession signs out (spec/sso.md §6.7): the session ends here first,
+// whatever happens next; a federated session then goes on to the
+// identity provider's logout when it offers one.
+func (h *Handler) deleteSession(c *fiber.Ctx) error {
+	s := web.SessionOf(c)
+	h.site.ClearSessionCookie(c)
+	if s == nil {
+		return h.site.Redirect(c, "/sessions/new", "You have signed out.")
+	}
+	ctx := c.UserContext()
+	if err := h.store.DeleteSession(ctx, s.ID); err != nil {
+		return err
+	}
+	target, protocol, provider := h.federatedLogout(c, s)
+	if target != "" {
+		rec := h.auditRecord(c, models.EventLogoutIdP, &s.UserID, map[string]any{"protocol": protocol})
+		rec.Provider = provider
+		if err := h.store.CreateAuditLog(ctx, rec); err != nil {
+			return err
+		}
+		return c.Redirect(target, fiber.StatusFound)
+	}
+	rec := h.auditRecord(c, models.EventLogout, &s.UserID, map[string]any{"session_method": s.Method})
+	rec.Provider = provider
+	if err := h.store.CreateAuditLog(ctx, rec); err != nil {
+		return err
+	}
+	return h.site.Redirect(c, "/sessions/new", "You have signed out.")
+}
+
+// federatedLogout returns where an SSO session's logout continues: the
+// OIDC end-session endpoint or the SAML IdP's single logout; "" when the
+// provider offers none (or is gone, disabled or unusable). provider is
+// the session's provider name for the audit record, when there is one.
+func (h *Handler) federatedLogout(c *fiber.Ctx, s *models.Session) (target, protocol string, provider *string) {
+	if s.Method != models.MethodSSO || s.ProviderID == nil {
+		return "", "", nil
+	}
+	ctx := c.UserContext()
+	e, err := h.sso.Registry.ByID(ctx, *s.ProviderID)
+	if err != nil {
+		return "", "", nil
+	}
+	name := e.Provider.Name
+	if !e.Provider.Enabled {
+		return "", "", &name
+	}
+	if e.Provider.Strategy == models.StrategySAML {
+		return h.samlLogoutTarget(c, e, s), "saml", &name
+	}
+	if e.Provider.Strategy != models.StrategyOIDC {
+		return "", "", &name
+	}
+	rp, err := h.sso.Registry.OAuth(ctx, e)
+	if err != nil {
+		return "", "", &name
+	}
+	state, err := randomToken()
+	if err != nil {
+		return "", "", &name
+	}
+	return rp.EndSessionURL(h.store.SessionIDToken(s), state, h.sso.Registry.Options().BaseURL+"/sessions/new"), "oidc", &name
+}
+
+// auditRecord fills the request's client details into a new record.
+func (h *Handler) auditRecord(c *fiber.Ctx, event string, userID *uuid.UUID, meta map[string]any) *models.AuditLog {
+	return &models.AuditLog{EventType: event, UserID: userID, IP: web.NonEmpty(c.IP()),
+		UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), Metadata: meta}
+}
+
+// auditFailure writes login_failed for a password sign-in.
+func (h *Handler) auditFailure(c *fiber.Ctx, reason string, userID *uuid.UUID) error {
+	return h.writeFailure(c, h.auditRecord(c, models.EventLoginFailed, userID, map[string]any{"reason": reason, "method": "password"}))
+}
+
+// writeFailure writes a login_failed record. Records without a known user
+// are capped per IP, so a flood of guesses cannot flood the table.
+func (h *Handler) writeFailure(c *fiber.Ctx, rec *models.AuditLog) error {
+	ctx := c.UserContext()
+	if rec.UserID == nil {
+		key := fmt.Sprintf("rl:failrec:%s:%d", c.IP(), h.now().Unix()/60)
+		n, err := web.CountWindow(ctx, h.redis, key, time.Minute)
+		if err != nil {
+			return signInUnavailable(err)
+		}
+		if n > 20 {
+			h.log.Warn("login_failed record not written: over 20 a minute from this IP", "ip", c.IP(), "reason", rec.Metadata["reason"])
+			return nil
+		}
+	}
+	return h.store.CreateAuditLog(ctx, rec)
+}
+
+func failKeyAccount(email string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
+	return "login:fail:acct:" + hex.EncodeToString(sum[:])
+}
+
+func failKeyIP(ip string) string { return "login:fail:ip:" + ip }
+
+// lockedOut reports how long sign-in stays refused for this email or IP.
+func (h *Handler) lockedOut(ctx context.Context, email, ip string) (time.Duration, error) {
+	var wait time.Duration
+	for _, l := range []struct {
+		key string
+		max int
+	}{{failKeyAccount(email), h.web.MaxFailuresAccount}, {failKeyIP(ip), h.web.MaxFailuresIP}} {
+		n, err := h.redis.Get(ctx, l.key).Int()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return 0, signInUnavailable(err)
+		}
+		if n >= l.max {
+			ttl, err := h.redis.PTTL(ctx, l.key).Result()
+			if err != nil {
+				return 0, signInUnavailable(err)
+			}
+			wait = max(wait, ttl, time.Second)
+		}
+	}
+	return wait, nil
+}
+
+// countFailure counts a failed password per email and per IP. The count
+// that reaches the limit restarts the window, so a lockout lasts the whole
+// window whenever the failures came.
+func (h *Handler) countFailure(ctx context.Context, email, ip string) error {
+	for _, l := range []struct {
+		key string
+		max int
+	}{{failKeyAccount(email), h.web.MaxFailuresAccount}, {failKeyIP(ip), h.web.MaxFailuresIP}} {
+		n, err := web.CountWindow(ctx, h.redis, l.key, h.web.LockoutWindow)
+		if err != nil {
+			return signInUnavailable(err)
+		}
+		if int(n) == l.max {
+			if err := h.redis.Expire(ctx, l.key, h.web.LockoutWindow).Err(); err != nil {
+				return signInUnavailable(err)
+			}
+		}
+	}
+	return nil
+}
+
+func signInUnavailable(err error) error {
+	return fmt.Errorf("%w: %w", &httperr.Error{Status: fiber.StatusServiceUnavailable, Code: "service_unavailable",
+		Message: "Sign-in temporarily unavailable."}, err)
+}
+
+// dummy returns a hash no password matches, made with the live parameters
+// on first use rather than at start: an argon2id hash borrows 64 MiB, which
+// an idle process should not hold.
+func (h *Handler) dummy() string {
+	h.dummyOnce.Do(func() {
+		var err error
+		if h.dummyHash, err = models.HashPassword("not a real password, never matches", h.web.Argon2); err != nil {
+			h.dummyHash = "$argon2id$v=19$m=65536,t=3,p=2$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+		}
+	})
+	return h.dummyHash
+}

@@ -1,0 +1,231 @@
+package worker_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/jobs"
+	"coffer/jobs/simplefin"
+	"coffer/jobs/simplefin/bridge"
+	"coffer/models/modelstest"
+	"coffer/worker"
+)
+
+// everyTask builds one task of every type the code defines, each with its
+// own constructor; the ids name nothing, so most handlers find nothing to
+// do.
+func everyTask(t *testing.T) []*asynq.Task {
+	t.Helper()
+	a, b := uuid.New(), uuid.New()
+	var tasks []*asynq.Task
+	add := func(task *asynq.Task, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks = append(tasks, task)
+	}
+	add(jobs.NewAccountBalanceTask(a, b))
+	add(jobs.NewBalanceSweepTask(), nil)
+	add(jobs.NewChatReplyTask(a, b))
+	add(jobs.NewRequeueTask(), nil)
+	add(jobs.NewAuditArchiveTask(), nil)
+	add(jobs.NewRolesSyncTask(a, b))
+	add(jobs.NewSecretsBackfillTask(), nil)
+	add(jobs.NewFamilyPurgeTask(a))
+	add(simplefin.NewClaimTask(a, b, 1))
+	add(simplefin.NewFetchInfoTask(a, b))
+	add(simplefin.NewSyncTask(a, b))
+	add(simplefin.NewImportTask(a, b))
+	add(simplefin.NewPurgeTask(a, b))
+	add(simplefin.NewScheduleTask(), nil)
+	add(simplefin.NewSweepTask(), nil)
+	return tasks
+}
+
+// TestEveryTaskTypeIsHandled enqueues one task of every type through a
+// real asynq server running the worker's mux, on a queue of its own, and
+// sees each one reach its handler. everyTask must name every Type…
+// constant under jobs/, and every asynq.NewTask there must use one, so a
+// new task type cannot be left out of the worker's tables unnoticed.
+func TestEveryTaskTypeIsHandled(t *testing.T) {
+	tasks := everyTask(t)
+	built := map[string]bool{}
+	for _, task := range tasks {
+		built[task.Type()] = true
+	}
+	for _, typ := range sourceTaskTypes(t, filepath.Join("..", "jobs")) {
+		if !built[typ] {
+			t.Errorf("task type %q is defined under jobs/ but everyTask does not build it", typ)
+		}
+	}
+
+	store := modelstest.NewStore(t)
+	opt := modelstest.Redis(t, redisDB)
+	rdb := opt.MakeRedisClient().(redis.UniversalClient)
+	t.Cleanup(func() { rdb.Close() })
+	queue := asynq.NewClientFromRedisClient(rdb)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	retention, _ := jobs.RetentionTier("standard")
+	o := worker.Options{Redis: opt, Logger: log,
+		Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log, Retention: retention, ArchiveDir: t.TempDir()},
+		SimpleFIN: &simplefin.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
+			Bridge: bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true})}}
+	table, err := o.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A queue of this run only: no other test's task is taken, and task
+	// ids and uniqueness locks cannot meet those of an earlier run.
+	name := make([]byte, 6)
+	_, _ = rand.Read(name)
+	q := "registry-" + hex.EncodeToString(name)
+	insp := asynq.NewInspectorFromRedisClient(rdb)
+	t.Cleanup(func() {
+		_ = insp.DeleteQueue(q, true)
+		// The queue rebuild queues a balance sweep on the usual queue.
+		pending, _ := insp.ListPendingTasks(jobs.QueueLow)
+		for _, ti := range pending {
+			if ti.Type == jobs.TypeBalanceSweep {
+				_ = insp.DeleteTask(jobs.QueueLow, ti.ID)
+			}
+		}
+	})
+	ids := map[string]string{} // task id → type
+	for _, task := range tasks {
+		// No retry: a run that fails is archived at once with its error.
+		info, err := queue.Enqueue(task, asynq.Queue(q), asynq.MaxRetry(0), asynq.Retention(time.Hour))
+		if err != nil {
+			t.Fatalf("enqueue %s: %v", task.Type(), err)
+		}
+		ids[info.ID] = task.Type()
+	}
+	srv := asynq.NewServer(opt, asynq.Config{Concurrency: 4, Queues: map[string]int{q: 1},
+		RetryDelayFunc: table.RetryDelay, IsFailure: jobs.IsFailure, LogLevel: asynq.FatalLevel})
+	if err := srv.Start(worker.Mux(table, log)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+
+	for id, typ := range ids {
+		var info *asynq.TaskInfo
+		waitFor(t, typ+" to run", func() (bool, string) {
+			info, err = insp.GetTaskInfo(q, id)
+			if err != nil {
+				return false, err.Error()
+			}
+			return info.State == asynq.TaskStateCompleted || info.State == asynq.TaskStateArchived, info.State.String()
+		})
+		switch {
+		case info.State == asynq.TaskStateCompleted:
+		case strings.Contains(info.LastErr, "handler not found"):
+			t.Errorf("%s: no handler is registered for it", typ)
+		default:
+			// It reached its handler, which refused a payload naming nothing.
+			t.Logf("%s: handled, failed with %s", typ, info.LastErr)
+		}
+	}
+}
+
+// checkPeriodic compares what the scheduler of o registers (task type →
+// cron spec) with want, and checks that the worker handles each of them.
+func checkPeriodic(t *testing.T, o worker.Options, want map[string]string) {
+	t.Helper()
+	list, err := o.Periodic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := o.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range list {
+		got[p.Task.Type()] = p.Spec
+		if _, ok := table[p.Task.Type()]; !ok {
+			t.Errorf("periodic task %s has no handler", p.Task.Type())
+		}
+	}
+	if len(got) != len(list) || len(got) != len(want) {
+		t.Errorf("periodic tasks %v, want %v", got, want)
+	}
+	for typ, spec := range want {
+		if got[typ] != spec {
+			t.Errorf("%s scheduled at %q, want %q", typ, got[typ], spec)
+		}
+	}
+}
+
+// sourceTaskTypes returns the values of the Type… constants of every
+// non-test Go file under dir, and fails on an asynq.NewTask there whose
+// type is not such a constant.
+func sourceTaskTypes(t *testing.T, dir string) []string {
+	t.Helper()
+	var types []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.ValueSpec:
+				for i, id := range n.Names {
+					if !strings.HasPrefix(id.Name, "Type") || i >= len(n.Values) {
+						continue
+					}
+					if lit, ok := n.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						types = append(types, v)
+					}
+				}
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "NewTask" && len(n.Args) > 0 {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "asynq" && !isTypeConstant(n.Args[0]) {
+						t.Errorf("%s: asynq.NewTask with a type that is not a Type… constant", path)
+					}
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(types) == 0 {
+		t.Fatalf("no Type… constants found under %s", dir)
+	}
+	sort.Strings(types)
+	return types
+}
+
+func isTypeConstant(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return strings.HasPrefix(e.Name, "Type")
+	case *ast.SelectorExpr:
+		return strings.HasPrefix(e.Sel.Name, "Type")
+	}
+	return false
+}
