@@ -182,10 +182,10 @@ LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
 GROUP BY 1, c.id, c.name, c.color, c.icon, c.parent_id, p.name
 ORDER BY 1, total DESC, c.name`
 
-// CategoryTotals returns, for a period, what each category earned and
-// spent, the uncategorised rest as a row with no category, expense rows
-// after income rows and the largest first in each. A subcategory is its
-// own row and names its parent, so a screen can show either level.
+// CategoryTotals returns, for a period, what each category spent and
+// earned, the uncategorised rest as a row with no category: spending rows
+// first, then income rows, the largest first in each. A subcategory is
+// its own row and names its parent, so a screen can show either level.
 func (s *Store) CategoryTotals(ctx context.Context, familyID uuid.UUID, p Period) ([]CategoryTotal, error) {
 	if err := p.check(); err != nil {
 		return nil, err

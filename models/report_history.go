@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -30,6 +31,11 @@ type BalanceDay struct {
 	Inflows      Amount `bun:"inflows"`  // money into the account, positive
 	Outflows     Amount `bun:"outflows"` // money out of it, positive
 	EndBalance   Amount `bun:"end_balance"`
+	// CreatedAt and UpdatedAt are those of the day's first and latest
+	// written transaction: when the day's balance came to be, and last
+	// changed.
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
 }
 
 // CashBalance is the part of the day's balance that is cash.
@@ -69,7 +75,7 @@ days AS (
     SELECT t.account_id, t.date, acc.name,
            SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END) AS inflows,
            SUM(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS outflows,
-           SUM(t.amount) AS amount
+           SUM(t.amount) AS amount, MIN(t.created_at) AS created_at, MAX(t.updated_at) AS updated_at
     FROM transactions t
     JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
     WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
@@ -86,7 +92,7 @@ SELECT r.account_id, acc.name AS account_name, COALESCE(acc.account_type, '') AS
        acc.currency, -acc.flow AS flows_factor,
        CAST(r.end_balance - acc.flow * r.amount AS bigint) AS start_balance,
        CAST(r.inflows AS bigint) AS inflows, CAST(r.outflows AS bigint) AS outflows,
-       CAST(r.end_balance AS bigint) AS end_balance
+       CAST(r.end_balance AS bigint) AS end_balance, r.created_at, r.updated_at
 FROM running r JOIN acc ON acc.id = r.account_id
 ORDER BY r.date DESC, lower(acc.name), r.account_id
 LIMIT ?6 OFFSET ?5`

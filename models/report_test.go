@@ -370,6 +370,12 @@ func TestBalanceHistory(t *testing.T) {
 	must(t, err)
 	want := models.BalanceDay{AccountID: l.card.ID, AccountName: "Card", AccountType: "credit_card", Date: "2024-01-10", Currency: "USD",
 		FlowsFactor: -1, StartBalance: 0, Outflows: money(t, "120"), EndBalance: money(t, "120")}
+	if n == 1 && len(days) == 1 {
+		if days[0].CreatedAt.IsZero() || days[0].UpdatedAt.Before(days[0].CreatedAt) {
+			t.Errorf("card day times: %v %v", days[0].CreatedAt, days[0].UpdatedAt)
+		}
+		want.CreatedAt, want.UpdatedAt = days[0].CreatedAt, days[0].UpdatedAt
+	}
 	if n != 1 || len(days) != 1 || days[0] != want || days[0].CashBalance() != money(t, "120") {
 		t.Fatalf("card: n=%d %+v", n, days)
 	}
