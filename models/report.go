@@ -83,10 +83,10 @@ func (i Interval) next(t time.Time) time.Time {
 func (s *Store) bucketOf(i Interval, col string) bun.Safe {
 	if s.Postgres() {
 		switch i {
-		case Week:
-			return bun.Safe("CAST(date_trunc('week', " + col + ") AS date)")
+		case Week: // through timestamp, not timestamptz: no time zone to consult
+			return bun.Safe("CAST(date_trunc('week', CAST(" + col + " AS timestamp)) AS date)")
 		case Month:
-			return bun.Safe("CAST(date_trunc('month', " + col + ") AS date)")
+			return bun.Safe("CAST(date_trunc('month', CAST(" + col + " AS timestamp)) AS date)")
 		}
 		return bun.Safe(col)
 	}
@@ -182,10 +182,10 @@ LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
 GROUP BY 1, c.id, c.name, c.color, c.icon, c.parent_id, p.name
 ORDER BY 1, total DESC, c.name`
 
-// CategoryTotals returns, for a period, what each category earned and
-// spent, the uncategorised rest as a row with no category, expense rows
-// after income rows and the largest first in each. A subcategory is its
-// own row and names its parent, so a screen can show either level.
+// CategoryTotals returns, for a period, what each category spent and
+// earned, the uncategorised rest as a row with no category: spending rows
+// first, then income rows, the largest first in each. A subcategory is
+// its own row and names its parent, so a screen can show either level.
 func (s *Store) CategoryTotals(ctx context.Context, familyID uuid.UUID, p Period) ([]CategoryTotal, error) {
 	if err := p.check(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -30,53 +31,71 @@ type BalanceDay struct {
 	Inflows      Amount `bun:"inflows"`  // money into the account, positive
 	Outflows     Amount `bun:"outflows"` // money out of it, positive
 	EndBalance   Amount `bun:"end_balance"`
+	// CreatedAt and UpdatedAt are those of the day's first and latest
+	// written transaction: when the day's balance came to be, and last
+	// changed.
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
 }
 
 // CashBalance is the part of the day's balance that is cash.
 func (d BalanceDay) CashBalance() Amount { return cashPart(d.AccountType, d.EndBalance) }
 
 // balanceAccountsSQL: the accounts of family ?0 a balance history shows,
-// all or ?1 alone, in currency ?2 when it is not empty.
+// all or ?1 alone, in currency ?2 when it is not empty, each with its
+// stored balance (anchor), the day that counts up to (?7) and flow (what
+// one stored unit does to the balance).
 const balanceAccountsSQL = `
 WITH acc AS (
-    SELECT a.id, a.name, a.account_type, a.currency, a.opening_balance,
-           CASE WHEN ` + liabilitySQL + ` THEN -1 ELSE 1 END AS flows_factor
+    SELECT a.id, a.name, a.account_type, a.currency, ` + anchorSQL + ` AS anchor, ?7 AS asof,
+           CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
     FROM accounts a
     WHERE a.family_id = ?0 AND a.status <> 'pending_deletion'
       AND (?1 IS NULL OR a.id = ?1) AND (?2 = '' OR a.currency = ?2)
 )`
 
-// balanceDaysSQL: the running balance of each of those accounts at the
-// end of every day up to ?4 on which something moved it, counted as
-// RecalculateBalance counts: rows in the account's currency, not
-// excluded, not deleted.
-const balanceDaysSQL = balanceAccountsSQL + `,
+// balanceHistorySQL reads one page (LIMIT ?6 OFFSET ?5) of the accounts'
+// days from ?3 to ?4, newest first. Each account's balance at the end of
+// ?4 (edge) is its stored balance moved by what was counted between the
+// day that counts up to and ?4; a day's end balance is that less what
+// the newer days of the page moved. So the work grows with the page
+// number, not with the history. Rows are counted as RecalculateBalance
+// counts them: in the account's currency, not excluded, not deleted.
+const balanceHistorySQL = balanceAccountsSQL + `,
+edge AS (
+    SELECT acc.id, acc.anchor + acc.flow * COALESCE(SUM(CASE WHEN t.date > acc.asof THEN t.amount ELSE -t.amount END), 0) AS balance
+    FROM acc
+    LEFT JOIN transactions t ON t.family_id = ?0 AND t.account_id = acc.id AND t.currency = acc.currency
+        AND t.deleted_at IS NULL AND NOT t.excluded
+        AND t.date > CASE WHEN acc.asof < ?4 THEN acc.asof ELSE ?4 END
+        AND t.date <= CASE WHEN acc.asof < ?4 THEN ?4 ELSE acc.asof END
+    GROUP BY acc.id, acc.anchor, acc.flow
+),
 days AS (
-    SELECT t.account_id, t.date,
+    SELECT t.account_id, t.date, acc.name,
            SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END) AS inflows,
-           SUM(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS outflows
+           SUM(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS outflows,
+           SUM(t.amount) AS amount, MIN(t.created_at) AS created_at, MAX(t.updated_at) AS updated_at
     FROM transactions t
     JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
-    WHERE t.family_id = ?0 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
-    GROUP BY t.account_id, t.date
+    WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
+    GROUP BY t.date, t.account_id, acc.name
+    ORDER BY t.date DESC, lower(acc.name), t.account_id
+    LIMIT ?8
 ),
 running AS (
-    SELECT d.account_id, d.date, d.inflows, d.outflows,
-           acc.opening_balance + acc.flows_factor * SUM(d.inflows - d.outflows)
-               OVER (PARTITION BY d.account_id ORDER BY d.date) AS end_balance
-    FROM days d JOIN acc ON acc.id = d.account_id
-)`
-
-const balanceHistorySQL = balanceDaysSQL + `
+    SELECT d.*, e.balance - acc.flow * COALESCE(SUM(d.amount) OVER (PARTITION BY d.account_id ORDER BY d.date DESC
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS end_balance
+    FROM days d JOIN acc ON acc.id = d.account_id JOIN edge e ON e.id = d.account_id
+)
 SELECT r.account_id, acc.name AS account_name, COALESCE(acc.account_type, '') AS account_type, r.date,
-       acc.currency, acc.flows_factor,
-       CAST(r.end_balance - acc.flows_factor * (r.inflows - r.outflows) AS bigint) AS start_balance,
+       acc.currency, -acc.flow AS flows_factor,
+       CAST(r.end_balance - acc.flow * r.amount AS bigint) AS start_balance,
        CAST(r.inflows AS bigint) AS inflows, CAST(r.outflows AS bigint) AS outflows,
-       CAST(r.end_balance AS bigint) AS end_balance
+       CAST(r.end_balance AS bigint) AS end_balance, r.created_at, r.updated_at
 FROM running r JOIN acc ON acc.id = r.account_id
-WHERE r.date >= ?3
 ORDER BY r.date DESC, lower(acc.name), r.account_id
-LIMIT ?5 OFFSET ?6`
+LIMIT ?6 OFFSET ?5`
 
 // balanceHistoryCountSQL counts the rows of balanceHistorySQL from the
 // days in range alone, without the running sums.
@@ -91,7 +110,9 @@ SELECT count(*) FROM (
 
 // BalanceHistory lists a page of the family's daily account balances,
 // newest day first, and how many there are: one row per account and day
-// on which the account moved, up to today.
+// on which the account moved, up to today. Like the balance sheet, the
+// balances rest on the accounts' stored balances, so a write shows in
+// them once its balance job has run (within seconds).
 func (s *Store) BalanceHistory(ctx context.Context, familyID uuid.UUID, f BalanceFilter, p Page) ([]BalanceDay, int, error) {
 	start, end := f.StartDate, f.EndDate
 	if start == "" {
@@ -102,7 +123,7 @@ func (s *Store) BalanceHistory(ctx context.Context, familyID uuid.UUID, f Balanc
 	}
 	args := []any{familyID, f.AccountID, f.Currency, start, end}
 	var n int
-	if err := s.db.NewRaw(balanceHistoryCountSQL, args...).Scan(ctx, &n); err != nil {
+	if err := s.db.NewRaw(balanceHistoryCountSQL, append(args, 0, 0, s.asofOf())...).Scan(ctx, &n); err != nil {
 		return nil, 0, dbErr("count balance history", err)
 	}
 	days := []BalanceDay{}
@@ -110,6 +131,6 @@ func (s *Store) BalanceHistory(ctx context.Context, familyID uuid.UUID, f Balanc
 	if n <= offset {
 		return days, n, nil
 	}
-	err := s.db.NewRaw(balanceHistorySQL, append(args, p.Size, offset)...).Scan(ctx, &days)
+	err := s.db.NewRaw(balanceHistorySQL, append(args, offset, p.Size, s.asofOf(), offset+p.Size)...).Scan(ctx, &days)
 	return days, n, dbErr("balance history", err)
 }

@@ -341,6 +341,18 @@ func TestAccountRegister(t *testing.T) {
 	if balance != money(t, "1000") {
 		t.Errorf("opening %v", balance)
 	}
+	// A balance recalculated long ago gives the same register.
+	if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", money(t, "4000")).
+		Set("balance_updated_at = ?", time.Date(2024, 1, 10, 0, 0, 0, 0, time.UTC)).Where("id = ?", l.checking.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := l.s.AccountRegister(ctx, fam, l.checking.ID, models.Page{Number: 2, Size: 3})
+	must(t, err)
+	for i, r := range again {
+		if r.Balance != all[3+i].Balance {
+			t.Errorf("stale anchor, row %d: %v, want %v", 3+i, r.Balance, all[3+i].Balance)
+		}
+	}
 	if all[3].Transfer == nil {
 		t.Errorf("transfer row %+v has no transfer", all[3].Transaction)
 	}
@@ -358,6 +370,12 @@ func TestBalanceHistory(t *testing.T) {
 	must(t, err)
 	want := models.BalanceDay{AccountID: l.card.ID, AccountName: "Card", AccountType: "credit_card", Date: "2024-01-10", Currency: "USD",
 		FlowsFactor: -1, StartBalance: 0, Outflows: money(t, "120"), EndBalance: money(t, "120")}
+	if n == 1 && len(days) == 1 {
+		if days[0].CreatedAt.IsZero() || days[0].UpdatedAt.Before(days[0].CreatedAt) {
+			t.Errorf("card day times: %v %v", days[0].CreatedAt, days[0].UpdatedAt)
+		}
+		want.CreatedAt, want.UpdatedAt = days[0].CreatedAt, days[0].UpdatedAt
+	}
 	if n != 1 || len(days) != 1 || days[0] != want || days[0].CashBalance() != money(t, "120") {
 		t.Fatalf("card: n=%d %+v", n, days)
 	}
@@ -393,6 +411,18 @@ func TestBalanceHistory(t *testing.T) {
 	// Jan 15 (30 out) and Jan 20 (the transfer); the running sum still starts at the opening.
 	if n != 2 || days[0].Date != "2024-01-20" || days[0].StartBalance != money(t, "3924.50") || days[0].EndBalance != money(t, "3724.50") {
 		t.Fatalf("checking range: %+v", days)
+	}
+
+	// A balance recalculated long ago gives the same history.
+	if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", money(t, "4000")).
+		Set("balance_updated_at = ?", time.Date(2024, 1, 10, 0, 0, 0, 0, time.UTC)).Where("id = ?", l.checking.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, _, err := l.s.BalanceHistory(ctx, fam, models.BalanceFilter{AccountID: &l.checking.ID, StartDate: "2024-01-13", EndDate: "2024-01-20"},
+		models.Page{Number: 1, Size: 10})
+	must(t, err)
+	if len(again) != 2 || again[0] != days[0] || again[1] != days[1] {
+		t.Errorf("stale anchor: %+v, want %+v", again, days)
 	}
 
 	other := modelstest.NewFamily(t, l.s, "stranger")

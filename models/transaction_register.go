@@ -19,19 +19,20 @@ type RegisterRow struct {
 // RecalculateBalance counts moves it: rows in the account's currency that
 // are not excluded. Future rows are included, so the register shows what
 // the balance will become. Rather than a running sum over the account's
-// whole history, the balance after the newest row is the opening balance
-// plus everything counted, and each older row's is that less what the rows
-// above it moved: one sum over the account (an index-only scan) and a
-// window over the rows down to the page.
+// whole history, the balance after the newest row (top) is the stored
+// balance plus what was counted after the day it counts up to (?5), and
+// each older row's is that less what the rows above it moved: the work
+// grows with the page number, not with the account's history.
 const registerPageSQL = `
 WITH acc AS (
-    SELECT a.id, a.currency, a.opening_balance, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
+    SELECT a.id, a.currency, ` + anchorSQL + ` AS anchor, ?5 AS asof, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
     FROM accounts a WHERE a.family_id = ?0 AND a.id = ?1
 ),
-total AS (
-    SELECT COALESCE(SUM(t.amount), 0) AS amount
-    FROM transactions t JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
-    WHERE t.family_id = ?0 AND t.account_id = ?1 AND t.deleted_at IS NULL AND NOT t.excluded
+top AS (
+    SELECT acc.anchor + acc.flow * COALESCE((SELECT SUM(t.amount) FROM transactions t
+        WHERE t.family_id = ?0 AND t.account_id = ?1 AND t.currency = acc.currency AND t.date > acc.asof
+          AND t.deleted_at IS NULL AND NOT t.excluded), 0) AS balance
+    FROM acc
 ),
 newest AS (
     SELECT t.id, t.date, t.created_at, CASE WHEN t.currency = acc.currency AND NOT t.excluded THEN t.amount ELSE 0 END AS moved
@@ -40,15 +41,17 @@ newest AS (
     ORDER BY t.date DESC, t.created_at DESC, t.id DESC
     LIMIT ?2
 )
-SELECT n.id, CAST(acc.opening_balance + acc.flow * ((SELECT amount FROM total) - COALESCE(SUM(n.moved)
-           OVER (ORDER BY n.date DESC, n.created_at DESC, n.id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS bigint) AS balance_after
+SELECT n.id, CAST((SELECT balance FROM top) - acc.flow * COALESCE(SUM(n.moved)
+           OVER (ORDER BY n.date DESC, n.created_at DESC, n.id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bigint) AS balance_after
 FROM newest n CROSS JOIN acc
 ORDER BY n.date DESC, n.created_at DESC, n.id DESC
 LIMIT ?3 OFFSET ?4`
 
 // AccountRegister lists a page of one account's transactions, newest
 // first, each with the balance after it, and the account's number of
-// transactions, all computed by the database.
+// transactions, all computed by the database. Like the balance sheet, the
+// balances rest on the account's stored balance, so a write shows in them
+// once its balance job has run (within seconds).
 func (s *Store) AccountRegister(ctx context.Context, familyID, accountID uuid.UUID, p Page) ([]RegisterRow, int, error) {
 	if _, err := s.Account(ctx, familyID, accountID); err != nil {
 		return nil, 0, err
@@ -68,7 +71,7 @@ func (s *Store) AccountRegister(ctx context.Context, familyID, accountID uuid.UU
 		return rows, n, nil
 	}
 	err = s.transactionSelect(&rows, familyID).
-		With("running", s.db.NewRaw(registerPageSQL, familyID, accountID, offset+p.Size, p.Size, offset)).
+		With("running", s.db.NewRaw(registerPageSQL, familyID, accountID, offset+p.Size, p.Size, offset, s.asofOf())).
 		ColumnExpr("t.*").ColumnExpr("running.balance_after").
 		Join("JOIN running ON running.id = t.id").
 		OrderExpr("t.date DESC, t.created_at DESC, t.id DESC").

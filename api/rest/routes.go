@@ -75,4 +75,12 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Get("/syncs/latest", read, h.latestSync)
 	v1.Get("/syncs/:id", read, h.showSync)
 
+	v1.Get("/balance_sheet", read, h.showBalanceSheet)
+	v1.Get("/balances", read, h.listBalances)
+	v1.Get("/income_statement", read, h.showIncomeStatement)
+	v1.Get("/budgets", read, h.listBudgets)
+	v1.Get("/budgets/:id", read, h.showBudget)
+	v1.Get("/budget_categories", read, h.listBudgetCategories)
+	v1.Get("/budget_categories/:id", read, h.showBudgetCategory)
+
 }

@@ -1,0 +1,188 @@
+package rest
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/api/httperr"
+	"coffer/models"
+)
+
+// budgetJSON is a month's budget in the reference's shape (without its
+// budget plans, which coffer does not have).
+type budgetJSON struct {
+	ID                       string  `json:"id"`
+	StartDate                string  `json:"start_date"`
+	EndDate                  string  `json:"end_date"`
+	Name                     string  `json:"name"`
+	Currency                 string  `json:"currency"`
+	Initialized              bool    `json:"initialized"`
+	Current                  bool    `json:"current"`
+	BudgetedSpending         *string `json:"budgeted_spending"`
+	BudgetedSpendingCents    *int64  `json:"budgeted_spending_cents"`
+	ExpectedIncome           *string `json:"expected_income"`
+	ExpectedIncomeCents      *int64  `json:"expected_income_cents"`
+	AllocatedSpending        string  `json:"allocated_spending"`
+	AllocatedSpendingCents   int64   `json:"allocated_spending_cents"`
+	ActualSpending           string  `json:"actual_spending"`
+	ActualSpendingCents      int64   `json:"actual_spending_cents"`
+	ActualIncome             string  `json:"actual_income"`
+	ActualIncomeCents        int64   `json:"actual_income_cents"`
+	AvailableToSpend         string  `json:"available_to_spend"`
+	AvailableToSpendCents    int64   `json:"available_to_spend_cents"`
+	AvailableToAllocate      string  `json:"available_to_allocate"`
+	AvailableToAllocateCents int64   `json:"available_to_allocate_cents"`
+	CreatedAt                string  `json:"created_at"`
+	UpdatedAt                string  `json:"updated_at"`
+}
+
+type budgetsJSON struct {
+	Budgets    []budgetJSON `json:"budgets"`
+	Pagination Pagination   `json:"pagination"`
+}
+
+func renderBudget(b *models.BudgetSummary, today models.Date) budgetJSON {
+	cur := models.MustCurrency(b.Currency)
+	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	optMoney := func(a *models.Amount) (*string, *int64) {
+		if a == nil {
+			return nil, nil
+		}
+		s, n := money(*a)
+		return &s, &n
+	}
+	out := budgetJSON{ID: b.ID.String(), StartDate: string(b.StartDate), EndDate: string(b.EndDate), Name: b.Name(),
+		Currency: b.Currency, Initialized: b.Initialized(), Current: b.Current(today),
+		CreatedAt: timestamp(b.CreatedAt), UpdatedAt: timestamp(b.UpdatedAt)}
+	out.BudgetedSpending, out.BudgetedSpendingCents = optMoney(b.BudgetedSpending)
+	out.ExpectedIncome, out.ExpectedIncomeCents = optMoney(b.ExpectedIncome)
+	out.AllocatedSpending, out.AllocatedSpendingCents = money(b.AllocatedSpending)
+	out.ActualSpending, out.ActualSpendingCents = money(b.ActualSpending)
+	out.ActualIncome, out.ActualIncomeCents = money(b.ActualIncome)
+	out.AvailableToSpend, out.AvailableToSpendCents = money(b.AvailableToSpend())
+	out.AvailableToAllocate, out.AvailableToAllocateCents = money(b.AvailableToAllocate())
+	return out
+}
+
+func (h *Handler) listBudgets(c *fiber.Ctx) error {
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	var f models.BudgetFilter
+	if f.StartDate, f.EndDate, err = queryRange(c); err != nil {
+		return err
+	}
+	bs, total, err := h.store.Budgets(c.UserContext(), KeyOf(c).FamilyID, f, p)
+	if err != nil {
+		return err
+	}
+	today := models.DateOf(h.now())
+	out := budgetsJSON{Budgets: make([]budgetJSON, len(bs)), Pagination: pagination(p, total)}
+	for i := range bs {
+		out.Budgets[i] = renderBudget(&bs[i], today)
+	}
+	return c.JSON(out)
+}
+
+func (h *Handler) showBudget(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	b, err := h.store.Budget(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(renderBudget(b, models.DateOf(h.now())))
+}
+
+type budgetCategoryRefJSON struct {
+	ID         string  `json:"id"`
+	Name       string  `json:"name"`
+	Color      string  `json:"color"`
+	LucideIcon string  `json:"lucide_icon"`
+	ParentID   *string `json:"parent_id"`
+}
+
+// budgetCategoryJSON is a budget line in the reference's shape. The
+// derived amounts come with every line, listed or shown.
+type budgetCategoryJSON struct {
+	ID                           string                `json:"id"`
+	BudgetID                     string                `json:"budget_id"`
+	Currency                     string                `json:"currency"`
+	Subcategory                  bool                  `json:"subcategory"`
+	InheritsParentBudget         bool                  `json:"inherits_parent_budget"`
+	RolloverEnabled              bool                  `json:"rollover_enabled"`
+	BudgetedSpending             string                `json:"budgeted_spending"`
+	BudgetedSpendingCents        int64                 `json:"budgeted_spending_cents"`
+	DisplayBudgetedSpending      string                `json:"display_budgeted_spending"`
+	DisplayBudgetedSpendingCents int64                 `json:"display_budgeted_spending_cents"`
+	ActualSpending               string                `json:"actual_spending"`
+	ActualSpendingCents          int64                 `json:"actual_spending_cents"`
+	RolledOverAmount             string                `json:"rolled_over_amount"`
+	RolledOverAmountCents        int64                 `json:"rolled_over_amount_cents"`
+	AvailableToSpend             string                `json:"available_to_spend"`
+	AvailableToSpendCents        int64                 `json:"available_to_spend_cents"`
+	Category                     budgetCategoryRefJSON `json:"category"`
+	CreatedAt                    string                `json:"created_at"`
+	UpdatedAt                    string                `json:"updated_at"`
+}
+
+type budgetCategoriesJSON struct {
+	BudgetCategories []budgetCategoryJSON `json:"budget_categories"`
+	Pagination       Pagination           `json:"pagination"`
+}
+
+func renderBudgetCategory(l *models.BudgetLine) budgetCategoryJSON {
+	cur := models.MustCurrency(l.Currency)
+	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	out := budgetCategoryJSON{ID: l.ID.String(), BudgetID: l.BudgetID.String(), Currency: l.Currency,
+		Subcategory: l.Subcategory(), InheritsParentBudget: l.InheritsParentBudget(), RolloverEnabled: l.RolloverEnabled,
+		Category: budgetCategoryRefJSON{ID: l.CategoryID.String(), Name: l.CategoryName, Color: l.CategoryColor,
+			LucideIcon: l.CategoryIcon, ParentID: optID(l.ParentID)},
+		CreatedAt: timestamp(l.CreatedAt), UpdatedAt: timestamp(l.UpdatedAt)}
+	out.BudgetedSpending, out.BudgetedSpendingCents = money(l.BudgetedSpending)
+	out.DisplayBudgetedSpending, out.DisplayBudgetedSpendingCents = money(l.DisplayBudgetedSpending())
+	out.ActualSpending, out.ActualSpendingCents = money(l.ActualSpending)
+	out.RolledOverAmount, out.RolledOverAmountCents = money(l.RolledOver)
+	out.AvailableToSpend, out.AvailableToSpendCents = money(l.Available)
+	return out
+}
+
+func (h *Handler) listBudgetCategories(c *fiber.Ctx) error {
+	p, err := parsePage(c)
+	if err != nil {
+		return err
+	}
+	var f models.BudgetLineFilter
+	if f.BudgetID, err = queryID(c, "budget_id"); err != nil {
+		return err
+	}
+	if f.CategoryID, err = queryID(c, "category_id"); err != nil {
+		return err
+	}
+	if f.StartDate, f.EndDate, err = queryRange(c); err != nil {
+		return err
+	}
+	lines, total, err := h.store.BudgetLines(c.UserContext(), KeyOf(c).FamilyID, f, p)
+	if err != nil {
+		return err
+	}
+	out := budgetCategoriesJSON{BudgetCategories: make([]budgetCategoryJSON, len(lines)), Pagination: pagination(p, total)}
+	for i := range lines {
+		out.BudgetCategories[i] = renderBudgetCategory(&lines[i])
+	}
+	return c.JSON(out)
+}
+
+func (h *Handler) showBudgetCategory(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	l, err := h.store.BudgetLine(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(renderBudgetCategory(l))
+}
