@@ -34,7 +34,7 @@ func seedReports(t *testing.T, e *env) (card *models.Account, food *models.Categ
 		if tx.cat != nil {
 			row.CategoryID = &tx.cat.ID
 		}
-		if _, err := e.store.CreateTransaction(ctx, row, nil); err != nil {
+		if _, _, err := e.store.CreateTransaction(ctx, row, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
