@@ -102,18 +102,30 @@ type SeriesPoint struct {
 	Value Amount
 }
 
-// seriesSQL sums the moves of the accounts in acc (family ?0) up to ?2:
-// everything before ?1 in one row with no bucket, the rest by bucket
-// (?3), with a running total that starts from the accounts' opening
-// balances. One pass over the transactions, whatever the range. Each acc
-// row has base (its opening value) and flow (what one stored unit of
-// amount does to the value: an expense lowers an asset, raises a debt).
+// seriesSQL sums the moves of the accounts in acc (family ?0; only
+// account ?4 when it is not NULL) up to ?2: everything before ?1 in one
+// row with no bucket, the rest by bucket (?3, of m.date), with a running
+// total that starts from the accounts' opening balances. One pass over the
+// transactions, whatever the range. Each acc row has base (its opening
+// value) and flow (what one stored unit of amount does to the value: an
+// expense lowers an asset, raises a debt).
+//
+// The scan only adds: moves sums each account's rows per currency and day
+// (the days before ?1 fold into one day, NULL), and the join with acc and
+// the bucket are worked out once per such day instead of once per row.
+// A NULL day has a NULL bucket, as the bucket of NULL is NULL.
 const seriesSQL = `,
-sums AS (
-    SELECT CASE WHEN t.date < ?1 THEN NULL ELSE ?3 END AS bucket, SUM(acc.flow * t.amount) AS amount
+moves AS (
+    SELECT t.account_id, t.currency, CASE WHEN t.date < ?1 THEN NULL ELSE t.date END AS date, SUM(t.amount) AS amount
     FROM transactions t
-    JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
-    WHERE t.family_id = ?0 AND t.date <= ?2 AND t.deleted_at IS NULL AND NOT t.excluded
+    WHERE t.family_id = ?0 AND (?4 IS NULL OR t.account_id = ?4)
+      AND t.date <= ?2 AND t.deleted_at IS NULL AND NOT t.excluded
+    GROUP BY t.account_id, t.currency, CASE WHEN t.date < ?1 THEN NULL ELSE t.date END
+),
+sums AS (
+    SELECT ?3 AS bucket, SUM(acc.flow * m.amount) AS amount
+    FROM moves m
+    JOIN acc ON acc.id = m.account_id AND acc.currency = m.currency
     GROUP BY 1
     UNION ALL
     SELECT NULL, 0
@@ -145,21 +157,21 @@ const accountSeriesSQL = `WITH acc AS (
 // week or month of a period (the last point at its end), from the
 // opening balances and every transaction up to then.
 func (s *Store) NetWorthSeries(ctx context.Context, familyID uuid.UUID, p Period, i Interval) ([]SeriesPoint, error) {
-	points, _, err := s.series(ctx, netWorthSQL, familyID, uuid.Nil, p, i)
+	points, _, err := s.series(ctx, netWorthSQL, familyID, nil, p, i)
 	return points, err
 }
 
 // AccountBalanceSeries returns one account's balance at the end of each
 // day, week or month of a period, as its balance is shown.
 func (s *Store) AccountBalanceSeries(ctx context.Context, familyID, accountID uuid.UUID, p Period, i Interval) ([]SeriesPoint, error) {
-	points, accounts, err := s.series(ctx, accountSeriesSQL, familyID, accountID, p, i)
+	points, accounts, err := s.series(ctx, accountSeriesSQL, familyID, &accountID, p, i)
 	if err == nil && accounts == 0 {
 		return nil, ErrNotFound
 	}
 	return points, err
 }
 
-func (s *Store) series(ctx context.Context, query string, familyID, accountID uuid.UUID, p Period, i Interval) ([]SeriesPoint, int, error) {
+func (s *Store) series(ctx context.Context, query string, familyID uuid.UUID, accountID *uuid.UUID, p Period, i Interval) ([]SeriesPoint, int, error) {
 	if err := p.check(); err != nil {
 		return nil, 0, err
 	}
@@ -171,7 +183,7 @@ func (s *Store) series(ctx context.Context, query string, familyID, accountID uu
 		Accounts int    `bun:"accounts"`
 		Value    Amount `bun:"value"`
 	}
-	err := s.db.NewRaw(query, familyID, p.From, p.To, s.bucketOf(i, "t.date"), accountID).Scan(ctx, &rows)
+	err := s.db.NewRaw(query, familyID, p.From, p.To, s.bucketOf(i, "m.date"), accountID).Scan(ctx, &rows)
 	if err != nil {
 		return nil, 0, dbErr("series", err)
 	}
