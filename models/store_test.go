@@ -89,3 +89,42 @@ func TestRecalculateBalance(t *testing.T) {
 		t.Errorf("other family: %v", err)
 	}
 }
+
+func TestLatestTransactions(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	fam := l.f.Family.ID
+	all, n, err := l.s.Transactions(ctx, fam, models.TransactionFilter{}, models.Page{Number: 1, Size: 100})
+	must(t, err)
+	tag := &models.Tag{FamilyID: fam, Name: "review", Color: "#000000"}
+	must(t, l.s.CreateTag(ctx, tag))
+	if _, err := l.s.BulkAddTags(ctx, fam, []uuid.UUID{all[0].ID, all[2].ID}, []uuid.UUID{tag.ID}); err != nil {
+		t.Fatal(err)
+	}
+	// The ledger's rows share dates: the order falls back on created_at
+	// and id, as the list's does. Its tombstone and the other family's
+	// row are in neither.
+	for _, size := range []int{1, 3, n - 1, n, n + 5} {
+		want, _, err := l.s.Transactions(ctx, fam, models.TransactionFilter{}, models.Page{Number: 1, Size: size})
+		must(t, err)
+		got, err := l.s.LatestTransactions(ctx, fam, size)
+		must(t, err)
+		if len(got) != len(want) || len(got) != min(size, n) {
+			t.Fatalf("size %d: got %d rows, want %d", size, len(got), len(want))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.ID != w.ID || g.Account == nil || g.Account.ID != w.AccountID || len(g.Tags) != len(w.Tags) ||
+				(g.Transfer == nil) != (w.Transfer == nil) || (g.Category == nil) != (w.Category == nil) {
+				t.Errorf("size %d row %d: got %+v, want %+v", size, i, g, w)
+			}
+		}
+	}
+	if got, _ := l.s.LatestTransactions(ctx, fam, n); len(got[0].Tags) != 1 || got[0].Tags[0].ID != tag.ID {
+		t.Errorf("newest row's tags %+v", got[0].Tags)
+	}
+	stranger := modelstest.NewFamily(t, l.s, "stranger")
+	if got, err := l.s.LatestTransactions(ctx, stranger.Family.ID, 8); err != nil || len(got) != 0 {
+		t.Errorf("a family without transactions: %d rows, %v", len(got), err)
+	}
+}

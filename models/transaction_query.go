@@ -29,7 +29,7 @@ func (s *Store) Transactions(ctx context.Context, familyID uuid.UUID, f Transact
 	var txs []*Transaction
 	q := s.transactionSelect(&txs, familyID)
 	f.apply(q, familyID)
-	n, err := p.scan(ctx, q.OrderExpr("t.date DESC, t.created_at DESC, t.id DESC"))
+	n, err := p.scan(ctx, q.OrderExpr(transactionOrderSQL))
 	if err != nil {
 		return nil, 0, dbErr("list transactions", err)
 	}
@@ -37,6 +37,25 @@ func (s *Store) Transactions(ctx context.Context, familyID uuid.UUID, f Transact
 		return nil, 0, err
 	}
 	return txs, n, nil
+}
+
+// transactionOrderSQL is the list order of transactions, newest first,
+// total so that paging never repeats or skips a row; the index
+// transactions_family_order_idx holds the family's rows in this order.
+const transactionOrderSQL = "t.date DESC, t.created_at DESC, t.id DESC"
+
+// LatestTransactions returns the family's n newest transactions, as the
+// first page of Transactions without a filter would, without counting
+// every row: it reads the first n entries of the list index.
+func (s *Store) LatestTransactions(ctx context.Context, familyID uuid.UUID, n int) ([]*Transaction, error) {
+	var txs []*Transaction
+	if err := s.transactionSelect(&txs, familyID).OrderExpr(transactionOrderSQL).Limit(int64(n)).Scan(ctx); err != nil {
+		return nil, dbErr("latest transactions", err)
+	}
+	if err := s.loadTransactionLinks(ctx, familyID, txs); err != nil {
+		return nil, err
+	}
+	return txs, nil
 }
 
 func (f TransactionFilter) apply(q *bun.SelectQuery, familyID uuid.UUID) {

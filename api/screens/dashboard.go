@@ -23,7 +23,8 @@ type dashboardData struct {
 
 // home is the dashboard: net worth and its last year, the accounts by
 // type, this month's income and spending and where it went, the latest
-// transactions and the bank connections. Each figure is one query.
+// transactions and the bank connections. Each figure is one query; the
+// month's totals are the sum of its category totals.
 func (h *Handler) home(c *fiber.Ctx) error {
 	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
 	today := models.DateOf(h.now())
@@ -38,19 +39,17 @@ func (h *Handler) home(c *fiber.Ctx) error {
 		return err
 	}
 	d.Chart = lineChart("Net worth over the last year", d.Series)
-	if d.Totals, err = h.store.PeriodTotals(ctx, fam, d.Month); err != nil {
-		return err
-	}
 	totals, err := h.store.CategoryTotals(ctx, fam, d.Month)
 	if err != nil {
 		return err
 	}
+	d.Totals = models.TotalsOf(d.Sheet.Currency, totals)
 	for _, t := range totals {
 		if t.Classification == "expense" && len(d.Spending) < 8 {
 			d.Spending = append(d.Spending, t)
 		}
 	}
-	if d.Latest, _, err = h.store.Transactions(ctx, fam, models.TransactionFilter{}, models.Page{Number: 1, Size: 8}); err != nil {
+	if d.Latest, err = h.store.LatestTransactions(ctx, fam, 8); err != nil {
 		return err
 	}
 	if d.Conns, _, err = h.store.Connections(ctx, fam, models.Page{Number: 1, Size: 20}); err != nil {

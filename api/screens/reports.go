@@ -130,9 +130,7 @@ func (h *Handler) reportData(c *fiber.Ctx) (reportsData, error) {
 		return d, err
 	}
 	d.Months, d.Income, d.Spending = statement(cells, p)
-	if d.Flow, err = h.store.CashFlow(ctx, fam, p); err != nil {
-		return d, err
-	}
+	d.Flow = models.CashFlowOf(cells, p) // the same rows: no second pass over the ledger
 	cols := make([]barPair, len(d.Flow))
 	for i, m := range d.Flow {
 		cols[i] = barPair{Label: m.Month.Time().Format("Jan 06"), A: m.Income, B: m.Spending}
