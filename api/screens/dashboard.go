@@ -21,7 +21,7 @@ type dashboardData struct {
 	HasAccount bool
 }
 
-// home is the dashboard: net worth and its last year, the accounts by
+// home is the dashboard: net worth and its last 90 days, the accounts by
 // type, this month's income and spending and where it went, the latest
 // transactions and the bank connections. Each figure is one query; the
 // month's totals are the sum of its category totals.
@@ -34,11 +34,13 @@ func (h *Handler) home(c *fiber.Ctx) error {
 		return err
 	}
 	d.HasAccount = len(d.Sheet.Groups) > 0
-	year := models.Period{From: models.DateOf(h.now().AddDate(-1, 0, 0)), To: today}
-	if d.Series, err = h.store.NetWorthSeries(ctx, fam, year, models.Week); err != nil {
+	// Ninety days, a point a day: recent enough to act on and cheap to
+	// read; the reports page draws any longer period.
+	recent := models.Period{From: models.DateOf(h.now().AddDate(0, 0, -90)), To: today}
+	if d.Series, err = h.store.NetWorthSeries(ctx, fam, recent, models.Day); err != nil {
 		return err
 	}
-	d.Chart = lineChart("Net worth over the last year", d.Series)
+	d.Chart = lineChart("Net worth over the last 90 days", d.Series)
 	totals, err := h.store.CategoryTotals(ctx, fam, d.Month)
 	if err != nil {
 		return err
