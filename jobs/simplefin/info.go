@@ -2,9 +2,7 @@ package simplefin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,12 +25,9 @@ type ConnectionPayload struct {
 
 // NewFetchInfoTask builds the /info read of a connection.
 func NewFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID})
-	if err != nil {
-		return nil, fmt.Errorf("simplefin: fetch info payload: %w", err)
-	}
-	return asynq.NewTask(TypeFetchInfo, payload, asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(2),
-		asynq.Timeout(time.Minute), asynq.Unique(time.Hour)), nil
+	return jobs.NewTask(TypeFetchInfo, ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID},
+		asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(2), asynq.Timeout(time.Minute),
+		asynq.Unique(time.Hour))
 }
 
 // FetchInfo handles TypeFetchInfo. The request counts against the
@@ -43,11 +38,8 @@ func (h *Handlers) FetchInfo(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
 	if err != nil {
-		return err
+		return jobs.IgnoreNotFound(err)
 	}
 	access, err := h.Store.AccessURL(conn)
 	if err != nil || conn.Status == models.ConnDisconnected {

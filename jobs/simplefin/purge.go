@@ -2,9 +2,6 @@ package simplefin
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,12 +18,9 @@ const TypePurge = "simplefin:purge"
 
 // NewPurgeTask builds the purge of a connection's imported data.
 func NewPurgeTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID})
-	if err != nil {
-		return nil, fmt.Errorf("simplefin: purge payload: %w", err)
-	}
-	return asynq.NewTask(TypePurge, payload, asynq.Queue(jobs.QueueLow), asynq.MaxRetry(5),
-		asynq.Timeout(30*time.Minute), asynq.TaskID("simplefin:purge:"+connectionID.String())), nil
+	return jobs.NewTask(TypePurge, ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID},
+		asynq.Queue(jobs.QueueLow), asynq.MaxRetry(5), asynq.Timeout(30*time.Minute),
+		asynq.TaskID("simplefin:purge:"+connectionID.String()))
 }
 
 // Purge handles TypePurge: the connection's imported transactions go in
@@ -39,11 +33,8 @@ func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
 	if err != nil {
-		return err
+		return jobs.IgnoreNotFound(err)
 	}
 	if conn.Status != models.ConnDisconnected {
 		return nil // reconnected meanwhile: keep everything
