@@ -177,11 +177,7 @@ func (h *Handler) updateConnection(c *fiber.Ctx) error {
 
 // retryClaim claims again with the kept token of a retryable failure.
 func (h *Handler) retryClaim(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	conn, err := h.connections.RetryClaim(c.UserContext(), KeyOf(c).FamilyID, id)
+	conn, err := byPathID(c, h.connections.RetryClaim)
 	if err != nil {
 		return connectionError(err)
 	}

@@ -79,11 +79,7 @@ func (h *Handler) listConnections(c *fiber.Ctx) error {
 }
 
 func (h *Handler) showConnection(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	conn, err := h.store.Connection(c.UserContext(), KeyOf(c).FamilyID, id)
+	conn, err := byPathID(c, h.store.Connection)
 	if err != nil {
 		return err
 	}

@@ -14,13 +14,19 @@ import (
 // the store for the key's family, render. Each takes the store method and
 // the renderer, so that a handler stays one line that names both.
 
-// showOne answers GET …/:id with the family's record of the path id.
-func showOne[T, J any](c *fiber.Ctx, find func(ctx context.Context, familyID, id uuid.UUID) (*T, error), render func(*T) J) error {
+// byPathID calls fn on the key's family and the path id.
+func byPathID[T any](c *fiber.Ctx, fn func(ctx context.Context, familyID, id uuid.UUID) (T, error)) (T, error) {
 	id, err := httperr.PathID(c)
 	if err != nil {
-		return err
+		var zero T
+		return zero, err
 	}
-	v, err := find(c.UserContext(), KeyOf(c).FamilyID, id)
+	return fn(c.UserContext(), KeyOf(c).FamilyID, id)
+}
+
+// showOne answers GET …/:id with the family's record of the path id.
+func showOne[T, J any](c *fiber.Ctx, find func(ctx context.Context, familyID, id uuid.UUID) (*T, error), render func(*T) J) error {
+	v, err := byPathID(c, find)
 	if err != nil {
 		return err
 	}

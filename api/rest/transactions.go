@@ -269,11 +269,7 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	accountID, err := h.store.DeleteTransaction(c.UserContext(), KeyOf(c).FamilyID, id)
+	accountID, err := byPathID(c, h.store.DeleteTransaction)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package rest
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"coffer/api/httperr"
 	"coffer/models"
 )
 
@@ -125,11 +124,7 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteTransfer(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	accounts, err := h.store.DeleteTransfer(c.UserContext(), KeyOf(c).FamilyID, id)
+	accounts, err := byPathID(c, h.store.DeleteTransfer)
 	if err != nil {
 		return err
 	}
