@@ -30,14 +30,19 @@ func NewFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
 		asynq.Unique(time.Hour))
 }
 
+// payloadConnection loads the connection that t's ConnectionPayload names.
+func (h *Handlers) payloadConnection(ctx context.Context, t *asynq.Task) (*models.Connection, error) {
+	var p ConnectionPayload
+	if err := jobs.Decode(t, &p); err != nil {
+		return nil, err
+	}
+	return h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
+}
+
 // FetchInfo handles TypeFetchInfo. The request counts against the
 // connection's budget like any other.
 func (h *Handlers) FetchInfo(ctx context.Context, t *asynq.Task) error {
-	var p ConnectionPayload
-	if err := jobs.Decode(t, &p); err != nil {
-		return err
-	}
-	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
+	conn, err := h.payloadConnection(ctx, t)
 	if err != nil {
 		return jobs.IgnoreNotFound(err)
 	}

@@ -28,11 +28,7 @@ func NewPurgeTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
 // fed that are now empty. Only a disconnected connection is purged;
 // running it again finds nothing left.
 func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
-	var p ConnectionPayload
-	if err := jobs.Decode(t, &p); err != nil {
-		return err
-	}
-	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
+	conn, err := h.payloadConnection(ctx, t)
 	if err != nil {
 		return jobs.IgnoreNotFound(err)
 	}
@@ -40,7 +36,7 @@ func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
 		return nil // reconnected meanwhile: keep everything
 	}
 	for {
-		n, err := h.Store.PurgeConnectionBatch(ctx, p.FamilyID, p.ConnectionID, 5000)
+		n, err := h.Store.PurgeConnectionBatch(ctx, conn.FamilyID, conn.ID, 5000)
 		if err != nil {
 			return err
 		}
@@ -48,7 +44,7 @@ func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
 			break
 		}
 	}
-	return h.Store.PurgeConnectionAccounts(ctx, p.FamilyID, p.ConnectionID)
+	return h.Store.PurgeConnectionAccounts(ctx, conn.FamilyID, conn.ID)
 }
 
 // ForgetConnection removes what a disconnected connection left in Redis:
