@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
@@ -77,9 +76,7 @@ func TestEveryTaskTypeIsHandled(t *testing.T) {
 	}
 
 	store := modelstest.NewStore(t)
-	opt := modelstest.Redis(t, redisDB)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { rdb.Close() })
+	opt, rdb := modelstest.RedisClient(t, redisDB)
 	queue := asynq.NewClientFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	retention, _ := jobs.RetentionTier("standard")
