@@ -15,7 +15,7 @@ import (
 
 func TestAuditView(t *testing.T) {
 	e := newEnv(t)
-	root := member(t, e, e.beta.Family, "root-"+e.beta.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	root := newSuperAdmin(t, e, e.beta.Family)
 	now := time.Now().UTC()
 	for i, ev := range []struct {
 		event string
@@ -37,9 +37,7 @@ func TestAuditView(t *testing.T) {
 	}
 	e.store.Now = func() time.Time { return time.Now().UTC() }
 
-	admin := e.browser(t)
-	setPassword(t, e, e.alpha.User, "correct horse battery")
-	admin.login(e.alpha.User.Email, "correct horse battery")
+	admin := signedInBrowser(t, e)
 	if r := admin.get("/admin/sso_audit_logs"); r.status != 403 {
 		t.Errorf("family admin on the audit log: %d", r.status)
 	}
@@ -83,14 +81,12 @@ func TestJobDashboard(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) {
 		o.Dashboard = asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: modelstest.Redis(t, redisDB)})
 	})
-	root := member(t, e, e.beta.Family, "root-"+e.beta.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	root := newSuperAdmin(t, e, e.beta.Family)
 	anon := e.browser(t)
 	if r := anon.get("/admin/jobs"); r.status != 302 {
 		t.Errorf("anonymous: %d", r.status)
 	}
-	admin := e.browser(t)
-	setPassword(t, e, e.alpha.User, "correct horse battery")
-	admin.login(e.alpha.User.Email, "correct horse battery")
+	admin := signedInBrowser(t, e)
 	if r := admin.get("/admin/jobs"); r.status != 403 {
 		t.Errorf("family admin: %d", r.status)
 	}

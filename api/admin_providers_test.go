@@ -16,7 +16,7 @@ import (
 // superAdmin signs a super admin of alpha in and returns the browser.
 func superAdmin(t *testing.T, e *env) *browser {
 	t.Helper()
-	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	root := newSuperAdmin(t, e, e.alpha.Family)
 	b := e.browser(t)
 	if r := b.login(root.Email, "correct horse battery"); r.status != 303 {
 		t.Fatalf("super admin login: %d", r.status)
@@ -36,9 +36,7 @@ func oidcForm(idp *ssotest.Provider, name string) url.Values {
 
 func TestProviderScreensPermissions(t *testing.T) {
 	e := newEnv(t)
-	setPassword(t, e, e.alpha.User, "correct horse battery") // a family admin, not a super admin
-	admin := e.browser(t)
-	admin.login(e.alpha.User.Email, "correct horse battery")
+	admin := signedInBrowser(t, e) // a family admin, not a super admin
 	for _, path := range []string{"/admin/sso_providers", "/admin/sso_providers/new"} {
 		if r := admin.get(path); r.status != 403 {
 			t.Errorf("family admin on %s: %d", path, r.status)
@@ -59,40 +57,32 @@ func TestProviderFormValidation(t *testing.T) {
 	b.get("/admin/sso_providers/new?strategy=openid_connect")
 	for name, c := range map[string]struct {
 		edit func(url.Values)
+		idp  ssotest.Behaviour // of the IdP while the form is saved
 		want string
 	}{
-		"not a slug":    {func(f url.Values) { f.Set("name", "Okta!") }, "Use lowercase letters, digits, - and _; start with a letter."},
-		"reserved name": {func(f url.Values) { f.Set("name", "saml") }, "This name is reserved."},
-		"bad rules":     {func(f url.Values) { f.Set("rules", `{"conditions": [{"value": 1, "role": "admin"}]}`) }, "rules.conditions[0]: attribute is required"},
-		"super admin unconfirmed": {func(f url.Values) { f.Set("default_role", models.RoleSuperAdmin) },
-			"Every account created through this provider becomes a super admin."},
-		"no groups scope": {func(f url.Values) { f.Set("scopes", "openid email") }, "Group mappings need the groups scope."},
+		"not a slug":    {edit: func(f url.Values) { f.Set("name", "Okta!") }, want: "Use lowercase letters, digits, - and _; start with a letter."},
+		"reserved name": {edit: func(f url.Values) { f.Set("name", "saml") }, want: "This name is reserved."},
+		"bad rules": {edit: func(f url.Values) { f.Set("rules", `{"conditions": [{"value": 1, "role": "admin"}]}`) },
+			want: "rules.conditions[0]: attribute is required"},
+		"super admin unconfirmed": {edit: func(f url.Values) { f.Set("default_role", models.RoleSuperAdmin) },
+			want: "Every account created through this provider becomes a super admin."},
+		"no groups scope":             {edit: func(f url.Values) { f.Set("scopes", "openid email") }, want: "Group mappings need the groups scope."},
+		"discovery of another issuer": {idp: ssotest.Behaviour{DiscoveryIssuer: "https://other.example"}, want: "Issuer mismatch"},
+		"discovery answering HTML":    {idp: ssotest.Behaviour{DiscoveryBody: "<html>login</html>"}, want: "The discovery document is not valid JSON."},
 	} {
 		t.Run(name, func(t *testing.T) {
+			idp.SetBehaviour(c.idp)
+			defer idp.SetBehaviour(ssotest.Behaviour{})
 			f := oidcForm(idp, "corp")
-			c.edit(f)
+			if c.edit != nil {
+				c.edit(f)
+			}
 			r := b.post("/admin/sso_providers", f)
 			if r.status != 422 || !strings.Contains(string(r.body), htmlEscape(c.want)) {
 				t.Fatalf("got %d, want 422 with %q: %s", r.status, c.want, r.body)
 			}
 		})
 	}
-	t.Run("discovery of another issuer", func(t *testing.T) {
-		idp.SetBehaviour(ssotest.Behaviour{DiscoveryIssuer: "https://other.example"})
-		defer idp.SetBehaviour(ssotest.Behaviour{})
-		r := b.post("/admin/sso_providers", oidcForm(idp, "corp"))
-		if r.status != 422 || !strings.Contains(string(r.body), "Issuer mismatch") {
-			t.Fatalf("got %d: %s", r.status, r.body)
-		}
-	})
-	t.Run("discovery answering HTML", func(t *testing.T) {
-		idp.SetBehaviour(ssotest.Behaviour{DiscoveryBody: "<html>login</html>"})
-		defer idp.SetBehaviour(ssotest.Behaviour{})
-		r := b.post("/admin/sso_providers", oidcForm(idp, "corp"))
-		if r.status != 422 || !strings.Contains(string(r.body), "The discovery document is not valid JSON.") {
-			t.Fatalf("got %d: %s", r.status, r.body)
-		}
-	})
 	ps, _ := e.store.SSOProviders(context.Background())
 	if len(ps) != 0 {
 		t.Fatalf("a refused form saved %d providers", len(ps))

@@ -24,6 +24,12 @@ func member(t *testing.T, e *env, familyID any, email, role string) *models.User
 	return u
 }
 
+// newSuperAdmin adds a super admin, named after the family, to f.
+func newSuperAdmin(t *testing.T, e *env, f *models.Family) *models.User {
+	t.Helper()
+	return member(t, e, f, "root-"+f.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+}
+
 func TestAdminUsers(t *testing.T) {
 	e := newEnv(t)
 	setPassword(t, e, e.alpha.User, "correct horse battery")
@@ -120,7 +126,7 @@ func TestAdminUsers(t *testing.T) {
 func TestAdminGuards(t *testing.T) {
 	e := newEnv(t)
 	// beta's super admin is the only one of the instance in this database.
-	root := member(t, e, e.beta.Family, "root-"+e.beta.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	root := newSuperAdmin(t, e, e.beta.Family)
 	other := member(t, e, e.beta.Family, "other-"+e.beta.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
 	b := e.browser(t)
 	b.login(other.Email, "correct horse battery")
@@ -134,9 +140,7 @@ func TestAdminGuards(t *testing.T) {
 	}
 	// Now `other` is the last active super admin: a family admin cannot touch
 	// it, and nobody can remove it.
-	admin := e.browser(t)
-	setPassword(t, e, e.alpha.User, "correct horse battery")
-	admin.login(e.alpha.User.Email, "correct horse battery")
+	admin := signedInBrowser(t, e)
 	if r := admin.post("/admin/users/"+other.ID.String()+"/suspend", nil); r.status != 404 {
 		t.Errorf("family admin on another family's super admin: %d", r.status)
 	}

@@ -19,7 +19,7 @@ import (
 func TestBrowserSSO(t *testing.T) {
 	e, base := serveEnv(t)
 	dex := ssotest.StartDex(t, ssotest.DexOptions{RedirectURIs: []string{base + "/auth/dex/callback", base + "/auth/dexoauth/callback"}})
-	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	root := newSuperAdmin(t, e, e.alpha.Family)
 	c := newChrome(t)
 
 	c.signIn(base, root.Email)
@@ -143,7 +143,7 @@ func TestBrowserSAML(t *testing.T) {
 	e, base := serveEnv(t)
 	idp := ssotest.StartSAMLIdP(t)
 	idp.AddUser("carol", "pw", "carol@example.org", "staff")
-	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	root := newSuperAdmin(t, e, e.alpha.Family)
 	c := newChrome(t)
 	c.signIn(base, root.Email)
 	c.run("add a SAML provider",

@@ -12,7 +12,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"coffer/api"
-	"coffer/models"
 	"coffer/sso"
 )
 
@@ -21,7 +20,7 @@ import (
 // log.
 func TestBrowser(t *testing.T) {
 	e, base := serveEnv(t)
-	root := member(t, e, e.alpha.Family, "root-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleSuperAdmin)
+	root := newSuperAdmin(t, e, e.alpha.Family)
 	c := newChrome(t)
 	ctx, run, text, fail := c.ctx, c.run, c.text, c.fail
 

@@ -14,9 +14,7 @@ import (
 func TestConnectionsScreen(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
 	bridge := bridgetest.New(t)
-	setPassword(t, e, e.alpha.User, "correct horse battery")
-	b := e.browser(t)
-	b.login(e.alpha.User.Email, "correct horse battery")
+	b := signedInBrowser(t, e)
 
 	if r := b.get("/settings/connections"); r.status != 200 || !strings.Contains(string(r.body), "Setup token") {
 		t.Fatalf("screen: %d", r.status)

@@ -48,10 +48,8 @@ type env struct {
 func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 	t.Helper()
 	store := modelstest.NewStore(t)
-	ropt := modelstest.Redis(t, redisDB)
-	rdb := ropt.MakeRedisClient().(redis.UniversalClient)
+	ropt, rdb := modelstest.RedisClient(t, redisDB)
 	queue := asynq.NewClientFromRedisClient(rdb)
-	t.Cleanup(func() { rdb.Close() })
 	o := api.Options{
 		Store: store, Redis: rdb, Queue: queue,
 		Logger:              slog.New(slog.NewTextHandler(testLog{t}, nil)),

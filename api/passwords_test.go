@@ -110,9 +110,7 @@ func TestPasswordReset(t *testing.T) {
 	e := newEnv(t, func(o *api.Options) {
 		o.Mail = api.MailOptions{SMTPURL: "smtp://" + addr, From: "coffer <no-reply@example.com>"}
 	})
-	setPassword(t, e, e.alpha.User, "correct horse battery")
-	signedIn := e.browser(t)
-	signedIn.login(e.alpha.User.Email, "correct horse battery")
+	signedIn := signedInBrowser(t, e)
 
 	b := e.browser(t)
 	b.get("/password/forgot")
@@ -161,9 +159,7 @@ func TestPasswordReset(t *testing.T) {
 
 func TestChangePassword(t *testing.T) {
 	e := newEnv(t)
-	setPassword(t, e, e.alpha.User, "correct horse battery")
-	other := e.browser(t)
-	other.login(e.alpha.User.Email, "correct horse battery")
+	other := signedInBrowser(t, e)
 	b := e.browser(t)
 	b.login(e.alpha.User.Email, "correct horse battery")
 	b.get("/settings/security")

@@ -84,6 +84,20 @@ func (s *ssoEnv) ssoLogin(b *browser) response {
 	return b.get(cb.RequestURI())
 }
 
+// refused signs in through the IdP in a new browser and expects a 403
+// page saying msg and, when reason is set, one login_failed record of
+// that reason.
+func (s *ssoEnv) refused(t *testing.T, msg, reason string) {
+	t.Helper()
+	r := s.ssoLogin(s.browser(t))
+	if r.status != 403 || !strings.Contains(string(r.body), msg) {
+		t.Fatalf("got %d %s", r.status, r.body)
+	}
+	if reason != "" && auditCount(t, s.env, models.EventLoginFailed, reason) != 1 {
+		t.Errorf("no %s record", reason)
+	}
+}
+
 func (s *ssoEnv) user(t *testing.T, email string) *models.User {
 	t.Helper()
 	u, err := s.store.UserByEmail(context.Background(), email)
@@ -233,13 +247,7 @@ func TestOIDCIdentityRules(t *testing.T) {
 		u := ssotest.DefaultUser()
 		u.EmailVerified = false
 		s.idp.SetUser(u)
-		r := s.ssoLogin(s.browser(t))
-		if r.status != 403 || !strings.Contains(string(r.body), "has not confirmed your email address") {
-			t.Fatalf("got %d %s", r.status, r.body)
-		}
-		if auditCount(t, s.env, models.EventLoginFailed, "email_unverified") != 1 {
-			t.Error("no email_unverified record")
-		}
+		s.refused(t, "has not confirmed your email address", "email_unverified")
 	})
 	t.Run("verified email of an existing user leads to the link page, never a silent link", func(t *testing.T) {
 		s := newSSOEnv(t, models.StrategyOIDC)
@@ -280,20 +288,11 @@ func TestOIDCIdentityRules(t *testing.T) {
 	})
 	t.Run("link_only refuses creation", func(t *testing.T) {
 		s := newSSOEnv(t, models.StrategyOIDC, func(o *api.Options) { o.SSO.JITMode = api.JITLinkOnly })
-		r := s.ssoLogin(s.browser(t))
-		if r.status != 403 || !strings.Contains(string(r.body), "accounts cannot be created through single sign-on here") {
-			t.Fatalf("got %d %s", r.status, r.body)
-		}
-		if auditCount(t, s.env, models.EventLoginFailed, "jit_disabled") != 1 {
-			t.Error("no jit_disabled record")
-		}
+		s.refused(t, "accounts cannot be created through single sign-on here", "jit_disabled")
 	})
 	t.Run("domain not allowed", func(t *testing.T) {
 		s := newSSOEnv(t, models.StrategyOIDC, func(o *api.Options) { o.SSO.AllowedDomains = []string{"corp.example"} })
-		r := s.ssoLogin(s.browser(t))
-		if r.status != 403 || !strings.Contains(string(r.body), "New accounts can only be created for approved email domains.") {
-			t.Fatalf("got %d %s", r.status, r.body)
-		}
+		s.refused(t, "New accounts can only be created for approved email domains.", "")
 		u := ssotest.DefaultUser()
 		u.Email = "pat@CORP.example"
 		s.idp.SetUser(u)
@@ -315,13 +314,7 @@ func TestOIDCIdentityRules(t *testing.T) {
 		}
 		s.update(t)
 		s.idp = other
-		r := s.ssoLogin(s.browser(t))
-		if r.status != 403 || !strings.Contains(string(r.body), "identity provider has changed. Contact an administrator.") {
-			t.Fatalf("got %d %s", r.status, r.body)
-		}
-		if auditCount(t, s.env, models.EventLoginFailed, "issuer_mismatch") != 1 {
-			t.Error("no issuer_mismatch record")
-		}
+		s.refused(t, "identity provider has changed. Contact an administrator.", "issuer_mismatch")
 	})
 	t.Run("suspended user", func(t *testing.T) {
 		s := newSSOEnv(t, models.StrategyOIDC)
@@ -332,9 +325,7 @@ func TestOIDCIdentityRules(t *testing.T) {
 		if _, err := s.store.DB().NewUpdate().Table("users").Set("status = 'suspended'").Where("id = ?", u.ID).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if r := s.ssoLogin(s.browser(t)); r.status != 403 || !strings.Contains(string(r.body), "Your account has been suspended.") {
-			t.Fatalf("got %d %s", r.status, r.body)
-		}
+		s.refused(t, "Your account has been suspended.", "")
 	})
 	t.Run("cancelled at the IdP", func(t *testing.T) {
 		s := newSSOEnv(t, models.StrategyOIDC)

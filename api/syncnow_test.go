@@ -109,9 +109,7 @@ func TestSyncNowScreen(t *testing.T) {
 	if err := e.store.FailSync(ctx, first, "test"); err != nil {
 		t.Fatal(err)
 	}
-	setPassword(t, e, e.alpha.User, "correct horse battery")
-	b := e.browser(t)
-	b.login(e.alpha.User.Email, "correct horse battery")
+	b := signedInBrowser(t, e)
 	b.get("/settings/connections")
 	path := "/settings/connections/" + conn.ID.String() + "/sync"
 	insp := asynq.NewInspectorFromRedisClient(e.rdb)

@@ -221,9 +221,7 @@ func TestSignInCreateKeyAndUseIt(t *testing.T) {
 
 func TestLogout(t *testing.T) {
 	e := newEnv(t)
-	setPassword(t, e, e.alpha.User, "correct horse battery")
-	b := e.browser(t)
-	b.login(e.alpha.User.Email, "correct horse battery")
+	b := signedInBrowser(t, e)
 	b.get("/")
 	if r := b.post("/sessions/logout", nil); r.status != 303 {
 		t.Fatalf("logout: %d", r.status)

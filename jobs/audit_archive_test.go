@@ -13,6 +13,20 @@ import (
 	"coffer/models"
 )
 
+// archiveHandlers are handlers on the test's clock, with the retention
+// tier and a fresh archive directory.
+func archiveHandlers(t *testing.T, tier string, clock func() time.Time) (*jobs.Handlers, *models.Store) {
+	t.Helper()
+	h, store, _ := newHandlers(t)
+	h.Now = clock
+	var ok bool
+	if h.Retention, ok = jobs.RetentionTier(tier); !ok {
+		t.Fatalf("no retention tier %q", tier)
+	}
+	h.ArchiveDir = t.TempDir()
+	return h, store
+}
+
 func seedAudit(t *testing.T, store *models.Store, now time.Time, ages ...time.Duration) []models.AuditLog {
 	t.Helper()
 	var out []models.AuditLog
@@ -56,12 +70,9 @@ func linesIn(t *testing.T, path string) int {
 }
 
 func TestAuditArchiveExtended(t *testing.T) {
-	h, store, _ := newHandlers(t)
 	ctx := context.Background()
 	now := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
-	h.Now = func() time.Time { return now }
-	h.Retention, _ = jobs.RetentionTier("extended")
-	h.ArchiveDir = t.TempDir()
+	h, store := archiveHandlers(t, "extended", func() time.Time { return now })
 	const day = 24 * time.Hour
 	old := seedAudit(t, store, now, 400*day, 380*day, 367*day, 10*day, time.Hour)
 
@@ -131,12 +142,9 @@ func TestAuditArchiveExtended(t *testing.T) {
 }
 
 func TestAuditRetentionStandard(t *testing.T) {
-	h, store, _ := newHandlers(t)
 	ctx := context.Background()
 	now := time.Date(2026, 6, 15, 12, 0, 0, 0, time.UTC)
-	h.Now = func() time.Time { return now }
-	h.Retention, _ = jobs.RetentionTier("standard")
-	h.ArchiveDir = t.TempDir()
+	h, store := archiveHandlers(t, "standard", func() time.Time { return now })
 	const day = 24 * time.Hour
 	seedAudit(t, store, now, 200*day, 92*day, 89*day, time.Hour)
 	if n, err := h.ArchiveAudit(ctx); err != nil || n != 2 {

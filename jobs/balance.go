@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -32,13 +31,9 @@ type AccountBalancePayload struct {
 // NewAccountBalanceTask builds the recalculation of one account. Its task
 // id makes it unique per account while it waits in the queue.
 func NewAccountBalanceTask(familyID, accountID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(AccountBalancePayload{FamilyID: familyID, AccountID: accountID})
-	if err != nil {
-		return nil, fmt.Errorf("jobs: account balance payload: %w", err)
-	}
-	return asynq.NewTask(TypeAccountBalance, payload,
-		asynq.TaskID("account:balance:"+accountID.String()),
-		asynq.Queue(QueueDefault), asynq.MaxRetry(10), asynq.Timeout(time.Minute)), nil
+	return NewTask(TypeAccountBalance, AccountBalancePayload{FamilyID: familyID, AccountID: accountID},
+		asynq.TaskID("account:balance:"+accountID.String()), asynq.Queue(QueueDefault), asynq.MaxRetry(10),
+		asynq.Timeout(time.Minute))
 }
 
 // Balances queues balance recalculations after committed writes. A busy

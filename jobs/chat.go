@@ -2,15 +2,10 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-
-	"coffer/models"
 )
 
 // TypeChatReply produces the assistant's answer to the newest message.
@@ -27,12 +22,9 @@ type ChatReplyPayload struct {
 
 // NewChatReplyTask builds the reply to a chat, unique per chat while queued.
 func NewChatReplyTask(familyID, chatID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(ChatReplyPayload{FamilyID: familyID, ChatID: chatID})
-	if err != nil {
-		return nil, fmt.Errorf("jobs: chat reply payload: %w", err)
-	}
-	return asynq.NewTask(TypeChatReply, payload, asynq.TaskID("chat:reply:"+chatID.String()),
-		asynq.Queue(QueueDefault), asynq.MaxRetry(3), asynq.Timeout(2*time.Minute)), nil
+	return NewTask(TypeChatReply, ChatReplyPayload{FamilyID: familyID, ChatID: chatID},
+		asynq.TaskID("chat:reply:"+chatID.String()), asynq.Queue(QueueDefault), asynq.MaxRetry(3),
+		asynq.Timeout(2*time.Minute))
 }
 
 // ChatReply handles TypeChatReply. No AI provider is configured in this
@@ -44,9 +36,5 @@ func (h *Handlers) ChatReply(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	msg := NoProviderMessage
-	err := h.Store.SetChatError(ctx, p.FamilyID, p.ChatID, &msg)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
-	return err
+	return IgnoreNotFound(h.Store.SetChatError(ctx, p.FamilyID, p.ChatID, &msg))
 }

@@ -2,8 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,12 +19,9 @@ type FamilyPurgePayload struct {
 
 // NewFamilyPurgeTask builds the purge of a family, unique while queued.
 func NewFamilyPurgeTask(familyID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(FamilyPurgePayload{FamilyID: familyID})
-	if err != nil {
-		return nil, fmt.Errorf("jobs: family purge payload: %w", err)
-	}
-	return asynq.NewTask(TypeFamilyPurge, payload, asynq.TaskID("family:purge:"+familyID.String()),
-		asynq.Queue(QueueLow), asynq.MaxRetry(5), asynq.Timeout(10*time.Minute)), nil
+	return NewTask(TypeFamilyPurge, FamilyPurgePayload{FamilyID: familyID},
+		asynq.TaskID("family:purge:"+familyID.String()), asynq.Queue(QueueLow), asynq.MaxRetry(5),
+		asynq.Timeout(10*time.Minute))
 }
 
 // FamilyPurge handles TypeFamilyPurge. A family that still has users, or

@@ -13,7 +13,7 @@ import (
 )
 
 func TestFamilyPurge(t *testing.T) {
-	h, store, opt := newHandlers(t)
+	h, store, insp := newHandlers(t)
 	ctx := context.Background()
 	kept := modelstest.NewFamily(t, store, "kept")
 	gone := modelstest.NewFamily(t, store, "gone")
@@ -28,18 +28,11 @@ func TestFamilyPurge(t *testing.T) {
 	if _, err := store.Family(ctx, gone.Family.ID); err != nil {
 		t.Fatalf("family deleted inside the user's transaction: %v", err)
 	}
-	insp := asynq.NewInspector(opt)
-	defer insp.Close()
 	t.Cleanup(func() {
 		for _, f := range []*modelstest.FamilyFixture{kept, gone} {
 			_ = insp.DeleteTask(jobs.QueueLow, "family:purge:"+f.Family.ID.String())
 		}
-		tasks, _ := insp.ListPendingTasks(jobs.QueueLow)
-		for _, ti := range tasks {
-			if ti.Type == jobs.TypeBalanceSweep {
-				_ = insp.DeleteTask(jobs.QueueLow, ti.ID)
-			}
-		}
+		forgetSweeps(insp)
 	})
 	// A lost queue is rebuilt: the requeue finds the empty family.
 	if err := h.Requeue(ctx, asynq.NewTask(jobs.TypeRequeue, nil)); err != nil {

@@ -11,6 +11,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -64,6 +65,16 @@ func (h *Handlers) now() time.Time {
 	return time.Now()
 }
 
+// NewTask builds a task of type typ whose payload is v as JSON, the
+// payload that Decode reads back.
+func NewTask(typ string, v any, opts ...asynq.Option) (*asynq.Task, error) {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("jobs: %s: payload: %w", typ, err)
+	}
+	return asynq.NewTask(typ, payload, opts...), nil
+}
+
 // Decode reads a task payload into v; one that does not decode will never
 // succeed, so the error wraps asynq.SkipRetry and the task is not retried.
 func Decode(t *asynq.Task, v any) error {
@@ -71,6 +82,15 @@ func Decode(t *asynq.Task, v any) error {
 		return fmt.Errorf("jobs: %s: bad payload: %v: %w", t.Type(), err, asynq.SkipRetry)
 	}
 	return nil
+}
+
+// IgnoreNotFound is err, or nil when err is models.ErrNotFound: a row
+// deleted (or finished) since its task was queued leaves nothing to do.
+func IgnoreNotFound(err error) error {
+	if errors.Is(err, models.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // TaskLog is log with the task's type and id, as every job log line

@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"testing"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin/bridge/bridgetest"
@@ -19,13 +17,24 @@ import (
 
 const redisDB = 12
 
-func newHandlers(t *testing.T) (*jobs.Handlers, *models.Store, asynq.RedisClientOpt) {
+// newHandlers builds the handlers on a throwaway store and the test
+// Redis, with an inspector of that Redis for the tests' checks.
+func newHandlers(t *testing.T) (*jobs.Handlers, *models.Store, *asynq.Inspector) {
 	t.Helper()
 	store := modelstest.NewStore(t)
-	opt := modelstest.Redis(t, redisDB)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { rdb.Close() })
-	return &jobs.Handlers{Store: store, Queue: asynq.NewClientFromRedisClient(rdb), Log: slog.New(slog.NewTextHandler(bridgetest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))}, store, opt
+	_, rdb := modelstest.RedisClient(t, redisDB)
+	h := &jobs.Handlers{Store: store, Queue: asynq.NewClientFromRedisClient(rdb), Log: bridgetest.Logger(t)}
+	return h, store, asynq.NewInspectorFromRedisClient(rdb)
+}
+
+// forgetSweeps deletes the balance sweeps that a requeue queued.
+func forgetSweeps(insp *asynq.Inspector) {
+	tasks, _ := insp.ListPendingTasks(jobs.QueueLow)
+	for _, ti := range tasks {
+		if ti.Type == jobs.TypeBalanceSweep {
+			_ = insp.DeleteTask(jobs.QueueLow, ti.ID)
+		}
+	}
 }
 
 func TestAccountBalanceIsIdempotent(t *testing.T) {
@@ -94,11 +103,9 @@ func TestChatReplySetsError(t *testing.T) {
 }
 
 func TestBalancesDeduplicates(t *testing.T) {
-	h, store, opt := newHandlers(t)
+	h, store, insp := newHandlers(t)
 	ctx := context.Background()
 	f := modelstest.NewFamily(t, store, "dedupe")
-	insp := asynq.NewInspector(opt)
-	defer insp.Close()
 	t.Cleanup(func() {
 		for _, id := range []string{"account:balance:" + f.Account.ID.String(), "account:balance:" + f.Account.ID.String() + ":again"} {
 			_ = insp.DeleteTask(jobs.QueueDefault, id)
@@ -132,7 +139,7 @@ func TestBalancesDeduplicates(t *testing.T) {
 }
 
 func TestRequeueRebuildsTheQueue(t *testing.T) {
-	h, store, opt := newHandlers(t)
+	h, store, insp := newHandlers(t)
 	ctx := context.Background()
 	f := modelstest.NewFamily(t, store, "requeue")
 	waiting := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "waiting"}
@@ -147,16 +154,9 @@ func TestRequeueRebuildsTheQueue(t *testing.T) {
 	if err := store.SetChatError(ctx, f.Family.ID, answered.ID, &msg); err != nil {
 		t.Fatal(err)
 	}
-	insp := asynq.NewInspector(opt)
-	defer insp.Close()
 	t.Cleanup(func() {
 		_ = insp.DeleteTask(jobs.QueueDefault, "chat:reply:"+waiting.ID.String())
-		tasks, _ := insp.ListPendingTasks(jobs.QueueLow)
-		for _, ti := range tasks {
-			if ti.Type == jobs.TypeBalanceSweep {
-				_ = insp.DeleteTask(jobs.QueueLow, ti.ID)
-			}
-		}
+		forgetSweeps(insp)
 	})
 	if err := h.Requeue(ctx, asynq.NewTask(jobs.TypeRequeue, nil)); err != nil {
 		t.Fatal(err)

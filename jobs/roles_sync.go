@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -26,12 +25,9 @@ type RolesSyncPayload struct {
 
 // NewRolesSyncTask builds a role sync, unique per user while queued.
 func NewRolesSyncTask(userID, actorID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(RolesSyncPayload{UserID: userID, ActorID: actorID})
-	if err != nil {
-		return nil, fmt.Errorf("jobs: roles sync payload: %w", err)
-	}
-	return asynq.NewTask(TypeRolesSync, payload, asynq.TaskID("roles:sync:"+userID.String()),
-		asynq.Queue(QueueDefault), asynq.MaxRetry(3), asynq.Timeout(time.Minute)), nil
+	return NewTask(TypeRolesSync, RolesSyncPayload{UserID: userID, ActorID: actorID},
+		asynq.TaskID("roles:sync:"+userID.String()), asynq.Queue(QueueDefault), asynq.MaxRetry(3),
+		asynq.Timeout(time.Minute))
 }
 
 // RolesSync handles TypeRolesSync. It takes the identity used last at an
@@ -44,11 +40,8 @@ func (h *Handlers) RolesSync(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	ident, err := h.Store.LatestMappedIdentity(ctx, p.UserID, (*models.SSOProvider).HasMappings)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
 	if err != nil {
-		return err
+		return IgnoreNotFound(err)
 	}
 	prov := ident.Provider
 	rules, err := models.ParseRules(models.Str(prov.Rules), prov.Strategy)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
@@ -77,9 +76,7 @@ func TestEveryTaskTypeIsHandled(t *testing.T) {
 	}
 
 	store := modelstest.NewStore(t)
-	opt := modelstest.Redis(t, redisDB)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { rdb.Close() })
+	opt, rdb := modelstest.RedisClient(t, redisDB)
 	queue := asynq.NewClientFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	retention, _ := jobs.RetentionTier("standard")
@@ -174,8 +171,8 @@ func checkPeriodic(t *testing.T, o worker.Options, want map[string]string) {
 }
 
 // sourceTaskTypes returns the values of the Type… constants of every
-// non-test Go file under dir, and fails on an asynq.NewTask there whose
-// type is not such a constant.
+// non-test Go file under dir, and fails on an asynq.NewTask or
+// jobs.NewTask there whose type is not such a constant.
 func sourceTaskTypes(t *testing.T, dir string) []string {
 	t.Helper()
 	var types []string
@@ -199,11 +196,13 @@ func sourceTaskTypes(t *testing.T, dir string) []string {
 						types = append(types, v)
 					}
 				}
+			case *ast.FuncDecl:
+				// jobs.NewTask hands its caller's type on to asynq; the
+				// callers are checked instead.
+				return n.Recv != nil || n.Name.Name != "NewTask"
 			case *ast.CallExpr:
-				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "NewTask" && len(n.Args) > 0 {
-					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "asynq" && !isTypeConstant(n.Args[0]) {
-						t.Errorf("%s: asynq.NewTask with a type that is not a Type… constant", path)
-					}
+				if isNewTask(n.Fun) && len(n.Args) > 0 && !isTypeConstant(n.Args[0]) {
+					t.Errorf("%s: NewTask with a type that is not a Type… constant", path)
 				}
 			}
 			return true
@@ -218,6 +217,19 @@ func sourceTaskTypes(t *testing.T, dir string) []string {
 	}
 	sort.Strings(types)
 	return types
+}
+
+// isNewTask reports whether fun is asynq.NewTask or jobs.NewTask (NewTask
+// inside package jobs).
+func isNewTask(fun ast.Expr) bool {
+	switch f := fun.(type) {
+	case *ast.Ident:
+		return f.Name == "NewTask"
+	case *ast.SelectorExpr:
+		x, ok := f.X.(*ast.Ident)
+		return ok && f.Sel.Name == "NewTask" && (x.Name == "asynq" || x.Name == "jobs")
+	}
+	return false
 }
 
 func isTypeConstant(e ast.Expr) bool {

@@ -16,7 +16,6 @@ import (
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
@@ -35,10 +34,8 @@ type crashRig struct {
 
 func newCrashRig(t *testing.T, data *bridgetest.Dataset) *crashRig {
 	t.Helper()
-	r := &crashRig{store: modelstest.NewStore(t), opt: modelstest.Redis(t, redisDB), bridge: bridgetest.New(t),
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	r.rdb = r.opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { r.rdb.Close() })
+	r := &crashRig{store: modelstest.NewStore(t), bridge: bridgetest.New(t), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	r.opt, r.rdb = modelstest.RedisClient(t, redisDB)
 	if data != nil {
 		r.bridge.SetDataset(data)
 	}
@@ -47,8 +44,7 @@ func newCrashRig(t *testing.T, data *bridgetest.Dataset) *crashRig {
 
 func (r *crashRig) handlers() *simplefin.Handlers {
 	return &simplefin.Handlers{Store: r.store, Queue: asynq.NewClientFromRedisClient(r.rdb), Log: r.log, Redis: r.rdb,
-		Bridge:  bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
-		Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
+		Bridge: fakeBridgeClient(), Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
 }
 
 // start runs a worker with h and the generic handlers on its store; the returned stop shuts it down the way
@@ -56,24 +52,8 @@ func (r *crashRig) handlers() *simplefin.Handlers {
 // to the queue.
 func (r *crashRig) start(t *testing.T, h *simplefin.Handlers) (stop func()) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: r.opt, Handlers: &jobs.Handlers{Store: h.Store, Queue: h.Queue, Log: h.Log}, SimpleFIN: h,
-			Logger: r.log, Concurrency: 4,
-			BalanceSweepCron: "@every 1h", ShutdownTimeout: 10 * time.Millisecond})
-	}()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
+	return runWorker(t, worker.Options{Redis: r.opt, Handlers: &jobs.Handlers{Store: h.Store, Queue: h.Queue, Log: h.Log}, SimpleFIN: h,
+		Logger: r.log, Concurrency: 4, BalanceSweepCron: "@every 1h", ShutdownTimeout: 10 * time.Millisecond})
 }
 
 // connect stores a connection and queues its claim; the claim leads to

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
@@ -24,28 +23,21 @@ import (
 func simplefinWorker(t *testing.T) (*models.Store, *asynq.Client, *asynq.Inspector, *bridgetest.Server) {
 	t.Helper()
 	store := modelstest.NewStore(t)
-	opt := modelstest.Redis(t, redisDB)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { rdb.Close() })
+	opt, rdb := modelstest.RedisClient(t, redisDB)
 	queue := asynq.NewClientFromRedisClient(rdb)
-	log := slog.New(slog.NewTextHandler(bridgetest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	h := &simplefin.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
-		Bridge:  bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond}),
+	log := bridgetest.Logger(t)
+	h := &simplefin.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb, Bridge: fakeBridgeClient(),
 		Options: simplefin.Options{RetryBase: 10 * time.Millisecond}}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, SimpleFIN: h,
-			Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
+	runWorker(t, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, SimpleFIN: h,
+		Logger: log, Concurrency: 4, BalanceSweepCron: "@every 1h"})
 	insp := asynq.NewInspectorFromRedisClient(rdb)
 	return store, queue, insp, bridgetest.New(t)
+}
+
+// fakeBridgeClient is a Bridge client that may reach the fake on
+// loopback over plain HTTP, with short network retries.
+func fakeBridgeClient() *bridge.Client {
+	return bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: time.Millisecond})
 }
 
 // connectThrough stores a new family's connection to the fake and queues its

@@ -4,16 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/bridge"
-	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -21,26 +18,36 @@ import (
 
 const redisDB = 13
 
+// runWorker runs worker.Run with o until the test ends or stop is called,
+// and fails the test if it returns an error.
+func runWorker(t *testing.T, o worker.Options) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- worker.Run(ctx, o) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
 // TestWorkerProcessesQueuedWork runs the real server on its own Redis
 // database and waits, with a deadline, for a queued recalculation to land.
 func TestWorkerProcessesQueuedWork(t *testing.T) {
 	store := modelstest.NewStore(t)
-	opt := modelstest.Redis(t, redisDB)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	defer rdb.Close()
+	opt, rdb := modelstest.RedisClient(t, redisDB)
 	queue := asynq.NewClientFromRedisClient(rdb)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	o := worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, Logger: log,
-		Concurrency: 2, BalanceSweepCron: "@every 1h"}
-	done := make(chan error, 1)
-	go func() { done <- worker.Run(ctx, o) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx := context.Background()
+	runWorker(t, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, Logger: log,
+		Concurrency: 2, BalanceSweepCron: "@every 1h"})
 
 	f := modelstest.NewFamily(t, store, "worker")
 	if _, _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
@@ -87,9 +94,7 @@ func TestSchedulerRegistersPeriodicWork(t *testing.T) {
 // TestOneSchedulerLeads starts two schedulers on one Redis: one holds the
 // lease, and the other takes it over once the first stops.
 func TestOneSchedulerLeads(t *testing.T) {
-	opt := modelstest.Redis(t, redisDB)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	defer rdb.Close()
+	opt, rdb := modelstest.RedisClient(t, redisDB)
 	rdb.Del(context.Background(), "coffer:scheduler:leader")
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "@every 1h", LeaseTTL: 600 * time.Millisecond}
@@ -136,46 +141,15 @@ func TestOneSchedulerLeads(t *testing.T) {
 // TestWorkerClaimsAConnection runs the claim through the real server on
 // Redis against the fake Bridge.
 func TestWorkerClaimsAConnection(t *testing.T) {
-	store := modelstest.NewStore(t)
-	opt := modelstest.Redis(t, redisDB)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	defer rdb.Close()
-	queue := asynq.NewClientFromRedisClient(rdb)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	fake := bridgetest.New(t)
-	h := &simplefin.Handlers{Store: store, Queue: queue, Log: log,
-		Bridge: bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, RetryInitial: 5 * time.Millisecond})}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- worker.Run(ctx, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, SimpleFIN: h,
-			Logger: log, Concurrency: 2, BalanceSweepCron: "@every 1h"})
-	}()
-	defer func() { cancel(); <-done }()
-
-	f := modelstest.NewFamily(t, store, "bridge")
-	c := &models.Connection{FamilyID: f.Family.ID, Name: "SimpleFIN"}
-	if err := store.CreateConnection(ctx, c, fake.Token("worker")); err != nil {
-		t.Fatal(err)
-	}
-	task, _ := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
-	if _, err := queue.Enqueue(task); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, err := store.Connection(ctx, c.FamilyID, c.ID)
+	store, queue, _, fake := simplefinWorker(t)
+	c := connectThrough(t, store, queue, fake, "bridge", "worker")
+	waitFor(t, "the claim", func() (bool, string) {
+		got, err := store.Connection(context.Background(), c.FamilyID, c.ID)
 		if err != nil {
-			t.Fatal(err)
+			return false, err.Error()
 		}
-		if got.Status == models.ConnActive {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still %s after 20s", got.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return got.Status == models.ConnActive, got.Status
+	})
 	if n := fake.Posts("worker"); n != 1 {
 		t.Errorf("%d claim POSTs", n)
 	}

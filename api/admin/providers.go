@@ -159,6 +159,15 @@ func (h *Handler) pathProvider(c *fiber.Ctx) (*models.SSOProvider, error) {
 	return h.store.SSOProvider(c.UserContext(), id)
 }
 
+// providerToChange is the provider of the path, unless providers are
+// read-only (see writable).
+func (h *Handler) providerToChange(c *fiber.Ctx) (*models.SSOProvider, error) {
+	if err := h.writable(); err != nil {
+		return nil, err
+	}
+	return h.pathProvider(c)
+}
+
 // readProviderForm copies the posted fields into p. Name and strategy are
 // read on create only; blank secrets keep the stored ones.
 func readProviderForm(c *fiber.Ctx, p *models.SSOProvider, creating bool) sso.ProviderSecrets {
@@ -260,16 +269,12 @@ func (h *Handler) adminCreateProvider(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	note := h.providersChanged(c)
-	return h.site.Redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was created.", p.Label)+note)
+	return h.providersChanged(c, fmt.Sprintf("%s was created.", p.Label))
 }
 
 func (h *Handler) adminUpdateProvider(c *fiber.Ctx) error {
-	if err := h.writable(); err != nil {
-		return err
-	}
 	ctx := c.UserContext()
-	old, err := h.pathProvider(c)
+	old, err := h.providerToChange(c)
 	if err != nil {
 		return err
 	}
@@ -289,16 +294,12 @@ func (h *Handler) adminUpdateProvider(c *fiber.Ctx) error {
 	if err := h.store.UpdateSSOProvider(ctx, &p, h.providerChange(c, changedFields(old, &p))); err != nil {
 		return err
 	}
-	note := h.providersChanged(c)
-	return h.site.Redirect(c, "/admin/sso_providers", fmt.Sprintf("%s was saved.", p.Label)+note)
+	return h.providersChanged(c, fmt.Sprintf("%s was saved.", p.Label))
 }
 
 func (h *Handler) adminToggleProvider(c *fiber.Ctx) error {
-	if err := h.writable(); err != nil {
-		return err
-	}
 	ctx := c.UserContext()
-	old, err := h.pathProvider(c)
+	old, err := h.providerToChange(c)
 	if err != nil {
 		return err
 	}
@@ -313,12 +314,11 @@ func (h *Handler) adminToggleProvider(c *fiber.Ctx) error {
 	if err := h.store.SetProviderEnabled(ctx, p.ID, p.Enabled, h.providerChange(c, nil)); err != nil {
 		return err
 	}
-	note := h.providersChanged(c)
 	state := "disabled"
 	if p.Enabled {
 		state = "enabled"
 	}
-	return h.site.Redirect(c, "/admin/sso_providers", fmt.Sprintf("%s is %s.", p.Label, state)+note)
+	return h.providersChanged(c, fmt.Sprintf("%s is %s.", p.Label, state))
 }
 
 type providerTestData struct {
@@ -341,10 +341,7 @@ type providerDeleteData struct {
 }
 
 func (h *Handler) adminConfirmDeleteProvider(c *fiber.Ctx) error {
-	if err := h.writable(); err != nil {
-		return err
-	}
-	p, err := h.pathProvider(c)
+	p, err := h.providerToChange(c)
 	if err != nil {
 		return err
 	}
@@ -366,19 +363,19 @@ func (h *Handler) adminDeleteProvider(c *fiber.Ctx) error {
 	if err := h.store.DeleteSSOProvider(c.UserContext(), id, h.providerChange(c, nil)); err != nil {
 		return err
 	}
-	note := h.providersChanged(c)
-	return h.site.Redirect(c, "/admin/sso_providers", "The provider was deleted."+note)
+	return h.providersChanged(c, "The provider was deleted.")
 }
 
-// providersChanged tells every web instance to reload providers, and
-// returns what the flash message should add when it could not: the change
-// is committed, and the others pick it up within a minute anyway.
-func (h *Handler) providersChanged(c *fiber.Ctx) string {
+// providersChanged tells every web instance to reload providers and
+// redirects to the list with the flash message msg, which says so when it
+// could not: the change is committed, and the others pick it up within a
+// minute anyway.
+func (h *Handler) providersChanged(c *fiber.Ctx, msg string) error {
 	if err := h.registry.Changed(c.UserContext()); err != nil {
 		h.log.Error("sso: provider change not announced", "err", err)
-		return " Other web processes apply it within a minute (Redis is unreachable)."
+		msg += " Other web processes apply it within a minute (Redis is unreachable)."
 	}
-	return ""
+	return h.site.Redirect(c, "/admin/sso_providers", msg)
 }
 
 // changedFields names the settings that differ, never their values.

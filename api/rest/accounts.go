@@ -3,7 +3,6 @@ package rest
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"coffer/api/httperr"
 	"coffer/models"
 )
 
@@ -13,31 +12,15 @@ type accountsJSON struct {
 }
 
 func (h *Handler) listAccounts(c *fiber.Ctx) error {
-	p, err := parsePage(c)
+	as, page, err := listPage(c, h.store.Accounts, renderAccount)
 	if err != nil {
 		return err
 	}
-	as, total, err := h.store.Accounts(c.UserContext(), KeyOf(c).FamilyID, p)
-	if err != nil {
-		return err
-	}
-	out := accountsJSON{Accounts: make([]accountJSON, len(as)), Pagination: pagination(p, total)}
-	for i := range as {
-		out.Accounts[i] = renderAccount(&as[i])
-	}
-	return c.JSON(out)
+	return c.JSON(accountsJSON{Accounts: as, Pagination: page})
 }
 
 func (h *Handler) showAccount(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	a, err := h.store.Account(c.UserContext(), KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(renderAccount(a))
+	return showOne(c, h.store.Account, renderAccount)
 }
 
 // accountFields applies the members present in f to a and returns the
@@ -111,11 +94,7 @@ func (h *Handler) createAccount(c *fiber.Ctx) error {
 
 func (h *Handler) updateAccount(c *fiber.Ctx) error {
 	ctx, k := c.UserContext(), KeyOf(c)
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	f, err := decodeObject(c, "account")
+	id, f, err := idAndObject(c, "account")
 	if err != nil {
 		return err
 	}
@@ -137,14 +116,7 @@ func (h *Handler) updateAccount(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteAccount(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteAccount(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"message": "Account deleted successfully"})
+	return deleteOne(c, h.store.DeleteAccount, "Account")
 }
 
 type accountJSON struct {

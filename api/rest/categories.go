@@ -4,7 +4,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"coffer/api/httperr"
 	"coffer/models"
 )
 
@@ -14,27 +13,15 @@ type categoriesJSON struct {
 }
 
 func (h *Handler) listCategories(c *fiber.Ctx) error {
-	p, err := parsePage(c)
+	cs, page, err := listPage(c, h.store.Categories, renderCategory)
 	if err != nil {
 		return err
 	}
-	cs, total, err := h.store.Categories(c.UserContext(), KeyOf(c).FamilyID, p)
-	if err != nil {
-		return err
-	}
-	out := categoriesJSON{Categories: make([]categoryJSON, len(cs)), Pagination: pagination(p, total)}
-	for i := range cs {
-		out.Categories[i] = renderCategory(&cs[i])
-	}
-	return c.JSON(out)
+	return c.JSON(categoriesJSON{Categories: cs, Pagination: page})
 }
 
 func (h *Handler) showCategory(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	return h.respondCategory(c, fiber.StatusOK, id)
+	return showOne(c, h.store.Category, renderCategory)
 }
 
 func (h *Handler) respondCategory(c *fiber.Ctx, status int, id uuid.UUID) error {
@@ -94,11 +81,7 @@ func (h *Handler) createCategory(c *fiber.Ctx) error {
 
 func (h *Handler) updateCategory(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	f, err := decodeObject(c, "category")
+	id, f, err := idAndObject(c, "category")
 	if err != nil {
 		return err
 	}
@@ -119,14 +102,7 @@ func (h *Handler) updateCategory(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteCategory(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteCategory(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"message": "Category deleted successfully"})
+	return deleteOne(c, h.store.DeleteCategory, "Category")
 }
 
 type parentJSON struct {

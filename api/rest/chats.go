@@ -32,11 +32,7 @@ func (h *Handler) listChats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := chatsJSON{Chats: make([]chatJSON, len(chats)), Pagination: pagination(p, total)}
-	for i := range chats {
-		out.Chats[i] = renderChat(&chats[i])
-	}
-	return c.JSON(out)
+	return c.JSON(chatsJSON{Chats: renderAll(chats, renderChat), Pagination: pagination(p, total)})
 }
 
 func (h *Handler) showChat(c *fiber.Ctx) error {
@@ -61,11 +57,7 @@ func (h *Handler) respondChat(c *fiber.Ctx, status int, id uuid.UUID, p models.P
 	if err != nil {
 		return err
 	}
-	out := chatDetailJSON{chatJSON: renderChat(chat), Messages: make([]messageJSON, len(msgs)), Pagination: pagination(p, total)}
-	for i := range msgs {
-		out.Messages[i] = renderMessage(&msgs[i])
-	}
-	return c.Status(status).JSON(out)
+	return c.Status(status).JSON(chatDetailJSON{chatJSON: renderChat(chat), Messages: renderAll(msgs, renderMessage), Pagination: pagination(p, total)})
 }
 
 func (h *Handler) createChat(c *fiber.Ctx) error {
@@ -91,11 +83,7 @@ func (h *Handler) createChat(c *fiber.Ctx) error {
 }
 
 func (h *Handler) updateChat(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	f, err := decodeObject(c, "")
+	id, f, err := idAndObject(c, "")
 	if err != nil {
 		return err
 	}
@@ -123,11 +111,7 @@ func (h *Handler) deleteChat(c *fiber.Ctx) error {
 }
 
 func (h *Handler) createMessage(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	f, err := decodeObject(c, "")
+	id, f, err := idAndObject(c, "")
 	if err != nil {
 		return err
 	}

@@ -80,10 +80,7 @@ func (h *Handler) describeConnections(c *fiber.Ctx, conns []models.Connection) (
 		conn := &conns[i]
 		out[i] = h.renderConnection(conn)
 		pas := accounts[conn.ID]
-		out[i].Accounts = make([]providerAccountJSON, len(pas))
-		for j := range pas {
-			out[i].Accounts[j] = renderProviderAccount(&pas[j])
-		}
+		out[i].Accounts = renderAll(pas, renderProviderAccount)
 		out[i].NextSyncAt = optTimestamp(h.calendar.NextSync(conn, active[conn.ID], h.now()))
 		if n, ok := used[conn.ID]; ok {
 			out[i].RequestsLast24h = &n
@@ -92,13 +89,14 @@ func (h *Handler) describeConnections(c *fiber.Ctx, conns []models.Connection) (
 	return out, nil
 }
 
-// connectionDetail is one connection as describeConnections renders it.
-func (h *Handler) connectionDetail(c *fiber.Ctx, conn *models.Connection) (connectionJSON, error) {
+// respondConnection answers with one connection as describeConnections
+// renders it.
+func (h *Handler) respondConnection(c *fiber.Ctx, conn *models.Connection) error {
 	out, err := h.describeConnections(c, []models.Connection{*conn})
 	if err != nil {
-		return connectionJSON{}, err
+		return err
 	}
-	return out[0], nil
+	return c.JSON(out[0])
 }
 
 // connectionSettings reads include_pending and lookback_days (1 to 730).
@@ -122,6 +120,20 @@ func connectionSettings(f *fields) (includePending *bool, lookback *int) {
 	return includePending, lookback
 }
 
+// connectionObject returns the members under "provider_connection" when
+// the body is resource-wrapped, like every other write body; otherwise f.
+func connectionObject(f *fields) (*fields, error) {
+	inner, ok := f.raw["provider_connection"]
+	if !ok {
+		return f, nil
+	}
+	raw, err := objectMembers(inner)
+	if err != nil {
+		return nil, httperr.BadRequest("The request body's \"provider_connection\" must be an object")
+	}
+	return &fields{raw: raw}, nil
+}
+
 func conflict(msg string) error {
 	return &httperr.Error{Status: fiber.StatusConflict, Code: "conflict", Message: msg}
 }
@@ -130,20 +142,12 @@ func conflict(msg string) error {
 // a new setup token (202: the claim runs in the background).
 func (h *Handler) updateConnection(c *fiber.Ctx) error {
 	ctx, k := c.UserContext(), KeyOf(c)
-	id, err := httperr.PathID(c)
+	id, f, err := idAndObject(c, "")
 	if err != nil {
 		return err
 	}
-	f, err := decodeObject(c, "")
-	if err != nil {
+	if f, err = connectionObject(f); err != nil {
 		return err
-	}
-	if inner, ok := f.raw["provider_connection"]; ok {
-		var wrapped fields
-		if wrapped.raw, err = objectMembers(inner); err != nil {
-			return httperr.BadRequest("The request body's \"provider_connection\" must be an object")
-		}
-		f = &wrapped
 	}
 	name, _ := f.str("name", maxName, true)
 	token, _ := f.str("setup_token", 4096, false)
@@ -168,20 +172,12 @@ func (h *Handler) updateConnection(c *fiber.Ctx) error {
 	if ch.SetupToken != nil {
 		return c.Status(fiber.StatusAccepted).JSON(h.renderConnection(conn))
 	}
-	out, err := h.connectionDetail(c, conn)
-	if err != nil {
-		return err
-	}
-	return c.JSON(out)
+	return h.respondConnection(c, conn)
 }
 
 // retryClaim claims again with the kept token of a retryable failure.
 func (h *Handler) retryClaim(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	conn, err := h.connections.RetryClaim(c.UserContext(), KeyOf(c).FamilyID, id)
+	conn, err := byPathID(c, h.connections.RetryClaim)
 	if err != nil {
 		return connectionError(err)
 	}
@@ -214,9 +210,9 @@ func (h *Handler) syncConnection(c *fiber.Ctx) error {
 		return connectionError(err)
 	}
 	if start.Created {
-		return c.Status(fiber.StatusAccepted).JSON(renderSync(start.Sync, false))
+		return c.Status(fiber.StatusAccepted).JSON(renderSync(start.Sync))
 	}
-	return c.JSON(renderSync(start.Sync, false))
+	return c.JSON(renderSync(start.Sync))
 }
 
 // updateProviderAccount links a remote account to an existing ledger

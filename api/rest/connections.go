@@ -75,24 +75,15 @@ func (h *Handler) listConnections(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := connectionsJSON{Connections: list, Pagination: pagination(p, total)}
-	return c.JSON(out)
+	return c.JSON(connectionsJSON{Connections: list, Pagination: pagination(p, total)})
 }
 
 func (h *Handler) showConnection(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
+	conn, err := byPathID(c, h.store.Connection)
 	if err != nil {
 		return err
 	}
-	conn, err := h.store.Connection(c.UserContext(), KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	out, err := h.connectionDetail(c, conn)
-	if err != nil {
-		return err
-	}
-	return c.JSON(out)
+	return h.respondConnection(c, conn)
 }
 
 // createConnection stores a connection with its setup token sealed and
@@ -104,13 +95,10 @@ func (h *Handler) createConnection(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if inner, ok := f.raw["provider_connection"]; ok && !f.has("setup_token") {
-		// The resource-wrapped form, like every other write body.
-		var wrapped fields
-		if wrapped.raw, err = objectMembers(inner); err != nil {
-			return httperr.BadRequest("The request body's \"provider_connection\" must be an object")
+	if !f.has("setup_token") {
+		if f, err = connectionObject(f); err != nil {
+			return err
 		}
-		f = &wrapped
 	}
 	token, _ := f.str("setup_token", 4096, false)
 	name, _ := f.str("name", maxName, true)
@@ -177,9 +165,5 @@ func (h *Handler) deleteConnection(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out, err := h.connectionDetail(c, conn)
-	if err != nil {
-		return err
-	}
-	return c.JSON(out)
+	return h.respondConnection(c, conn)
 }

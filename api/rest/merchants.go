@@ -3,7 +3,6 @@ package rest
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"coffer/api/httperr"
 	"coffer/models"
 )
 
@@ -13,23 +12,11 @@ func (h *Handler) listMerchants(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]merchantJSON, len(ms))
-	for i := range ms {
-		out[i] = renderMerchant(&ms[i])
-	}
-	return c.JSON(out)
+	return c.JSON(renderAll(ms, renderMerchant))
 }
 
 func (h *Handler) showMerchant(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	m, err := h.store.Merchant(c.UserContext(), KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(renderMerchant(m))
+	return showOne(c, h.store.Merchant, renderMerchant)
 }
 
 func (h *Handler) createMerchant(c *fiber.Ctx) error {
@@ -49,11 +36,7 @@ func (h *Handler) createMerchant(c *fiber.Ctx) error {
 
 func (h *Handler) updateMerchant(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	f, err := decodeObject(c, "merchant")
+	id, f, err := idAndObject(c, "merchant")
 	if err != nil {
 		return err
 	}
@@ -74,14 +57,7 @@ func (h *Handler) updateMerchant(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteMerchant(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteMerchant(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"message": "Merchant deleted successfully"})
+	return deleteOne(c, h.store.DeleteMerchant, "Merchant")
 }
 
 type merchantJSON struct {

@@ -30,7 +30,7 @@ type syncJSON struct {
 	Children             *[]syncJSON       `json:"children,omitempty"` // detail views only, [] when none
 }
 
-func renderSync(sy *models.Sync, detail bool) syncJSON {
+func renderSync(sy *models.Sync) syncJSON {
 	out := syncJSON{ID: sy.ID.String(), ProviderConnectionID: sy.ConnectionID.String(), ParentID: optID(sy.ParentID),
 		ProviderAccountID: optID(sy.ProviderAccountID), Kind: sy.Kind, Trigger: sy.Trigger, Full: sy.Full, Status: sy.Status,
 		WindowStart: optTimestamp(sy.WindowStart), WindowEnd: optTimestamp(sy.WindowEnd), NotBefore: timestamp(sy.NotBefore),
@@ -39,13 +39,14 @@ func renderSync(sy *models.Sync, detail bool) syncJSON {
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
-	if detail {
-		children := make([]syncJSON, len(sy.Children))
-		for i := range sy.Children {
-			children[i] = renderSync(&sy.Children[i], false)
-		}
-		out.Children = &children
-	}
+	return out
+}
+
+// renderSyncDetail is a sync with its children, as the detail views show it.
+func renderSyncDetail(sy *models.Sync) syncJSON {
+	out := renderSync(sy)
+	children := renderAll(sy.Children, renderSync)
+	out.Children = &children
 	return out
 }
 
@@ -91,11 +92,7 @@ func (h *Handler) listSyncs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := syncsJSON{Syncs: make([]syncJSON, len(syncs)), Pagination: pagination(p, total)}
-	for i := range syncs {
-		out.Syncs[i] = renderSync(&syncs[i], false)
-	}
-	return c.JSON(out)
+	return c.JSON(syncsJSON{Syncs: renderAll(syncs, renderSync), Pagination: pagination(p, total)})
 }
 
 func (h *Handler) latestSync(c *fiber.Ctx) error {
@@ -107,17 +104,9 @@ func (h *Handler) latestSync(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(renderSync(sy, true))
+	return c.JSON(renderSyncDetail(sy))
 }
 
 func (h *Handler) showSync(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	sy, err := h.store.Sync(c.UserContext(), KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(renderSync(sy, true))
+	return showOne(c, h.store.Sync, renderSyncDetail)
 }

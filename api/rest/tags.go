@@ -3,7 +3,6 @@ package rest
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"coffer/api/httperr"
 	"coffer/models"
 )
 
@@ -13,23 +12,11 @@ func (h *Handler) listTags(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	out := make([]tagJSON, len(ts))
-	for i := range ts {
-		out[i] = renderTag(&ts[i])
-	}
-	return c.JSON(out)
+	return c.JSON(renderAll(ts, renderTag))
 }
 
 func (h *Handler) showTag(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	t, err := h.store.Tag(c.UserContext(), KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(renderTag(t))
+	return showOne(c, h.store.Tag, renderTag)
 }
 
 func tagFields(f *fields, t *models.Tag, create bool) {
@@ -61,11 +48,7 @@ func (h *Handler) createTag(c *fiber.Ctx) error {
 
 func (h *Handler) updateTag(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	f, err := decodeObject(c, "tag")
+	id, f, err := idAndObject(c, "tag")
 	if err != nil {
 		return err
 	}
@@ -84,14 +67,7 @@ func (h *Handler) updateTag(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteTag(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	if err := h.store.DeleteTag(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"message": "Tag deleted successfully"})
+	return deleteOne(c, h.store.DeleteTag, "Tag")
 }
 
 type tagJSON struct {

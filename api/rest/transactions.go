@@ -198,21 +198,13 @@ func (h *Handler) recalculate(c *fiber.Ctx, accountIDs ...uuid.UUID) {
 }
 
 func (h *Handler) showTransaction(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	return h.respondTransaction(c, fiber.StatusOK, id)
+	return showOne(c, h.store.Transaction, renderTransaction)
 }
 
 func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	key := KeyOf(c)
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	f, err := decodeObject(c, "transaction")
+	id, f, err := idAndObject(c, "transaction")
 	if err != nil {
 		return err
 	}
@@ -277,14 +269,10 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	accountID, err := h.store.DeleteTransaction(c.UserContext(), KeyOf(c).FamilyID, id)
+	accountID, err := byPathID(c, h.store.DeleteTransaction)
 	if err != nil {
 		return err
 	}
 	h.recalculate(c, accountID)
-	return c.JSON(fiber.Map{"message": "Transaction deleted successfully"})
+	return deleted(c, "Transaction")
 }

@@ -3,7 +3,6 @@ package rest
 import (
 	"github.com/gofiber/fiber/v2"
 
-	"coffer/api/httperr"
 	"coffer/models"
 )
 
@@ -68,31 +67,15 @@ func renderTransfer(tr *models.Transfer) transferJSON {
 }
 
 func (h *Handler) listTransfers(c *fiber.Ctx) error {
-	p, err := parsePage(c)
+	trs, page, err := listPage(c, h.store.Transfers, renderTransfer)
 	if err != nil {
 		return err
 	}
-	trs, total, err := h.store.Transfers(c.UserContext(), KeyOf(c).FamilyID, p)
-	if err != nil {
-		return err
-	}
-	out := transfersJSON{Transfers: make([]transferJSON, len(trs)), Pagination: pagination(p, total)}
-	for i := range trs {
-		out.Transfers[i] = renderTransfer(&trs[i])
-	}
-	return c.JSON(out)
+	return c.JSON(transfersJSON{Transfers: trs, Pagination: page})
 }
 
 func (h *Handler) showTransfer(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	tr, err := h.store.Transfer(c.UserContext(), KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(renderTransfer(tr))
+	return showOne(c, h.store.Transfer, renderTransfer)
 }
 
 func (h *Handler) createTransfer(c *fiber.Ctx) error {
@@ -141,14 +124,10 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteTransfer(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	accounts, err := h.store.DeleteTransfer(c.UserContext(), KeyOf(c).FamilyID, id)
+	accounts, err := byPathID(c, h.store.DeleteTransfer)
 	if err != nil {
 		return err
 	}
 	h.recalculate(c, accounts...)
-	return c.JSON(fiber.Map{"message": "Transfer deleted successfully"})
+	return deleted(c, "Transfer")
 }

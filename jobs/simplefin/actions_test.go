@@ -34,9 +34,7 @@ type actionsSetup struct {
 
 func newActions(t *testing.T) *actionsSetup {
 	t.Helper()
-	h, store, opt := newHandlers(t)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { rdb.Close() })
+	h, store, rdb := newHandlers(t)
 	h.Redis = rdb
 	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
 	s := &actionsSetup{h: h, store: store, rdb: rdb, insp: asynq.NewInspectorFromRedisClient(rdb), fake: bridgetest.New(t),

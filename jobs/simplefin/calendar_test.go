@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
 	"coffer/models"
@@ -43,9 +41,7 @@ func TestNextSync(t *testing.T) {
 	}
 	// The fan-out on that tick queues the sync for exactly that time.
 	s.h.Now = func() time.Time { return tick }
-	if err := s.h.Schedule(ctx, asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
-		t.Fatal(err)
-	}
+	schedule(t, s)
 	scheduled, err := s.store.ActiveSync(ctx, s.f.Family.ID, conn.ID)
 	if err != nil || scheduled.Trigger != models.TriggerSchedule {
 		t.Fatalf("scheduled sync: %+v %v", scheduled, err)
@@ -53,9 +49,7 @@ func TestNextSync(t *testing.T) {
 	if d := scheduled.NotBefore.Sub(*next); d < -time.Microsecond || d > time.Microsecond {
 		t.Fatalf("the fan-out queued it at %v, next_sync_at said %v", scheduled.NotBefore, next)
 	}
-	insp := asynq.NewInspector(s.redisOpt)
-	defer insp.Close()
-	_ = insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+scheduled.ID.String())
+	_ = s.insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+scheduled.ID.String())
 
 	// In the scheduler's zone: 02:22 in New York is 07:22 UTC in March.
 	ny, err := time.LoadLocation("America/New_York")

@@ -2,7 +2,6 @@ package simplefin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -43,12 +42,9 @@ type ClaimPayload struct {
 // NewClaimTask builds the claim of one attempt, unique per connection and
 // attempt.
 func NewClaimTask(familyID, connectionID uuid.UUID, seq int) (*asynq.Task, error) {
-	payload, err := json.Marshal(ClaimPayload{FamilyID: familyID, ConnectionID: connectionID, Seq: seq})
-	if err != nil {
-		return nil, fmt.Errorf("simplefin: claim payload: %w", err)
-	}
-	return asynq.NewTask(TypeClaim, payload, asynq.Queue(jobs.QueueCritical), asynq.MaxRetry(3),
-		asynq.Timeout(60*time.Second), asynq.TaskID(claimTaskID(connectionID, seq))), nil
+	return jobs.NewTask(TypeClaim, ClaimPayload{FamilyID: familyID, ConnectionID: connectionID, Seq: seq},
+		asynq.Queue(jobs.QueueCritical), asynq.MaxRetry(3), asynq.Timeout(60*time.Second),
+		asynq.TaskID(claimTaskID(connectionID, seq)))
 }
 
 func claimTaskID(connectionID uuid.UUID, seq int) string {
@@ -64,11 +60,8 @@ func (h *Handlers) Claim(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	step, c, err := h.Store.BeginClaim(ctx, p.FamilyID, p.ConnectionID, p.Seq)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
 	if err != nil {
-		return err
+		return jobs.IgnoreNotFound(err)
 	}
 	switch step {
 	case models.ClaimSkip:

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
@@ -27,10 +25,7 @@ func TestHTTPSClaimAndSync(t *testing.T) {
 	if err != nil || !strings.HasPrefix(access, "https://") || !strings.HasPrefix(s.bridge.URL, "https://") {
 		t.Fatalf("access URL over %q: %v", strings.SplitN(access, ":", 2)[0], err)
 	}
-	tk, _ := simplefin.NewFetchInfoTask(s.f.Family.ID, s.conn.ID)
-	if err := s.h.FetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
-		t.Fatal(err)
-	}
+	s.fetchInfo(t)
 	data := s.bridge.Generate(21, 2, 30, 60)
 	got, err := s.run(t, s.first)
 	if err != nil || got.Status != models.SyncCompleted || got.TransactionsCreated != data.Count() {

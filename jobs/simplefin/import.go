@@ -26,12 +26,9 @@ const importTimeout = 10 * time.Minute
 
 // NewImportTask builds one account step, unique per step.
 func NewImportTask(familyID, stepID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(SyncPayload{FamilyID: familyID, SyncID: stepID})
-	if err != nil {
-		return nil, fmt.Errorf("simplefin: import payload: %w", err)
-	}
-	return asynq.NewTask(TypeImport, payload, asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(5),
-		asynq.Timeout(importTimeout), asynq.TaskID(importTaskID(stepID))), nil
+	return jobs.NewTask(TypeImport, SyncPayload{FamilyID: familyID, SyncID: stepID},
+		asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(5), asynq.Timeout(importTimeout),
+		asynq.TaskID(importTaskID(stepID)))
 }
 
 func importTaskID(stepID uuid.UUID) string { return "simplefin:import:" + stepID.String() }
@@ -46,11 +43,8 @@ func (h *Handlers) Import(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	step, err := h.Store.LeaseSync(ctx, p.FamilyID, p.SyncID, importTimeout+5*time.Minute)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
 	if err != nil {
-		return err
+		return jobs.IgnoreNotFound(err)
 	}
 	if step.ParentID == nil || step.ProviderAccountID == nil {
 		return h.Store.FailSync(ctx, step, "not an account step")

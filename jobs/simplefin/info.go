@@ -2,9 +2,7 @@ package simplefin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,27 +25,26 @@ type ConnectionPayload struct {
 
 // NewFetchInfoTask builds the /info read of a connection.
 func NewFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID})
-	if err != nil {
-		return nil, fmt.Errorf("simplefin: fetch info payload: %w", err)
+	return jobs.NewTask(TypeFetchInfo, ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID},
+		asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(2), asynq.Timeout(time.Minute),
+		asynq.Unique(time.Hour))
+}
+
+// payloadConnection loads the connection that t's ConnectionPayload names.
+func (h *Handlers) payloadConnection(ctx context.Context, t *asynq.Task) (*models.Connection, error) {
+	var p ConnectionPayload
+	if err := jobs.Decode(t, &p); err != nil {
+		return nil, err
 	}
-	return asynq.NewTask(TypeFetchInfo, payload, asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(2),
-		asynq.Timeout(time.Minute), asynq.Unique(time.Hour)), nil
+	return h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
 }
 
 // FetchInfo handles TypeFetchInfo. The request counts against the
 // connection's budget like any other.
 func (h *Handlers) FetchInfo(ctx context.Context, t *asynq.Task) error {
-	var p ConnectionPayload
-	if err := jobs.Decode(t, &p); err != nil {
-		return err
-	}
-	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
+	conn, err := h.payloadConnection(ctx, t)
 	if err != nil {
-		return err
+		return jobs.IgnoreNotFound(err)
 	}
 	access, err := h.Store.AccessURL(conn)
 	if err != nil || conn.Status == models.ConnDisconnected {

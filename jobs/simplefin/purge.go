@@ -2,9 +2,6 @@ package simplefin
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,12 +18,9 @@ const TypePurge = "simplefin:purge"
 
 // NewPurgeTask builds the purge of a connection's imported data.
 func NewPurgeTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID})
-	if err != nil {
-		return nil, fmt.Errorf("simplefin: purge payload: %w", err)
-	}
-	return asynq.NewTask(TypePurge, payload, asynq.Queue(jobs.QueueLow), asynq.MaxRetry(5),
-		asynq.Timeout(30*time.Minute), asynq.TaskID("simplefin:purge:"+connectionID.String())), nil
+	return jobs.NewTask(TypePurge, ConnectionPayload{FamilyID: familyID, ConnectionID: connectionID},
+		asynq.Queue(jobs.QueueLow), asynq.MaxRetry(5), asynq.Timeout(30*time.Minute),
+		asynq.TaskID("simplefin:purge:"+connectionID.String()))
 }
 
 // Purge handles TypePurge: the connection's imported transactions go in
@@ -34,22 +28,15 @@ func NewPurgeTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
 // fed that are now empty. Only a disconnected connection is purged;
 // running it again finds nothing left.
 func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
-	var p ConnectionPayload
-	if err := jobs.Decode(t, &p); err != nil {
-		return err
-	}
-	conn, err := h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil
-	}
+	conn, err := h.payloadConnection(ctx, t)
 	if err != nil {
-		return err
+		return jobs.IgnoreNotFound(err)
 	}
 	if conn.Status != models.ConnDisconnected {
 		return nil // reconnected meanwhile: keep everything
 	}
 	for {
-		n, err := h.Store.PurgeConnectionBatch(ctx, p.FamilyID, p.ConnectionID, 5000)
+		n, err := h.Store.PurgeConnectionBatch(ctx, conn.FamilyID, conn.ID, 5000)
 		if err != nil {
 			return err
 		}
@@ -57,7 +44,7 @@ func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
 			break
 		}
 	}
-	return h.Store.PurgeConnectionAccounts(ctx, p.FamilyID, p.ConnectionID)
+	return h.Store.PurgeConnectionAccounts(ctx, conn.FamilyID, conn.ID)
 }
 
 // ForgetConnection removes what a disconnected connection left in Redis:

@@ -7,10 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
@@ -26,12 +23,6 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 	s := newSyncSetupWith(t, bridgetest.Options{Now: clock.Now, Budget: 4, Quota: bridgetest.Quota{Warn: 3, Block: 5}})
 	s.h.Options.DailyBudget = 4
 	s.bridge.Generate(5, 2, 20, 30)
-	tick := func() {
-		t.Helper()
-		if err := s.h.Schedule(ctx, asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	deferred := func(sy *models.Sync) {
 		t.Helper()
 		got, err := s.run(t, sy)
@@ -59,7 +50,7 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 		t.Fatalf("deferred to %v", got.NotBefore)
 	}
 	// A tick adds nothing while b waits; b delivered early sends nothing.
-	tick()
+	schedule(t, s)
 	if _, err := s.run(t, b); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +66,7 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 		t.Fatalf("resets: %v %s, %d requests", err, got.Status, got.RequestsUsed)
 	}
 	deferred(b)
-	tick()
+	schedule(t, s)
 
 	// Day three: b completes with one request, then the day's tick runs
 	// its sync after the jitter.
@@ -83,14 +74,12 @@ func TestBudgetKeepsUnderTheBridgeQuota(t *testing.T) {
 	if got, err := s.run(t, b); err != nil || got.Status != models.SyncCompleted {
 		t.Fatalf("day three: %v %s", err, got.Status)
 	}
-	tick()
+	schedule(t, s)
 	scheduled, err := s.store.ActiveSync(ctx, s.f.Family.ID, s.conn.ID)
 	if err != nil || scheduled.Trigger != models.TriggerSchedule {
 		t.Fatalf("scheduled sync: %v", err)
 	}
-	insp := asynq.NewInspector(s.redisOpt)
-	defer insp.Close()
-	_ = insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+scheduled.ID.String())
+	_ = s.insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+scheduled.ID.String())
 	clock.Advance(scheduled.NotBefore.Sub(clock.Now()))
 	if got, err := s.run(t, scheduled); err != nil || got.Status != models.SyncCompleted {
 		t.Fatalf("scheduled: %v %s", err, got.Status)

@@ -5,9 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
-	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
@@ -117,10 +114,7 @@ func TestDialFailureReleasesBudget(t *testing.T) {
 	if used, _ := s.h.Redis.ZCard(context.Background(), key).Result(); used != 0 {
 		t.Fatalf("budget counts %d after refused connections, want 0", used)
 	}
-	tk, _ := simplefin.NewFetchInfoTask(s.f.Family.ID, s.conn.ID)
-	if err := s.h.FetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
-		t.Fatal(err)
-	}
+	s.fetchInfo(t)
 	if used, _ := s.h.Redis.ZCard(context.Background(), key).Result(); used != 0 {
 		t.Fatalf("budget counts %d after a refused /info, want 0", used)
 	}

@@ -17,10 +17,7 @@ import (
 
 func TestFetchInfo(t *testing.T) {
 	s := newSyncSetup(t)
-	tk, _ := simplefin.NewFetchInfoTask(s.f.Family.ID, s.conn.ID)
-	if err := s.h.FetchInfo(context.Background(), asynq.NewTask(tk.Type(), tk.Payload())); err != nil {
-		t.Fatal(err)
-	}
+	s.fetchInfo(t)
 	if got := reload(t, s.store, s.conn).ServerVersions; len(got) != 1 || got[0] != "1.0" {
 		t.Fatalf("server versions %v", got)
 	}
@@ -50,9 +47,7 @@ func TestScheduleOneSyncPerConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if err := s.h.Schedule(ctx, asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
-			t.Fatal(err)
-		}
+		schedule(t, s)
 	}
 	syncs, _, err := s.store.Syncs(ctx, s.f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 10})
 	if err != nil {
@@ -71,13 +66,11 @@ func TestScheduleOneSyncPerConnection(t *testing.T) {
 	if delay < 0 || delay >= 30*time.Minute {
 		t.Fatalf("jitter %v outside the window", delay)
 	}
-	insp := asynq.NewInspector(s.redisOpt)
-	defer insp.Close()
-	info, err := insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+scheduled[0].ID.String())
+	info, err := s.insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+scheduled[0].ID.String())
 	if err != nil || info.State != asynq.TaskStateScheduled {
 		t.Fatalf("scheduled task: %v %v", info, err)
 	}
-	_ = insp.DeleteTask(jobs.QueueDefault, info.ID)
+	_ = s.insp.DeleteTask(jobs.QueueDefault, info.ID)
 	// Sync now on it runs it at once.
 	hurried, err := s.store.HurrySync(ctx, &scheduled[0])
 	if err != nil || !hurried {
@@ -102,14 +95,10 @@ func TestSweep(t *testing.T) {
 	if got := reload(t, s.store, failed); got.SetupTokenEnc == nil || !got.ClaimRetryable {
 		t.Fatalf("retryable failure: %+v", got)
 	}
-	insp := asynq.NewInspector(s.redisOpt)
-	defer insp.Close()
 	taskID := "simplefin:sync:" + s.first.ID.String()
-	_ = insp.DeleteTask(jobs.QueueDefault, taskID)
+	_ = s.insp.DeleteTask(jobs.QueueDefault, taskID)
 	s.h.Now = func() time.Time { return time.Now().Add(25 * time.Hour) }
-	if err := s.h.Sweep(ctx, asynq.NewTask(simplefin.TypeSweep, nil)); err != nil {
-		t.Fatal(err)
-	}
+	sweep(t, s)
 	if got := reload(t, s.store, failed); got.SetupTokenEnc != nil || got.ClaimRetryable {
 		t.Fatalf("token kept after a day: %+v", got)
 	}
@@ -121,13 +110,11 @@ func TestSweep(t *testing.T) {
 	// A fresh pending sync without a task is queued again.
 	s.h.Now = nil
 	fresh := s.newSync(t, false)
-	if err := s.h.Sweep(ctx, asynq.NewTask(simplefin.TypeSweep, nil)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String()); err != nil {
+	sweep(t, s)
+	if _, err := s.insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String()); err != nil {
 		t.Fatalf("not re-queued: %v", err)
 	}
-	_ = insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String())
+	_ = s.insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String())
 }
 
 // TestBankLevelError: one bank's sign-in problem flags its accounts and
@@ -246,9 +233,7 @@ func TestPaymentRequiredProbedDaily(t *testing.T) {
 	for i, want := range []int{1, 1, 2} {
 		day = d0.Add([]time.Duration{time.Hour, 13 * time.Hour, 25 * time.Hour}[i]) // the same day twice, then the next
 		for i := 0; i < 2; i++ {
-			if err := s.h.Schedule(ctx, asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
-				t.Fatal(err)
-			}
+			schedule(t, s)
 		}
 		probes := scheduled()
 		if len(probes) != want {

@@ -1,7 +1,6 @@
 package simplefin_test
 
 import (
-	"log/slog"
 	"testing"
 
 	"github.com/hibiken/asynq"
@@ -19,13 +18,10 @@ const redisDB = 10
 
 // newHandlers builds SimpleFIN handlers on a throwaway store and the test
 // Redis, logging through the leak guard; tests add the Bridge client and
-// the budget's Redis when they need them.
-func newHandlers(t *testing.T) (*simplefin.Handlers, *models.Store, asynq.RedisClientOpt) {
+// set the budget's Redis (the one returned) when they need them.
+func newHandlers(t *testing.T) (*simplefin.Handlers, *models.Store, redis.UniversalClient) {
 	t.Helper()
 	store := modelstest.NewStore(t)
-	opt := modelstest.Redis(t, redisDB)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { rdb.Close() })
-	log := slog.New(slog.NewTextHandler(bridgetest.LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	return &simplefin.Handlers{Store: store, Queue: asynq.NewClientFromRedisClient(rdb), Log: log}, store, opt
+	_, rdb := modelstest.RedisClient(t, redisDB)
+	return &simplefin.Handlers{Store: store, Queue: asynq.NewClientFromRedisClient(rdb), Log: bridgetest.Logger(t)}, store, rdb
 }

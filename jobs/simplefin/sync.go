@@ -2,7 +2,6 @@ package simplefin
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,12 +77,9 @@ type SyncPayload struct {
 
 // NewSyncTask builds the fetch of one sync, unique per sync.
 func NewSyncTask(familyID, syncID uuid.UUID) (*asynq.Task, error) {
-	payload, err := json.Marshal(SyncPayload{FamilyID: familyID, SyncID: syncID})
-	if err != nil {
-		return nil, fmt.Errorf("simplefin: sync payload: %w", err)
-	}
-	return asynq.NewTask(TypeSync, payload, asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(3),
-		asynq.Timeout(syncTimeout), asynq.TaskID(syncTaskID(syncID))), nil
+	return jobs.NewTask(TypeSync, SyncPayload{FamilyID: familyID, SyncID: syncID},
+		asynq.Queue(jobs.QueueDefault), asynq.MaxRetry(3), asynq.Timeout(syncTimeout),
+		asynq.TaskID(syncTaskID(syncID)))
 }
 
 func syncTaskID(syncID uuid.UUID) string { return "simplefin:sync:" + syncID.String() }
@@ -127,11 +123,8 @@ func (h *Handlers) Sync(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	sy, err := h.Store.LeaseSync(ctx, p.FamilyID, p.SyncID, syncTimeout+5*time.Minute)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil // another worker has it, or it is done
-	}
 	if err != nil {
-		return err
+		return jobs.IgnoreNotFound(err) // another worker has it, or it is done
 	}
 	lease := *sy.LeaseUntil // the run may clear it on a write that the cancellation then undoes
 	err = h.runSync(ctx, t, sy)
@@ -177,11 +170,8 @@ func (h *Handlers) startImport(ctx context.Context, t *asynq.Task, sy *models.Sy
 		return err
 	}
 	steps, err := h.Store.StartImport(ctx, sy, ids)
-	if errors.Is(err, models.ErrNotFound) {
-		return nil // the sync ended meanwhile (a disconnect)
-	}
 	if err != nil {
-		return err
+		return jobs.IgnoreNotFound(err) // the sync ended meanwhile (a disconnect)
 	}
 	h.hook(ctx, HookSteps)
 	for i := range steps {

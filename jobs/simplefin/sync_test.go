@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
@@ -28,7 +27,7 @@ type syncSetup struct {
 	conn   *models.Connection
 	first  *models.Sync
 
-	redisOpt asynq.RedisClientOpt
+	insp *asynq.Inspector // of the test Redis
 }
 
 func newSyncSetup(t *testing.T) *syncSetup {
@@ -40,9 +39,7 @@ func newSyncSetup(t *testing.T) *syncSetup {
 // the fake, the handlers and the store, and an HTTPS fake's CA is trusted.
 func newSyncSetupWith(t *testing.T, o bridgetest.Options) *syncSetup {
 	t.Helper()
-	h, store, opt := newHandlers(t)
-	rdb := opt.MakeRedisClient().(redis.UniversalClient)
-	t.Cleanup(func() { rdb.Close() })
+	h, store, rdb := newHandlers(t)
 	h.Redis = rdb
 	h.Options.OverlapDays = 7 // the production default
 	fake := bridgetest.Start(t, o)
@@ -51,7 +48,8 @@ func newSyncSetupWith(t *testing.T, o bridgetest.Options) *syncSetup {
 	}
 	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
 		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond, RootCAs: fake.CertPool()})
-	s := &syncSetup{h: h, store: store, bridge: fake, f: modelstest.NewFamily(t, store, "sync"), redisOpt: opt}
+	s := &syncSetup{h: h, store: store, bridge: fake, f: modelstest.NewFamily(t, store, "sync"),
+		insp: asynq.NewInspectorFromRedisClient(rdb)}
 	s.conn = connect(t, store, s.f, s.bridge.Token("c1"))
 	if err := runClaim(t, h, s.conn); err != nil {
 		t.Fatal(err)
@@ -64,6 +62,16 @@ func newSyncSetupWith(t *testing.T, o bridgetest.Options) *syncSetup {
 	rdb.Del(context.Background(), "simplefin:budget:{"+s.conn.ID.String()+"}")
 	s.first = sy
 	return s
+}
+
+// fetchInfo runs the /info read of the setup's connection.
+func (s *syncSetup) fetchInfo(t *testing.T) {
+	t.Helper()
+	if err := s.h.FetchInfo(context.Background(), task(t, func() (*asynq.Task, error) {
+		return simplefin.NewFetchInfoTask(s.f.Family.ID, s.conn.ID)
+	})); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func task(t *testing.T, build func() (*asynq.Task, error)) *asynq.Task {

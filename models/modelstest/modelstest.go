@@ -146,6 +146,16 @@ func Redis(t testing.TB, db int) asynq.RedisClientOpt {
 	return o
 }
 
+// RedisClient is Redis(t, db) with a client on it, closed when the test
+// ends.
+func RedisClient(t testing.TB, db int) (asynq.RedisClientOpt, redis.UniversalClient) {
+	t.Helper()
+	o := Redis(t, db)
+	c := o.MakeRedisClient().(redis.UniversalClient)
+	t.Cleanup(func() { c.Close() })
+	return o, c
+}
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {

@@ -73,6 +73,34 @@ func (r *rp) finish(t *testing.T, f flow, callback *url.URL) (*oidc.IDToken, *oa
 	return idt, tok, nil
 }
 
+// claimsOf finishes the flow, which must succeed, and decodes the ID
+// token's claims into v.
+func (r *rp) claimsOf(t *testing.T, f flow, callback *url.URL, v any) *oidc.IDToken {
+	t.Helper()
+	idt, _, err := r.finish(t, f, callback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idt.Claims(v); err != nil {
+		t.Fatal(err)
+	}
+	return idt
+}
+
+// userinfo reads the userinfo endpoint with tok, which must succeed, and
+// decodes its claims into v.
+func (r *rp) userinfo(t *testing.T, tok *oauth2.Token, v any) *oidc.UserInfo {
+	t.Helper()
+	ui, err := r.provider.UserInfo(context.Background(), oauth2.StaticTokenSource(tok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ui.Claims(v); err != nil {
+		t.Fatal(err)
+	}
+	return ui
+}
+
 type claims struct {
 	Email         string   `json:"email"`
 	EmailVerified bool     `json:"email_verified"`
@@ -92,14 +120,8 @@ func TestDex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		idt, _, err := withGroups.finish(t, f, cb)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var c claims
-		if err := idt.Claims(&c); err != nil {
-			t.Fatal(err)
-		}
+		idt := withGroups.claimsOf(t, f, cb, &c)
 		if idt.Subject != dex.Subject("alice-id") || c.Email != "alice@example.com" || !c.EmailVerified || c.Name != "Alice Admin" {
 			t.Errorf("sub %q, claims %+v; want sub %q, alice's verified email and name", idt.Subject, c, dex.Subject("alice-id"))
 		}
@@ -115,14 +137,8 @@ func TestDex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		idt, _, err := r.finish(t, f, cb)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var c claims
-		if err := idt.Claims(&c); err != nil {
-			t.Fatal(err)
-		}
+		r.claimsOf(t, f, cb, &c)
 		if c.Groups != nil {
 			t.Errorf("groups = %q, want none", c.Groups)
 		}
@@ -134,14 +150,8 @@ func TestDex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		idt, _, err := withGroups.finish(t, f, cb)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var c map[string]any
-		if err := idt.Claims(&c); err != nil {
-			t.Fatal(err)
-		}
+		withGroups.claimsOf(t, f, cb, &c)
 		if c["email_verified"] != false || c["email"] != "eve@example.com" {
 			t.Errorf("claims = %v, want eve's email with email_verified false", c)
 		}
@@ -159,14 +169,8 @@ func TestDex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ui, err := r.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok))
-		if err != nil {
-			t.Fatal(err)
-		}
 		var c claims
-		if err := ui.Claims(&c); err != nil {
-			t.Fatal(err)
-		}
+		ui := r.userinfo(t, tok, &c)
 		if ui.Subject != dex.Subject("bob-id") || c.Email != "bob@example.com" || !slices.Equal(c.Groups, []string{"staff"}) {
 			t.Errorf("userinfo sub %q, claims %+v; want bob in staff", ui.Subject, c)
 		}

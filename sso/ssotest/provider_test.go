@@ -47,14 +47,8 @@ func TestProviderSignIn(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			idt, _, err := r.finish(t, f, cb)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var c claims
-			if err := idt.Claims(&c); err != nil {
-				t.Fatal(err)
-			}
+			idt := r.claimsOf(t, f, cb, &c)
 			if idt.Subject != "user-1" || c.Email != "pat@example.com" || !c.EmailVerified || !slices.Equal(c.Groups, []string{"staff"}) {
 				t.Errorf("sub %q, claims %+v; want the default user", idt.Subject, c)
 			}
@@ -130,14 +124,8 @@ func TestProviderUserinfo(t *testing.T) {
 	if _, ok := inToken["email"]; ok {
 		t.Errorf("ID token has the email: %v", inToken)
 	}
-	ui, err := r.provider.UserInfo(ctx, oauth2.StaticTokenSource(tok))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var c claims
-	if err := ui.Claims(&c); err != nil {
-		t.Fatal(err)
-	}
+	ui := r.userinfo(t, tok, &c)
 	if ui.Subject != "user-1" || c.Email != "pat@example.com" || !slices.Equal(c.Groups, []string{"staff"}) {
 		t.Errorf("userinfo sub %q, claims %+v; want the default user with groups", ui.Subject, c)
 	}

@@ -1,6 +1,7 @@
 package bridgetest
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -29,4 +30,10 @@ func (g LeakGuard) Write(p []byte) (int, error) {
 		g.T.Errorf("a log line carries %q: %s", m, p)
 	}
 	return len(p), nil
+}
+
+// Logger logs at debug level through a LeakGuard on t, so that any log
+// line carrying a secret fails the test.
+func Logger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(LeakGuard{T: t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }

@@ -1,0 +1,88 @@
+package rest
+
+import (
+	"context"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"coffer/api/httperr"
+	"coffer/models"
+)
+
+// The steps that most resources' handlers share: read the path id, call
+// the store for the key's family, render. Each takes the store method and
+// the renderer, so that a handler stays one line that names both.
+
+// byPathID calls fn on the key's family and the path id.
+func byPathID[T any](c *fiber.Ctx, fn func(ctx context.Context, familyID, id uuid.UUID) (T, error)) (T, error) {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return fn(c.UserContext(), KeyOf(c).FamilyID, id)
+}
+
+// showOne answers GET …/:id with the family's record of the path id.
+func showOne[T, J any](c *fiber.Ctx, find func(ctx context.Context, familyID, id uuid.UUID) (*T, error), render func(*T) J) error {
+	v, err := byPathID(c, find)
+	if err != nil {
+		return err
+	}
+	return c.JSON(render(v))
+}
+
+// deleteOne answers DELETE …/:id: it deletes the family's record of the
+// path id and confirms with "<what> deleted successfully", as the
+// reference does.
+func deleteOne(c *fiber.Ctx, del func(ctx context.Context, familyID, id uuid.UUID) error, what string) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	if err := del(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
+		return err
+	}
+	return deleted(c, what)
+}
+
+// deleted is the confirmation of a deletion.
+func deleted(c *fiber.Ctx, what string) error {
+	return c.JSON(fiber.Map{"message": what + " deleted successfully"})
+}
+
+// listPage reads page and per_page, lists that page of the family's
+// records and renders them; the caller wraps them with the page report
+// under the resource's own key.
+func listPage[T, J any](c *fiber.Ctx, list func(ctx context.Context, familyID uuid.UUID, p models.Page) ([]T, int, error), render func(*T) J) ([]J, Pagination, error) {
+	p, err := parsePage(c)
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	rows, total, err := list(c.UserContext(), KeyOf(c).FamilyID, p)
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	return renderAll(rows, render), pagination(p, total), nil
+}
+
+// renderAll renders each of rows, in order; none is an empty array, not null.
+func renderAll[T, J any](rows []T, render func(*T) J) []J {
+	out := make([]J, len(rows))
+	for i := range rows {
+		out[i] = render(&rows[i])
+	}
+	return out
+}
+
+// idAndObject reads what a write to one record sends: the path id, then
+// the JSON object body (under wrapper, when set; see decodeObject).
+func idAndObject(c *fiber.Ctx, wrapper string) (uuid.UUID, *fields, error) {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return uuid.Nil, nil, err
+	}
+	f, err := decodeObject(c, wrapper)
+	return id, f, err
+}
