@@ -179,29 +179,26 @@ func parkers(t *testing.T, e *env) uuid.UUID {
 func accountID(t *testing.T, e *env, name string) string {
 	t.Helper()
 	accounts, _, err := e.store.Accounts(t.Context(), parkers(t, e), models.Page{Number: 1, Size: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range accounts {
-		if a.Name == name {
-			return a.ID.String()
-		}
-	}
-	t.Fatalf("no account %s", name)
-	return ""
+	return idNamed(t, accounts, err, name, func(a models.Account) (string, string) { return a.Name, a.ID.String() })
 }
 
 func categoryID(t *testing.T, e *env, name string) string {
 	t.Helper()
 	cats, _, err := e.store.Categories(t.Context(), parkers(t, e), models.Page{Number: 1, Size: 10})
+	return idNamed(t, cats, err, name, func(c models.Category) (string, string) { return c.Name, c.ID.String() })
+}
+
+// idNamed is the id of the row called name.
+func idNamed[T any](t *testing.T, rows []T, err error, name string, of func(T) (string, string)) string {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range cats {
-		if c.Name == name {
-			return c.ID.String()
+	for _, r := range rows {
+		if n, id := of(r); n == name {
+			return id
 		}
 	}
-	t.Fatalf("no category %s", name)
+	t.Fatalf("nothing named %s", name)
 	return ""
 }

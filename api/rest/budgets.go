@@ -1,9 +1,11 @@
 package rest
 
 import (
-	"github.com/gofiber/fiber/v2"
+	"context"
 
-	"coffer/api/httperr"
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
 	"coffer/models"
 )
 
@@ -64,36 +66,25 @@ func renderBudget(b *models.BudgetSummary, today models.Date) budgetJSON {
 }
 
 func (h *Handler) listBudgets(c *fiber.Ctx) error {
-	p, err := parsePage(c)
-	if err != nil {
-		return err
-	}
 	var f models.BudgetFilter
+	var err error
 	if f.StartDate, f.EndDate, err = queryRange(c); err != nil {
 		return err
 	}
-	bs, total, err := h.store.Budgets(c.UserContext(), KeyOf(c).FamilyID, f, p)
+	today := models.DateOf(h.now())
+	list := func(ctx context.Context, fam uuid.UUID, p models.Page) ([]models.BudgetSummary, int, error) {
+		return h.store.Budgets(ctx, fam, f, p)
+	}
+	rows, pg, err := listPage(c, list, func(b *models.BudgetSummary) budgetJSON { return renderBudget(b, today) })
 	if err != nil {
 		return err
 	}
-	today := models.DateOf(h.now())
-	out := budgetsJSON{Budgets: make([]budgetJSON, len(bs)), Pagination: pagination(p, total)}
-	for i := range bs {
-		out.Budgets[i] = renderBudget(&bs[i], today)
-	}
-	return c.JSON(out)
+	return c.JSON(budgetsJSON{Budgets: rows, Pagination: pg})
 }
 
 func (h *Handler) showBudget(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	b, err := h.store.Budget(c.UserContext(), KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(renderBudget(b, models.DateOf(h.now())))
+	today := models.DateOf(h.now())
+	return showOne(c, h.store.Budget, func(b *models.BudgetSummary) budgetJSON { return renderBudget(b, today) })
 }
 
 type budgetCategoryRefJSON struct {
@@ -150,11 +141,8 @@ func renderBudgetCategory(l *models.BudgetLine) budgetCategoryJSON {
 }
 
 func (h *Handler) listBudgetCategories(c *fiber.Ctx) error {
-	p, err := parsePage(c)
-	if err != nil {
-		return err
-	}
 	var f models.BudgetLineFilter
+	var err error
 	if f.BudgetID, err = queryID(c, "budget_id"); err != nil {
 		return err
 	}
@@ -164,25 +152,16 @@ func (h *Handler) listBudgetCategories(c *fiber.Ctx) error {
 	if f.StartDate, f.EndDate, err = queryRange(c); err != nil {
 		return err
 	}
-	lines, total, err := h.store.BudgetLines(c.UserContext(), KeyOf(c).FamilyID, f, p)
+	list := func(ctx context.Context, fam uuid.UUID, p models.Page) ([]models.BudgetLine, int, error) {
+		return h.store.BudgetLines(ctx, fam, f, p)
+	}
+	rows, pg, err := listPage(c, list, renderBudgetCategory)
 	if err != nil {
 		return err
 	}
-	out := budgetCategoriesJSON{BudgetCategories: make([]budgetCategoryJSON, len(lines)), Pagination: pagination(p, total)}
-	for i := range lines {
-		out.BudgetCategories[i] = renderBudgetCategory(&lines[i])
-	}
-	return c.JSON(out)
+	return c.JSON(budgetCategoriesJSON{BudgetCategories: rows, Pagination: pg})
 }
 
 func (h *Handler) showBudgetCategory(c *fiber.Ctx) error {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	l, err := h.store.BudgetLine(c.UserContext(), KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(renderBudgetCategory(l))
+	return showOne(c, h.store.BudgetLine, renderBudgetCategory)
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
-	"coffer/api/httperr"
 	"coffer/api/web"
 	"coffer/models"
 )
@@ -139,11 +138,7 @@ func (h *Handler) createAccount(c *fiber.Ctx) error {
 // familyAccount loads the :id account of the signed-in family; another
 // family's id is a 404.
 func (h *Handler) familyAccount(c *fiber.Ctx) (*models.Account, error) {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return nil, err
-	}
-	return h.store.Account(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
+	return byPath(c, h.store.Account)
 }
 
 func (h *Handler) editAccount(c *fiber.Ctx) error {

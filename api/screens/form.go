@@ -1,6 +1,7 @@
 package screens
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"time"
@@ -9,6 +10,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"coffer/api/httperr"
+	"coffer/api/web"
 	"coffer/models"
 )
 
@@ -155,4 +158,15 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// byPath calls fn with the signed-in family and the :id of the path; an
+// id that is not a UUID is a 404 without a lookup.
+func byPath[T any](c *fiber.Ctx, fn func(ctx context.Context, familyID, id uuid.UUID) (T, error)) (T, error) {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return fn(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
 }

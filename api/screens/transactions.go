@@ -239,11 +239,7 @@ func returnTo(c *fiber.Ctx, def string) string {
 }
 
 func (h *Handler) familyTransaction(c *fiber.Ctx) (*models.Transaction, error) {
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return nil, err
-	}
-	return h.store.Transaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
+	return byPath(c, h.store.Transaction)
 }
 
 func (h *Handler) editTransaction(c *fiber.Ctx) error {
