@@ -1,7 +1,8 @@
-// Package screens is the household's side of the browser app: the home
-// page and the settings a signed-in member uses (API keys, bank
-// connections). Forms post, then redirect with a flash message; sign-in
-// lives in signin, administration in admin.
+// Package screens is the household app: the dashboard, accounts,
+// transactions, categories, merchants and tags, budgets, reports, members,
+// and the settings a signed-in member uses (API keys, bank connections).
+// Every action is a plain form that posts, then redirects with a flash
+// message; sign-in lives in signin, administration in admin.
 package screens
 
 import (
