@@ -24,6 +24,13 @@ done
 if env -u DATABASE_URL -u REDIS_URL ./coffer web >/dev/null 2>&1; then
   echo "smoke: coffer web started without a server-mode database" >&2; exit 1
 fi
+# --help answers and does nothing else: no database file appears.
+for cmd in dev web worker scheduler migrate "users create" "audit archive" "secrets backfill" users apikeys; do
+  # shellcheck disable=SC2086
+  env -u DATABASE_URL -u REDIS_URL ./coffer $cmd --help >help.out 2>&1 || { cat help.out; echo "smoke: coffer $cmd --help failed" >&2; exit 1; }
+  grep -q "coffer ${cmd%% *}" help.out || { echo "smoke: coffer $cmd --help printed: $(cat help.out)" >&2; exit 1; }
+done
+[ ! -e data/coffer.db ] || { echo "smoke: --help touched the database" >&2; exit 1; }
 env -u DATABASE_URL -u REDIS_URL PORT=$port ./coffer dev >dev.log 2>&1 &
 pid=$!
 base=http://127.0.0.1:$port

@@ -36,13 +36,6 @@ func (s *Store) CreateFamily(ctx context.Context, f *Family) error {
 	return dbErr("create family", err)
 }
 
-// CreateFamilyWithUser creates family f and its first user u, who
-// administers it (a member is made an admin), in one transaction. An
-// email in use is ErrConflict.
-func (s *Store) CreateFamilyWithUser(ctx context.Context, f *Family, u *User) error {
-	return s.RunInTx(ctx, func(tx *Store) error { return tx.createFamilyAdmin(ctx, f, u) })
-}
-
 // RegisterFamily creates family f with u as its admin and signs u in with
 // the password u holds, recording the login, in one transaction. It
 // returns the session token. An email in use is ErrConflict.
@@ -73,10 +66,10 @@ func (s *Store) createFamilyAdmin(ctx context.Context, f *Family, u *User) error
 	return s.CreateUser(ctx, u)
 }
 
-// FamilyByName finds a family by name in any letter case, the oldest when
-// several share it. It is not scoped by family: the CLI uses it to refuse
+// familyByName finds a family by name in any letter case, the oldest when
+// several share it. It is not scoped by family: AddUser uses it to refuse
 // a second family of the same name.
-func (s *Store) FamilyByName(ctx context.Context, name string) (*Family, error) {
+func (s *Store) familyByName(ctx context.Context, name string) (*Family, error) {
 	f := new(Family)
 	err := s.db.NewSelect().Model(f).
 		Where("lower(f.name) = lower(?)", strings.TrimSpace(name)).

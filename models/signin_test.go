@@ -154,68 +154,48 @@ func TestRegisterFamily(t *testing.T) {
 	}
 }
 
-func TestCreateFamilyWithUser(t *testing.T) {
+func TestAddUser(t *testing.T) {
 	s := modelstest.NewStore(t)
 	ctx := context.Background()
-	taken := modelstest.NewFamily(t, s, "first")
+	taken := modelstest.NewFamily(t, s, "First")
 	for _, tt := range []struct {
-		name, email, role, wantRole string
-		wantErr                     error
+		name, email, role, family, wantRole string
+		join                                uuid.UUID
+		wantErr                             error
 	}{
-		{"a member administers the new family", "m@example.com", models.RoleMember, models.RoleAdmin, nil},
-		{"a super admin stays one", "sa@example.com", models.RoleSuperAdmin, models.RoleSuperAdmin, nil},
-		{"email in use", taken.User.Email, models.RoleMember, "", models.ErrConflict},
+		{"a member administers the new family", "m@example.com", models.RoleMember, "m family", models.RoleAdmin, uuid.Nil, nil},
+		{"a super admin stays one", "sa@example.com", models.RoleSuperAdmin, "sa family", models.RoleSuperAdmin, uuid.Nil, nil},
+		{"email in use", taken.User.Email, models.RoleMember, "other family", "", uuid.Nil, models.ErrConflict},
+		{"family name taken in another case", "second@example.com", models.RoleMember, " FIRST ", "", uuid.Nil, models.ErrConflict},
+		{"joins as asked", "joiner@example.com", models.RoleMember, "", models.RoleMember, taken.Family.ID, nil},
+		{"no such family", "lost@example.com", models.RoleMember, "", "", uuid.New(), models.ErrNotFound},
+		{"email in use on join", strings.ToUpper(taken.User.Email), models.RoleMember, "", "", taken.Family.ID, models.ErrConflict},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := &models.Family{Name: "family of " + tt.email, Currency: "USD"}
+			f := &models.Family{Name: tt.family, Currency: "USD"}
 			u := &models.User{Email: tt.email, Role: tt.role}
-			err := s.CreateFamilyWithUser(ctx, f, u)
+			err := s.AddUser(ctx, u, tt.join, f)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
 			if tt.wantErr != nil {
-				if n := familiesNamed(t, s, f.Name); n != 0 {
-					t.Errorf("%d families left by a refused create", n)
+				if _, err := s.UserByEmail(ctx, tt.email); !strings.EqualFold(tt.email, taken.User.Email) && !errors.Is(err, models.ErrNotFound) {
+					t.Errorf("a refused add stored its user: %v", err)
+				}
+				if n := familiesNamed(t, s, f.Name); tt.family != "" && n != 0 {
+					t.Errorf("%d families left by a refused add", n)
 				}
 				return
 			}
-			got, err := s.User(ctx, f.ID, u.ID)
+			got, err := s.User(ctx, u.FamilyID, u.ID)
 			if err != nil || got.Role != tt.wantRole {
 				t.Fatalf("user = %+v, %v; want role %s", got, err, tt.wantRole)
 			}
 		})
 	}
-}
-
-func TestCreateUserInFamily(t *testing.T) {
-	s := modelstest.NewStore(t)
-	ctx := context.Background()
-	f := modelstest.NewFamily(t, s, "join")
-	for _, tt := range []struct {
-		name, email string
-		familyID    uuid.UUID
-		wantErr     error
-	}{
-		{"joins as asked", "joiner@example.com", f.Family.ID, nil},
-		{"no such family", "lost@example.com", uuid.New(), models.ErrNotFound},
-		{"email in use", strings.ToUpper(f.User.Email), f.Family.ID, models.ErrConflict},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			u := &models.User{Email: tt.email, Role: models.RoleMember}
-			err := s.CreateUserInFamily(ctx, tt.familyID, u)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			if tt.wantErr != nil {
-				return
-			}
-			if got, err := s.User(ctx, f.Family.ID, u.ID); err != nil || got.Role != models.RoleMember {
-				t.Fatalf("user = %+v, %v", got, err)
-			}
-		})
-	}
-	if _, err := s.UserByEmail(ctx, "lost@example.com"); !errors.Is(err, models.ErrNotFound) {
-		t.Errorf("the user of a missing family was stored: %v", err)
+	var exists *models.FamilyExistsError
+	if err := s.AddUser(ctx, &models.User{Email: "x@example.com"}, uuid.Nil, &models.Family{Name: "first", Currency: "USD"}); !errors.As(err, &exists) || exists.Family.ID != taken.Family.ID {
+		t.Errorf("taken name: %v, want the existing family named", err)
 	}
 }
 

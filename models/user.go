@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -122,16 +124,36 @@ func (s *Store) fillUserNames(ctx context.Context, userID uuid.UUID, first, last
 	return nil
 }
 
-// CreateUserInFamily adds u to the existing family familyID, in one
-// transaction. No such family is ErrNotFound; an email in use is
-// ErrConflict.
-func (s *Store) CreateUserInFamily(ctx context.Context, familyID uuid.UUID, u *User) error {
+// FamilyExistsError is AddUser's answer when the new family's name is
+// already taken; it wraps ErrConflict and names the family to join instead.
+type FamilyExistsError struct{ Family *Family }
+
+func (e *FamilyExistsError) Error() string {
+	return fmt.Sprintf("a family named %q already exists (id %s)", e.Family.Name, e.Family.ID)
+}
+
+func (e *FamilyExistsError) Unwrap() error { return ErrConflict }
+
+// AddUser adds u to the existing family join or, when join is uuid.Nil, to
+// the new family f, which u then administers. A new family may not take
+// the name of another in any letter case (*FamilyExistsError): two
+// families of one name would be told apart by nobody. No family join is
+// ErrNotFound; an email in use is ErrConflict. One transaction.
+func (s *Store) AddUser(ctx context.Context, u *User, join uuid.UUID, f *Family) error {
 	return s.RunInTx(ctx, func(tx *Store) error {
-		if _, err := tx.Family(ctx, familyID); err != nil {
+		if join != uuid.Nil {
+			if _, err := tx.Family(ctx, join); err != nil {
+				return err
+			}
+			u.FamilyID = join
+			return tx.CreateUser(ctx, u)
+		}
+		if other, err := tx.familyByName(ctx, f.Name); err == nil {
+			return &FamilyExistsError{Family: other}
+		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		u.FamilyID = familyID
-		return tx.CreateUser(ctx, u)
+		return tx.createFamilyAdmin(ctx, f, u)
 	})
 }
 

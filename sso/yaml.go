@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/google/uuid"
@@ -122,8 +123,21 @@ func ParseProvidersFile(data []byte, getenv func(string) string) ([]FileProvider
 // database for every instance, which the registry then announces. An
 // unreachable discovery document only warns, so that one identity provider
 // being down does not stop the service. getenv resolves client_secret_env.
-// It returns how many providers the file holds.
-func (r *Registry) MirrorFile(ctx context.Context, data []byte, getenv func(string) string) (int, error) {
+// Errors name the file.
+func (r *Registry) MirrorFile(ctx context.Context, path string, getenv func(string) string) error {
+	n, err := r.mirrorFile(ctx, path, getenv)
+	if err != nil {
+		return fmt.Errorf("AUTH_PROVIDERS_FILE %s: %w", path, err)
+	}
+	r.log.Info("providers mirrored from file", "file", path, "providers", n)
+	return nil
+}
+
+func (r *Registry) mirrorFile(ctx context.Context, path string, getenv func(string) string) (int, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
 	entries, err := ParseProvidersFile(data, getenv)
 	if err != nil {
 		return 0, err

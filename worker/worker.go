@@ -24,15 +24,15 @@ type Options struct {
 	Handlers    *jobs.Handlers      // the generic task types
 	SimpleFIN   *simplefin.Handlers // the SimpleFIN task types
 	Logger      *slog.Logger
-	Concurrency int
+	Concurrency int `env:"WORKER_CONCURRENCY" default:"10" min:"1" max:"1000"`
 	// BalanceSweepCron is when every balance is recalculated (UTC).
-	BalanceSweepCron string
+	BalanceSweepCron string `env:"BALANCE_SWEEP_CRON" default:"5 0 * * *"`
 	// AuditArchiveCron is when audit retention runs (UTC); empty: never.
-	AuditArchiveCron string
+	AuditArchiveCron string `env:"AUDIT_ARCHIVE_CRON" default:"30 3 * * *"`
 	// SimplefinSyncCron is when every SimpleFIN connection syncs, in
 	// SimplefinSyncTZ (empty: UTC); empty: never.
-	SimplefinSyncCron string
-	SimplefinSyncTZ   string
+	SimplefinSyncCron string `env:"SIMPLEFIN_SYNC_CRON" default:"22 2 * * *"`
+	SimplefinSyncTZ   string `env:"SIMPLEFIN_SYNC_TZ" default:"UTC"`
 	// ShutdownTimeout is how long running tasks get to finish when the
 	// worker stops; the rest go back to the queue. Zero means 25 seconds.
 	ShutdownTimeout time.Duration

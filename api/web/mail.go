@@ -13,8 +13,8 @@ import (
 
 // MailOptions configure the few emails the service sends (password resets).
 type MailOptions struct {
-	SMTPURL string // smtp://user:password@host:587; empty: no SMTP
-	From    string
+	SMTPURL string `env:"SMTP_URL"` // smtp://user:password@host:587; empty: no SMTP
+	From    string `env:"MAIL_FROM" default:"coffer <no-reply@localhost>"`
 	// LogOnly writes mails to the log instead of sending them: development
 	// only, since a reset link in a log is a password in a log.
 	LogOnly bool

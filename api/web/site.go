@@ -49,24 +49,26 @@ type Page struct {
 
 // Options configure the browser screens and sign-in.
 type Options struct {
-	Secret             []byte // signs CSRF tokens; at least 32 bytes
-	Origin             string // scheme://host[:port] of APP_URL: forms must come from it
-	SecureCookies      bool   // APP_URL is https
-	SessionIdle        time.Duration
-	SessionMaxAge      time.Duration
-	LocalLogin         bool // AUTH_LOCAL_LOGIN_ENABLED
-	AdminOverride      bool // AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED
-	SignupEnabled      bool // AUTH_SIGNUP_ENABLED: anyone may create a new family
+	Secret        []byte        // signs CSRF tokens; at least 32 bytes
+	Origin        string        // scheme://host[:port] of APP_URL: forms must come from it
+	SecureCookies bool          // APP_URL is https
+	SessionIdle   time.Duration `env:"SESSION_IDLE_TIMEOUT" default:"168h"`
+	SessionMaxAge time.Duration `env:"SESSION_MAX_AGE" default:"720h"`
+	LocalLogin    bool          `env:"AUTH_LOCAL_LOGIN_ENABLED" default:"true"`
+	AdminOverride bool          `env:"AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED" default:"false"`
+	// SignupEnabled lets anyone create a new family; main's default is on
+	// in development, off in production.
+	SignupEnabled      bool `env:"AUTH_SIGNUP_ENABLED"`
 	Argon2             models.Argon2Params
-	MaxFailuresAccount int
-	MaxFailuresIP      int
-	LockoutWindow      time.Duration
+	MaxFailuresAccount int           `env:"LOGIN_MAX_FAILURES_ACCOUNT" default:"5" min:"1" max:"1000"`
+	MaxFailuresIP      int           `env:"LOGIN_MAX_FAILURES_IP" default:"20" min:"1" max:"100000"`
+	LockoutWindow      time.Duration `env:"LOGIN_LOCKOUT_WINDOW" default:"15m"`
 	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For
 	// names the client; empty: the socket peer is the client.
-	TrustedProxies []string
+	TrustedProxies []string `env:"TRUSTED_PROXIES"`
 	// AdminRateLimit is the requests per minute one IP may make under
 	// /admin/; 0 turns the limit off.
-	AdminRateLimit int
+	AdminRateLimit int `env:"RATE_LIMIT_ADMIN_PER_MINUTE" default:"10" min:"0" max:"1000000"`
 }
 
 // Site holds what every screen shares: the session store, the form secret

@@ -32,15 +32,15 @@ const (
 // Options are the sync settings (spec/aggregator.md §2); zero
 // fields take the defaults, except OverlapDays, where zero means none.
 type Options struct {
-	LookbackDays     int
-	ChunkDays        int
-	OverlapDays      int
-	DailyBudget      int
-	PendingMatchDays int
-	StalePendingDays int
-	Jitter           time.Duration
-	Cooldown         time.Duration
-	MaxBody          int64
+	LookbackDays     int            `env:"SIMPLEFIN_LOOKBACK_DAYS" default:"90" min:"1" max:"730"`
+	ChunkDays        int            `env:"SIMPLEFIN_CHUNK_DAYS" default:"90" min:"1" max:"90"`
+	OverlapDays      int            `env:"SIMPLEFIN_OVERLAP_DAYS" default:"7" min:"0" max:"60"`
+	DailyBudget      int            `env:"SIMPLEFIN_DAILY_REQUEST_BUDGET" default:"24" min:"1" max:"48"`
+	PendingMatchDays int            `env:"SIMPLEFIN_PENDING_MATCH_DAYS" default:"8" min:"0" max:"60"`
+	StalePendingDays int            `env:"SIMPLEFIN_STALE_PENDING_DAYS" default:"14" min:"1" max:"365"`
+	Jitter           time.Duration  `env:"SIMPLEFIN_SYNC_JITTER" default:"30m"`
+	Cooldown         time.Duration  `env:"SIMPLEFIN_RATE_LIMIT_COOLDOWN" default:"1h"`
+	MaxBody          int64          `env:"SIMPLEFIN_MAX_BODY_BYTES" default:"268435456" min:"1048576" max:"2147483647"`
 	Location         *time.Location // of the daily schedule; nil: UTC
 	RetryBase        time.Duration  // first asynq retry delay; zero: 2 min (tests shorten it)
 }

@@ -29,10 +29,10 @@ type Client struct {
 
 // Options configure a Client.
 type Options struct {
-	AllowHTTP         bool          // accept http URLs (tests only)
-	AllowPrivateHosts bool          // dial loopback and private addresses (tests only)
-	ClaimTimeout      time.Duration // deadline of one claim request; zero: 30 s
-	AccountsTimeout   time.Duration // deadline of one /accounts request; zero: 120 s
+	AllowHTTP         bool          `env:"SIMPLEFIN_ALLOW_HTTP" default:"false"`          // accept http URLs (tests only)
+	AllowPrivateHosts bool          `env:"SIMPLEFIN_ALLOW_PRIVATE_HOSTS" default:"false"` // dial loopback and private addresses (tests only)
+	ClaimTimeout      time.Duration `env:"SIMPLEFIN_CLAIM_TIMEOUT" default:"30s"`         // deadline of one claim request; zero: 30 s
+	AccountsTimeout   time.Duration `env:"SIMPLEFIN_ACCOUNTS_TIMEOUT" default:"120s"`     // deadline of one /accounts request; zero: 120 s
 	// RetryInitial is the first backoff interval (then ×2 with 25 %
 	// jitter, at most 30 s, 3 retries). Zero means 2 s; tests shorten it.
 	RetryInitial time.Duration

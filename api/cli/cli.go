@@ -1,0 +1,172 @@
+// Package cli is the operator at a terminal: the admin subcommands (users,
+// families, API keys, the audit archive, the secrets backfill), each a few
+// lines over the store methods the admin screens use. main opens the store
+// and hands it in; nothing here reads the environment.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"coffer/jobs"
+	"coffer/models"
+)
+
+// ErrUnknown is Parse's answer when args name no admin command.
+var ErrUnknown = errors.New("unknown command")
+
+// Options is what the commands need beside the store.
+type Options struct {
+	Stdin  io.Reader // passwords, when not given as a flag
+	Stdout io.Writer
+	Log    *slog.Logger
+	// Retention and ArchiveDir are the audit archive's settings.
+	Retention  jobs.Retention
+	ArchiveDir string
+}
+
+// Command is an admin command read from the command line, its flags
+// checked, ready to run on a store.
+type Command func(ctx context.Context, s *models.Store) error
+
+// command is one line of the table: its name, the synopsis of its flags,
+// and define, which declares its flags on fs and returns what builds the
+// Command once they are parsed.
+type command struct {
+	name, synopsis string
+	define         func(fs *flag.FlagSet, o *Options) func() (Command, error)
+}
+
+func commands() []command {
+	return []command{
+		{"users create", "--email E [--password P] [--role member|admin|super_admin]\n" +
+			"       [--family NAME | --family-id ID] [--currency CUR]\n" +
+			"    adds a user to a new family (--family refuses a name that exists)\n" +
+			"    or to an existing one (--family-id, as `families list` shows)", usersCreate},
+		{"users set-role", "--email E --role member|admin|super_admin", usersSetRole},
+		{"users set-password", "--email E [--password P]\n" +
+			"    the way back in when password sign-in is limited or off", usersSetPassword},
+		{"families list", "\n    every family's id, name, number of members and currency", familiesList},
+		{"apikeys create", "--email E [--name N] [--scope read|read_write] [--expires-in 720h]", apikeysCreate},
+		{"audit archive", "\n    applies the audit retention tier now (also a scheduled job)", auditArchive},
+		{"secrets backfill", "[--dry-run]\n" +
+			"    seals plaintext secrets and re-seals old-key values (also a job at every worker start)", secretsBackfill},
+	}
+}
+
+// Usage is the admin part of the service's usage text.
+func Usage() string {
+	var b strings.Builder
+	for _, c := range commands() {
+		b.WriteString("  " + c.line() + "\n")
+	}
+	return b.String()
+}
+
+// line is the command's name and synopsis.
+func (c command) line() string {
+	if strings.HasPrefix(c.synopsis, "\n") {
+		return "coffer " + c.name + c.synopsis
+	}
+	return "coffer " + c.name + " " + c.synopsis
+}
+
+// IsAdmin reports whether args start with the name of an admin command or
+// of a group of them ("users").
+func IsAdmin(args []string) bool {
+	return len(args) > 0 && slices.ContainsFunc(commands(), func(c command) bool {
+		group, _, _ := strings.Cut(c.name, " ")
+		return group == args[0]
+	})
+}
+
+// Parse reads args ("users create --email …") into a command, which reads
+// o when it runs: main fills in what comes from the config after parsing,
+// so that --help needs no valid config. Asked for
+// help (-h, --help, or a group alone such as `coffer users`), it prints
+// the usage of the command or group to o.Stdout and returns flag.ErrHelp:
+// the caller exits 0 and runs nothing.
+func Parse(args []string, o *Options) (Command, error) {
+	var group []command
+	for _, c := range commands() {
+		name := strings.Fields(c.name)
+		if len(args) >= 2 && args[0] == name[0] && args[1] == name[1] {
+			return parse(c, args[2:], o)
+		}
+		if len(args) > 0 && args[0] == name[0] {
+			group = append(group, c)
+		}
+	}
+	if len(group) == 0 || len(args) > 1 && !isHelp(args[1]) {
+		return nil, fmt.Errorf("%w %q", ErrUnknown, strings.Join(args, " "))
+	}
+	for _, c := range group {
+		fmt.Fprintln(o.Stdout, c.line())
+	}
+	return nil, flag.ErrHelp
+}
+
+func parse(c command, args []string, o *Options) (Command, error) {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	build := c.define(fs, o)
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(o.Stdout, "Usage:", c.line())
+		fs.SetOutput(o.Stdout)
+		fs.PrintDefaults()
+		return nil, err
+	} else if err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%s: unexpected argument %q", c.name, fs.Arg(0))
+	}
+	return build()
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+func familiesList(_ *flag.FlagSet, o *Options) func() (Command, error) {
+	return func() (Command, error) {
+		return func(ctx context.Context, s *models.Store) error {
+			fams, err := s.Families(ctx)
+			for _, f := range fams {
+				fmt.Fprintf(o.Stdout, "%s\t%s\t%d members\t%s\n", f.ID, f.Name, f.MembersCount, f.Currency)
+			}
+			return err
+		}, nil
+	}
+}
+
+func auditArchive(_ *flag.FlagSet, o *Options) func() (Command, error) {
+	return func() (Command, error) {
+		return func(ctx context.Context, s *models.Store) error {
+			h := &jobs.Handlers{Store: s, Log: o.Log, Retention: o.Retention, ArchiveDir: o.ArchiveDir}
+			n, err := h.ArchiveAudit(ctx)
+			if err == nil {
+				fmt.Fprintf(o.Stdout, "audit retention (%s): %d records left the database\n", o.Retention.Name, n)
+			}
+			return err
+		}, nil
+	}
+}
+
+func secretsBackfill(fs *flag.FlagSet, o *Options) func() (Command, error) {
+	dry := fs.Bool("dry-run", false, "count what would change, change nothing")
+	return func() (Command, error) {
+		return func(ctx context.Context, s *models.Store) error {
+			r, err := s.BackfillSecrets(ctx, *dry)
+			if err == nil {
+				fmt.Fprintf(o.Stdout, "secrets backfill (dry run: %t): scanned %d, encrypted %d, re-encrypted %d, already current %d, unreadable %d\n",
+					*dry, r.Scanned, r.Encrypted, r.Reencrypted, r.Current, r.Unreadable)
+			}
+			return err
+		}, nil
+	}
+}
