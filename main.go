@@ -259,6 +259,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	web := cfg.Web
 	formKey := sha256.Sum256([]byte("coffer web forms\x00" + cfg.SecretKeyBase))
 	web.Secret, web.Origin, web.SecureCookies = formKey[:], u.Scheme+"://"+u.Host, u.Scheme == "https"
+	web.Development = cfg.Env == "development"
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour,

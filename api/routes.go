@@ -9,9 +9,10 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/readyz", s.readyz)
 	app.Get("/api/docs", s.rest.Docs)
 
-	// Browser screens: the session when there is one, CSRF on every form.
+	// Browser screens: on APP_URL's host, the session when there is one,
+	// CSRF on every form.
 	screen := func(hs ...fiber.Handler) []fiber.Handler {
-		return append([]fiber.Handler{s.site.LoadSession, s.site.CSRF}, hs...)
+		return append([]fiber.Handler{s.site.Canonical, s.site.LoadSession, s.site.CSRF}, hs...)
 	}
 	// /, /settings/api_keys, /settings/connections (screens/handler.go)
 	s.screens.Routes(app, screen)

@@ -47,6 +47,9 @@ func (b *browser) send(method, path string, form url.Values, header map[string]s
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
+	if host := header["Host"]; host != "" {
+		req.Host = host
+	}
 	for k, v := range b.cookies {
 		req.AddCookie(&http.Cookie{Name: k, Value: v})
 	}

@@ -87,7 +87,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 // Routes mounts /admin: rate-limited per IP, then by role.
 func (h *Handler) Routes(app fiber.Router) {
 	admin := func(hs ...fiber.Handler) []fiber.Handler {
-		return append([]fiber.Handler{h.rateLimit, h.site.LoadSession, h.site.CSRF, h.site.RequireRole(models.RoleAdmin)}, hs...)
+		return append([]fiber.Handler{h.site.Canonical, h.rateLimit, h.site.LoadSession, h.site.CSRF, h.site.RequireRole(models.RoleAdmin)}, hs...)
 	}
 	app.Get("/admin/users", admin(h.adminListUsers)...)
 	app.Get("/admin/users/:id", admin(h.adminShowUser)...)

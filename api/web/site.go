@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -52,6 +53,9 @@ type Options struct {
 	Secret        []byte        // signs CSRF tokens; at least 32 bytes
 	Origin        string        // scheme://host[:port] of APP_URL: forms must come from it
 	SecureCookies bool          // APP_URL is https
+	// Development serves the loopback aliases of APP_URL as APP_URL itself
+	// (a laptop's browser may say 127.0.0.1 or localhost).
+	Development bool
 	SessionIdle   time.Duration `env:"SESSION_IDLE_TIMEOUT" default:"168h"`
 	SessionMaxAge time.Duration `env:"SESSION_MAX_AGE" default:"720h"`
 	LocalLogin    bool          `env:"AUTH_LOCAL_LOGIN_ENABLED" default:"true"`
@@ -74,6 +78,7 @@ type Options struct {
 // Site holds what every screen shares: the session store, the form secret
 // and the layout. Screen packages keep one and render through it.
 type Site struct {
+	log   *slog.Logger
 	store *models.Store
 	opts  Options
 	now   func() time.Time
@@ -81,11 +86,11 @@ type Site struct {
 }
 
 // NewSite checks the options and parses the shared layout.
-func NewSite(store *models.Store, o Options, now func() time.Time) (*Site, error) {
+func NewSite(store *models.Store, o Options, now func() time.Time, log *slog.Logger) (*Site, error) {
 	if len(o.Secret) < 32 {
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
 	}
-	s := &Site{store: store, opts: o, now: now}
+	s := &Site{log: log, store: store, opts: o, now: now}
 	pages, err := s.Parse(nil, nil, "error")
 	if err != nil {
 		return nil, err
@@ -259,11 +264,8 @@ func (h *Site) CSRF(c *fiber.Ctx) error {
 	if got == "" {
 		got = c.Get("X-CSRF-Token")
 	}
-	sameOrigin := true
-	if origin := c.Get(fiber.HeaderOrigin); origin != "" && origin != h.opts.Origin {
-		sameOrigin = false
-	}
-	if !sameOrigin || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+	origin := c.Get(fiber.HeaderOrigin)
+	if origin != "" && !h.ownOrigin(origin) || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return httperr.Forbidden(httperr.MsgBadCSRF)
 	}
 	return c.Next()
@@ -305,7 +307,7 @@ func (h *Site) CSRFExempt(c *fiber.Ctx) error {
 // writes.
 func (h *Site) SameOrigin(c *fiber.Ctx) error {
 	if c.Method() != fiber.MethodGet && c.Method() != fiber.MethodHead {
-		if origin := c.Get(fiber.HeaderOrigin); origin != h.opts.Origin {
+		if !h.ownOrigin(c.Get(fiber.HeaderOrigin)) {
 			return httperr.Forbidden(httperr.MsgBadCSRF)
 		}
 	}
