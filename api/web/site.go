@@ -50,12 +50,12 @@ type Page struct {
 
 // Options configure the browser screens and sign-in.
 type Options struct {
-	Secret        []byte        // signs CSRF tokens; at least 32 bytes
-	Origin        string        // scheme://host[:port] of APP_URL: forms must come from it
-	SecureCookies bool          // APP_URL is https
+	Secret        []byte // signs CSRF tokens; at least 32 bytes
+	Origin        string // scheme://host[:port] of APP_URL: forms must come from it
+	SecureCookies bool   // APP_URL is https
 	// Development serves the loopback aliases of APP_URL as APP_URL itself
 	// (a laptop's browser may say 127.0.0.1 or localhost).
-	Development bool
+	Development   bool
 	SessionIdle   time.Duration `env:"SESSION_IDLE_TIMEOUT" default:"168h"`
 	SessionMaxAge time.Duration `env:"SESSION_MAX_AGE" default:"720h"`
 	LocalLogin    bool          `env:"AUTH_LOCAL_LOGIN_ENABLED" default:"true"`
