@@ -51,6 +51,7 @@ Usage:
   coffer worker     the background job worker (server mode)
   coffer scheduler  enqueues periodic jobs; run exactly one (server mode)
   coffer migrate    applies pending database migrations
+  coffer config     checks the configuration and prints it, secrets masked
 %s
 Every command answers --help. Configuration comes from environment variables; see README.md.
 `
@@ -77,7 +78,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "coffer: %v\n", err)
 			return 2
 		}
-	case !slices.Contains([]string{"dev", "web", "worker", "scheduler", "migrate"}, args[0]):
+	case !slices.Contains([]string{"dev", "web", "worker", "scheduler", "migrate", "config"}, args[0]):
 		fmt.Fprintf(stderr, "coffer: unknown command %q\n\n"+usage, strings.Join(args, " "), cli.Usage())
 		return 2
 	case len(args) > 1 && isHelp(args[1]):
@@ -91,6 +92,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "coffer: invalid configuration:\n%v\n", err)
 		return 2
+	}
+	if args[0] == "config" {
+		cli.Print(stdout, cfg)
+		return 0
 	}
 	log := newLogger(cfg, stderr)
 	if cfg.Env == "development" {
@@ -151,6 +156,9 @@ func openRedis(cfg *Config, log *slog.Logger) (asynq.RedisConnOpt, func(), error
 		opt, err := asynq.ParseRedisURI(cfg.RedisURL)
 		if err != nil {
 			return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		if o, ok := opt.(asynq.RedisClientOpt); ok && o.TLSConfig != nil {
+			o.TLSConfig.InsecureSkipVerify = cfg.RedisTLSSkipVerify
 		}
 		return opt, func() {}, nil
 	}
@@ -366,11 +374,12 @@ type Config struct {
 	Host                string     `env:"HOST"` // default: 127.0.0.1, or 0.0.0.0 in production
 	Port                int        `env:"PORT" default:"3000" min:"1" max:"65535"`
 	AppURL              string     `env:"APP_URL"` // the public base URL; default http://localhost:PORT
-	DatabaseURL         string     `env:"DATABASE_URL"`
-	RedisURL            string     `env:"REDIS_URL"`
+	DatabaseURL         string     `env:"DATABASE_URL" secret:"url"`
+	RedisURL            string     `env:"REDIS_URL" secret:"url"`
+	RedisTLSSkipVerify  bool       `env:"REDIS_TLS_SKIP_VERIFY" default:"false"` // rediss:// with a self-signed certificate (Heroku)
 	DataDir             string     `env:"DATA_DIR" default:"data"`
 	DBMaxConns          int        `env:"DB_MAX_CONNS" default:"20" min:"1" max:"1000"`
-	SecretKeyBase       string     `env:"SECRET_KEY_BASE"` // also signs the screens' forms
+	SecretKeyBase       string     `env:"SECRET_KEY_BASE" secret:"true"` // also signs the screens' forms
 	APIRateLimitPerHour int        `env:"API_RATE_LIMIT_PER_HOUR" default:"10000" min:"0" max:"100000000"`
 	LogLevel            slog.Level `env:"LOG_LEVEL" default:"info" want:"debug, info, warn or error"`
 	LogFormat           string     `env:"LOG_FORMAT" default:"text" oneof:"text json"`
@@ -385,7 +394,7 @@ type Config struct {
 
 	RetentionTier     string   `env:"AUDIT_RETENTION_TIER" default:"standard" oneof:"standard extended compliance"`
 	AuditArchiveDir   string   `env:"AUDIT_ARCHIVE_DIR"` // default: DATA_DIR/audit-archive
-	EncryptionKey     []byte   `env:"SECRETS_ENCRYPTION_KEY"`
+	EncryptionKey     []byte   `env:"SECRETS_ENCRYPTION_KEY" secret:"true"`
 	OldEncryptionKeys [][]byte `env:"SECRETS_ENCRYPTION_OLD_KEYS"` // former keys, decrypt only
 	Retention         jobs.Retention
 

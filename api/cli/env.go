@@ -5,7 +5,10 @@ import (
 	"encoding"
 	"encoding/base64"
 	"errors"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -122,12 +125,57 @@ func list(v string) []string {
 	return out
 }
 
-// key decodes a secrets key: the Base64 of 32 bytes.
+// key decodes a secrets key: the Base64 of 32 bytes, or 64 hex digits
+// (what `openssl rand -hex 32` and Heroku's secret generator make).
 func (e *Env) key(name, v string) []byte {
-	b, err := base64.StdEncoding.DecodeString(v)
+	b, err := hex.DecodeString(v)
+	if len(v) != 64 || err != nil {
+		b, err = base64.StdEncoding.DecodeString(v)
+	}
 	if err != nil || len(b) != 32 {
-		e.Problem("%s must be the Base64 of exactly 32 bytes (openssl rand -base64 32)", name)
+		e.Problem("%s must be the Base64 of exactly 32 bytes (openssl rand -base64 32) or 64 hex digits", name)
 		return nil
 	}
 	return b
+}
+
+// Print writes every tagged setting of the struct that src points to as
+// NAME=value, one per line in declaration order. A field tagged
+// `secret:"true"` shows only whether it is set; one tagged `secret:"url"`
+// shows its URL with the password masked.
+func Print(w io.Writer, src any) {
+	print(w, reflect.ValueOf(src).Elem())
+}
+
+func print(w io.Writer, v reflect.Value) {
+	for i := range v.NumField() {
+		f, fv := v.Type().Field(i), v.Field(i)
+		name, ok := f.Tag.Lookup("env")
+		if !ok {
+			if f.IsExported() && f.Type.Kind() == reflect.Struct {
+				print(w, fv)
+			}
+			continue
+		}
+		val := fmt.Sprint(fv.Interface())
+		switch x := fv.Interface().(type) {
+		case []string:
+			val = strings.Join(x, ",")
+		case []byte:
+			val = strings.Repeat("*", min(len(x), 8))
+		case [][]byte:
+			val = fmt.Sprintf("%d keys", len(x))
+		}
+		switch f.Tag.Get("secret") {
+		case "true":
+			if val != "" {
+				val = "********"
+			}
+		case "url":
+			if u, err := url.Parse(val); err == nil {
+				val = u.Redacted()
+			}
+		}
+		fmt.Fprintf(w, "%s=%s\n", name, val)
+	}
 }

@@ -13,7 +13,7 @@ import (
 
 // MailOptions configure the few emails the service sends (password resets).
 type MailOptions struct {
-	SMTPURL string `env:"SMTP_URL"` // smtp://user:password@host:587; empty: no SMTP
+	SMTPURL string `env:"SMTP_URL" secret:"url"` // smtp://user:password@host:587; empty: no SMTP
 	From    string `env:"MAIL_FROM" default:"coffer <no-reply@localhost>"`
 	// LogOnly writes mails to the log instead of sending them: development
 	// only, since a reset link in a log is a password in a log.
