@@ -144,16 +144,16 @@ func (e *Env) key(name, v string) []byte {
 // `secret:"true"` shows only whether it is set; one tagged `secret:"url"`
 // shows its URL with the password masked.
 func Print(w io.Writer, src any) {
-	print(w, reflect.ValueOf(src).Elem())
+	printFields(w, reflect.ValueOf(src).Elem())
 }
 
-func print(w io.Writer, v reflect.Value) {
+func printFields(w io.Writer, v reflect.Value) {
 	for i := range v.NumField() {
 		f, fv := v.Type().Field(i), v.Field(i)
 		name, ok := f.Tag.Lookup("env")
 		if !ok {
 			if f.IsExported() && f.Type.Kind() == reflect.Struct {
-				print(w, fv)
+				printFields(w, fv)
 			}
 			continue
 		}
