@@ -69,15 +69,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	}
 	adminOpts := &cli.Options{Stdin: stdin, Stdout: stdout}
-	var admin cli.Command
-	switch err := error(nil); {
-	case cli.IsAdmin(args):
-		if admin, err = cli.Parse(args, adminOpts); errors.Is(err, flag.ErrHelp) {
-			return 0
-		} else if err != nil {
-			fmt.Fprintf(stderr, "coffer: %v\n", err)
-			return 2
-		}
+	admin, err := cli.Parse(args, adminOpts)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil && !errors.Is(err, cli.ErrUnknown):
+		fmt.Fprintf(stderr, "coffer: %v\n", err)
+		return 2
+	case admin != nil:
 	case !slices.Contains([]string{"dev", "web", "worker", "scheduler", "migrate", "config"}, args[0]):
 		fmt.Fprintf(stderr, "coffer: unknown command %q\n\n"+usage, strings.Join(args, " "), cli.Usage())
 		return 2

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"coffer/jobs"
@@ -75,15 +74,6 @@ func (c command) line() string {
 		return "coffer " + c.name + c.synopsis
 	}
 	return "coffer " + c.name + " " + c.synopsis
-}
-
-// IsAdmin reports whether args start with the name of an admin command or
-// of a group of them ("users").
-func IsAdmin(args []string) bool {
-	return len(args) > 0 && slices.ContainsFunc(commands(), func(c command) bool {
-		group, _, _ := strings.Cut(c.name, " ")
-		return group == args[0]
-	})
 }
 
 // Parse reads args ("users create --email …") into a command, which reads
