@@ -175,10 +175,7 @@ func (s *Store) RevokeInvitation(ctx context.Context, familyID, id uuid.UUID) er
 func (s *Store) InvitationByToken(ctx context.Context, token string) (*Invitation, error) {
 	h := hashKey(token)
 	inv := new(Invitation)
-	err := s.db.NewSelect().Model(inv).ColumnExpr("inv.*").ColumnExpr("f.name AS family_name").
-		Join("JOIN families AS f ON f.id = inv.family_id").
-		Where("inv.token_hash = ?", h).Scan(ctx)
-	if err != nil {
+	if err := s.invitationSelect(inv).Where("inv.token_hash = ?", h).Scan(ctx); err != nil {
 		return nil, dbErr("get invitation", err)
 	}
 	// The index lookup already matched; comparing again in constant time
@@ -187,6 +184,23 @@ func (s *Store) InvitationByToken(ctx context.Context, token string) (*Invitatio
 		return nil, ErrNotFound
 	}
 	return inv, inv.usable(s.now())
+}
+
+// Invitation returns the family's invitation id, with its family's name
+// and the errors of InvitationByToken. A sign-in started from the
+// invitation's page finds it again this way: the browser proved it holds
+// the token when it started.
+func (s *Store) Invitation(ctx context.Context, familyID, id uuid.UUID) (*Invitation, error) {
+	inv := new(Invitation)
+	if err := s.invitationSelect(inv).Where("inv.family_id = ?", familyID).Where("inv.id = ?", id).Scan(ctx); err != nil {
+		return nil, dbErr("get invitation", err)
+	}
+	return inv, inv.usable(s.now())
+}
+
+func (s *Store) invitationSelect(inv *Invitation) *bun.SelectQuery {
+	return s.db.NewSelect().Model(inv).ColumnExpr("inv.*").ColumnExpr("f.name AS family_name").
+		Join("JOIN families AS f ON f.id = inv.family_id")
 }
 
 // AcceptInvitation turns an invitation into a user of its family, in one
@@ -201,33 +215,55 @@ func (s *Store) AcceptInvitation(ctx context.Context, token string, u *User) err
 		if err != nil {
 			return err
 		}
-		now := tx.now()
-		// Claim the invitation first: on PostgreSQL a concurrent accept
-		// waits on this row and then finds it used.
-		res, err := tx.db.NewUpdate().Model((*Invitation)(nil)).Set("accepted_at = ?", now).
-			Where("id = ?", inv.ID).Where("family_id = ?", inv.FamilyID).
-			Where("accepted_at IS NULL").Where("revoked_at IS NULL").Where("expires_at > ?", now).
-			Exec(ctx)
-		if err := affectedOne(res, err, "accept invitation"); errors.Is(err, ErrNotFound) {
-			return ErrInvitationUsed
-		} else if err != nil {
+		if err := tx.claimInvitation(ctx, inv); err != nil {
 			return err
 		}
-		taken, err := tx.db.NewSelect().Model((*User)(nil)).Where("lower(email) = lower(?)", inv.Email).Exists(ctx)
-		if err != nil {
-			return dbErr("check email", err)
-		}
-		if taken {
-			return ErrEmailTaken
-		}
-		u.FamilyID, u.Email, u.Role, u.Status = inv.FamilyID, inv.Email, inv.Role, UserActive
-		if err := tx.CreateUser(ctx, u); errors.Is(err, ErrConflict) {
-			return ErrEmailTaken
-		} else if err != nil {
+		if err := tx.joinInvited(ctx, inv, u); err != nil {
 			return err
 		}
-		_, err = tx.db.NewUpdate().Model((*Invitation)(nil)).Set("accepted_user_id = ?", u.ID).
-			Where("id = ?", inv.ID).Where("family_id = ?", inv.FamilyID).Exec(ctx)
-		return dbErr("accept invitation", err)
+		return tx.invitationAcceptedBy(ctx, inv, u.ID)
 	})
+}
+
+// claimInvitation marks inv used, inside the caller's transaction. It
+// comes before any other write: on PostgreSQL a concurrent accept waits
+// on this row and then finds it used (ErrInvitationUsed).
+func (s *Store) claimInvitation(ctx context.Context, inv *Invitation) error {
+	now := s.now()
+	res, err := s.db.NewUpdate().Model((*Invitation)(nil)).Set("accepted_at = ?", now).
+		Where("id = ?", inv.ID).Where("family_id = ?", inv.FamilyID).
+		Where("accepted_at IS NULL").Where("revoked_at IS NULL").Where("expires_at > ?", now).
+		Exec(ctx)
+	if err := affectedOne(res, err, "accept invitation"); errors.Is(err, ErrNotFound) {
+		return ErrInvitationUsed
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// joinInvited creates u in the invited family with the invited address
+// and role; an address that has an account already is ErrEmailTaken.
+func (s *Store) joinInvited(ctx context.Context, inv *Invitation, u *User) error {
+	taken, err := s.db.NewSelect().Model((*User)(nil)).Where("lower(email) = lower(?)", inv.Email).Exists(ctx)
+	if err != nil {
+		return dbErr("check email", err)
+	}
+	if taken {
+		return ErrEmailTaken
+	}
+	u.FamilyID, u.Email, u.Role, u.Status = inv.FamilyID, inv.Email, inv.Role, UserActive
+	if err := s.CreateUser(ctx, u); errors.Is(err, ErrConflict) {
+		return ErrEmailTaken
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// invitationAcceptedBy records who a claimed invitation let in.
+func (s *Store) invitationAcceptedBy(ctx context.Context, inv *Invitation, userID uuid.UUID) error {
+	_, err := s.db.NewUpdate().Model((*Invitation)(nil)).Set("accepted_user_id = ?", userID).
+		Where("id = ?", inv.ID).Where("family_id = ?", inv.FamilyID).Exec(ctx)
+	return dbErr("accept invitation", err)
 }

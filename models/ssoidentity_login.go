@@ -47,6 +47,8 @@ type SSOSignIn struct {
 	SignIn
 	Provider *SSOProvider
 	Identity *VerifiedIdentity
+
+	invitation uuid.UUID // the invitation this sign-in accepts, named in its records
 }
 
 // audit is a record of an event at the sign-in's provider.
@@ -143,13 +145,18 @@ func (s *Store) ssoLogin(ctx context.Context, in SSOSignIn, u *User, ident *SSOI
 	if err := s.recordLogin(ctx, u.ID, nil); err != nil {
 		return "", err
 	}
+	if in.invitation != uuid.Nil {
+		meta["invitation_id"] = in.invitation.String()
+	}
 	switch record {
 	case EventLink:
 		err = s.CreateAuditLog(ctx, in.audit(EventLink, u.ID, map[string]any{"identity_id": ident.ID.String(), "proof": "password"}))
 	case EventJITCreated:
-		err = s.CreateAuditLog(ctx, in.audit(EventJITCreated, u.ID, map[string]any{
-			"identity_id": ident.ID.String(), "family_id": u.FamilyID.String(), "role": meta["role"],
-		}))
+		jit := map[string]any{"identity_id": ident.ID.String(), "family_id": u.FamilyID.String(), "role": meta["role"]}
+		if in.invitation != uuid.Nil {
+			jit["invitation_id"] = in.invitation.String()
+		}
+		err = s.CreateAuditLog(ctx, in.audit(EventJITCreated, u.ID, jit))
 	}
 	if err != nil {
 		return "", err
@@ -189,7 +196,7 @@ func (s *Store) applyIdentity(ctx context.Context, in SSOSignIn, u *User, ident 
 		meta["groups_claim_missing"] = true
 	}
 	decision := ComputeRole(p, rules, id.Groups, !id.GroupsMissing, id.Claims)
-	if !decision.Mapped {
+	if !decision.Mapped || source == RoleSourceInvitation {
 		return meta, nil
 	}
 	meta["matched_groups"] = decision.MatchedGroups

@@ -12,6 +12,9 @@ const (
 	RoleSourceLogin  = "login"
 	RoleSourceJIT    = "jit"
 	RoleSourceSync   = "admin_sync"
+	// RoleSourceInvitation is a join by invitation, which keeps the invited
+	// role: the provider's mappings do not apply at that first sign-in.
+	RoleSourceInvitation = "invitation"
 )
 
 // Guards that kept a role, as the login record names them.

@@ -59,6 +59,11 @@ const (
 	ReasonSAMLReplay          = "saml_replay"
 	ReasonSAMLUnsolicited     = "saml_unsolicited"
 	ReasonSuspended           = "suspended"
+	// A sign-in started from an invitation: the invitation is used,
+	// expired, revoked or unknown, or the address has an account in
+	// another family / the provider verified another address.
+	ReasonInvitationUnusable = "invitation_unusable"
+	ReasonInvitationEmail    = "invitation_email_mismatch"
 )
 
 // Options are the settings every relying party shares.

@@ -13,10 +13,7 @@ import (
 // connectProvider starts a link of the signed-in user to a provider
 // (POST /settings/security/connect/:name).
 func (h *Handler) connectProvider(c *fiber.Ctx) error {
-	e, err := h.sso.Registry.ByName(c.UserContext(), c.Params("name"))
-	if errors.Is(err, models.ErrNotFound) || (err == nil && !e.Provider.Enabled) {
-		return &httperr.Error{Status: fiber.StatusNotFound, Code: "not_found", Message: msgUnknownMethod}
-	}
+	e, err := h.enabledProvider(c)
 	if err != nil {
 		return err
 	}
@@ -30,7 +27,7 @@ func (h *Handler) connectProvider(c *fiber.Ctx) error {
 			return h.site.Redirect(c, "/settings/security", "Already connected.")
 		}
 	}
-	return h.beginSSO(c, e, "/settings/security", intentLink, &uid)
+	return h.beginSSO(c, e, flow{ReturnTo: "/settings/security", Intent: intentLink, LinkUser: &uid})
 }
 
 // unlinkIdentity removes one of the user's identities, unless it is their

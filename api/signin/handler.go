@@ -82,6 +82,7 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	signedIn := h.site.SignedIn
 	app.Get("/invitations/:token", screen(h.showInvitation)...)
 	app.Post("/invitations/:token", screen(h.acceptInvitation)...)
+	app.Post("/invitations/:token/sso/:name", screen(h.startInvitationSSO)...)
 	app.Get("/sessions/new", screen(h.newSession)...)
 	app.Post("/sessions", screen(h.createSession)...)
 	app.Post("/sessions/logout", screen(h.deleteSession)...)

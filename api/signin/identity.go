@@ -20,14 +20,10 @@ const (
 )
 
 // resolveIdentity turns a verified identity into a session, a link or a
-// new account (spec/sso.md §6.4). Identities are found by provider and
-// subject only, never by email.
-func (h *Handler) resolveIdentity(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, intent string, linkUser *uuid.UUID, returnTo string) error {
-	return h.resolveOnce(c, e, id, intent, linkUser, returnTo, true)
-}
-
-func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, intent string, linkUser *uuid.UUID, returnTo string, retry bool) error {
-	ctx := c.UserContext()
+// new account (spec/sso.md §6.4), or, for a sign-in started from an
+// invitation, a join of the invited family. Identities are found by
+// provider and subject only, never by email.
+func (h *Handler) resolveIdentity(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, f flow) error {
 	p := e.Provider
 	if problem := cleanIdentity(id); problem != "" {
 		reason := sso.ReasonUserinfoInvalid
@@ -37,27 +33,74 @@ func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, inte
 		return h.ssoRefused(c, e, fiber.StatusBadRequest, reason,
 			fmt.Sprintf("The sign-in response from %s could not be accepted.", p.Label), problem, nil)
 	}
+	if f.Invitation != nil {
+		// Refused before any account is looked at; the join's transaction
+		// checks both again.
+		inv, err := h.store.Invitation(c.UserContext(), f.Invitation.FamilyID, f.Invitation.ID)
+		switch {
+		case err != nil:
+			return h.invitationRefused(c, e, err, nil)
+		case id.Email == "" || !id.EmailVerified:
+			return h.emailUnverified(c, e)
+		case !strings.EqualFold(id.Email, inv.Email):
+			return h.invitationRefused(c, e, models.ErrInvitationEmail, nil)
+		}
+	}
+	return h.resolveOnce(c, e, id, f, true)
+}
+
+func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, f flow, retry bool) error {
+	ctx := c.UserContext()
+	p := e.Provider
 	known, err := h.store.IdentityBySubject(ctx, p.ID, id.Subject)
 	if err == nil {
-		return h.knownIdentity(c, e, known, id, intent, linkUser, returnTo)
+		return h.knownIdentity(c, e, known, id, f)
 	}
 	if !errors.Is(err, models.ErrNotFound) {
 		return err
 	}
-	if intent == intentLink && linkUser != nil {
-		return h.startPending(c, p, id, pendingLink{Intent: intentLink, User: *linkUser, ReturnTo: "/settings/security"})
+	if f.Intent == intentLink && f.LinkUser != nil {
+		return h.startPending(c, p, id, pendingLink{Intent: intentLink, User: *f.LinkUser, ReturnTo: "/settings/security"})
 	}
 	if id.Email == "" || !id.EmailVerified {
-		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonEmailUnverified,
-			fmt.Sprintf("%s has not confirmed your email address, so it cannot be used to create or link an account.", p.Label), "", nil)
+		return h.emailUnverified(c, e)
 	}
 	owner, err := h.store.UserByEmail(ctx, id.Email)
 	if err == nil {
-		return h.startPending(c, p, id, pendingLink{Intent: intentLogin, User: owner.ID, ReturnTo: returnTo})
+		if f.Invitation != nil {
+			// The address has an account already; the invitation has
+			// nothing left to admit, and the account is linked only once
+			// its owner proves it theirs, as on every sign-in.
+			err := h.store.CloseInvitationForMember(ctx, f.Invitation.FamilyID, f.Invitation.ID, id, owner)
+			if err != nil {
+				return h.invitationRefused(c, e, err, nil)
+			}
+		}
+		return h.startPending(c, p, id, pendingLink{Intent: intentLogin, User: owner.ID, ReturnTo: f.ReturnTo})
 	}
 	if !errors.Is(err, models.ErrNotFound) {
 		return err
 	}
+	if f.Invitation != nil {
+		// An invitation is an explicit admission by the family's admin:
+		// neither AUTH_JIT_MODE nor ALLOWED_OIDC_DOMAINS apply to it.
+		u := &models.User{FirstName: web.NonEmpty(id.FirstName), LastName: web.NonEmpty(id.LastName)}
+		err = h.acceptBySSO(c, e, id, f.Invitation, u, nil)
+	} else {
+		err = h.createJITAccount(c, e, id, f.ReturnTo)
+	}
+	if errors.Is(err, models.ErrConflict) && retry {
+		// Another tab created the account or identity first: resolve again,
+		// which now ends at the known identity or the link page.
+		return h.resolveOnce(c, e, id, f, false)
+	}
+	return err
+}
+
+// createJITAccount applies AUTH_JIT_MODE and ALLOWED_OIDC_DOMAINS, then
+// makes a family, its first user (who administers it) and the identity,
+// and signs the user in.
+func (h *Handler) createJITAccount(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, returnTo string) error {
 	if h.sso.JITMode == JITLinkOnly {
 		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonJITDisabled, fmt.Sprintf(
 			"No account exists for %s, and accounts cannot be created through single sign-on here. Contact an administrator.", id.Email), "", nil)
@@ -66,62 +109,6 @@ func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, inte
 		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonDomainNotAllowed,
 			"New accounts can only be created for approved email domains.", "", nil)
 	}
-	err = h.createJITAccount(c, e, id, returnTo)
-	if errors.Is(err, models.ErrConflict) && retry {
-		// Another tab created the account or identity first: resolve again,
-		// which now ends at the known identity or the link page.
-		return h.resolveOnce(c, e, id, intent, linkUser, returnTo, false)
-	}
-	return err
-}
-
-func (h *Handler) knownIdentity(c *fiber.Ctx, e *sso.Entry, known *models.SSOIdentity, id *sso.Identity, intent string, linkUser *uuid.UUID, returnTo string) error {
-	ctx := c.UserContext()
-	p := e.Provider
-	if p.Strategy == models.StrategyOIDC && models.Str(known.Issuer) != "" && models.Str(known.Issuer) != id.Issuer {
-		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonIssuerMismatch,
-			"This account's identity provider has changed. Contact an administrator.", "issuer differs from the stored one", &known.UserID)
-	}
-	if intent == intentLink && linkUser != nil {
-		if known.UserID != *linkUser {
-			return h.ssoRefused(c, e, fiber.StatusConflict, sso.ReasonLinkedElsewhere,
-				fmt.Sprintf("This %s account is already linked to another user.", p.Label), "", linkUser)
-		}
-		return h.site.Redirect(c, "/settings/security", "Already connected.")
-	}
-	u, err := h.store.UserByID(ctx, known.UserID)
-	if err != nil {
-		return err
-	}
-	if u.Status != models.UserActive {
-		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonSuspended,
-			"Your account has been suspended. Contact an administrator.", "", &u.ID)
-	}
-	token, err := h.store.LoginWithSSO(ctx, h.ssoSignIn(c, e, id), u, known)
-	if err != nil {
-		return err
-	}
-	return h.beginSession(c, token, returnTo)
-}
-
-// domainAllowed applies ALLOWED_OIDC_DOMAINS to account creation: the text
-// after the last @, exact and case-insensitive; an empty list allows all.
-func (h *Handler) domainAllowed(email string) bool {
-	if len(h.sso.AllowedDomains) == 0 {
-		return true
-	}
-	domain := strings.ToLower(email[strings.LastIndex(email, "@")+1:])
-	for _, d := range h.sso.AllowedDomains {
-		if d == domain {
-			return true
-		}
-	}
-	return false
-}
-
-// createJITAccount makes a family, its first user (who administers it)
-// and the identity, then signs the user in.
-func (h *Handler) createJITAccount(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, returnTo string) error {
 	name := id.FirstName
 	if name == "" {
 		name, _, _ = strings.Cut(id.Email, "@")
@@ -137,6 +124,64 @@ func (h *Handler) createJITAccount(c *fiber.Ctx, e *sso.Entry, id *sso.Identity,
 		return err
 	}
 	return h.beginSession(c, token, returnTo)
+}
+
+// emailUnverified refuses to create or link an account by an address the
+// provider has not confirmed.
+func (h *Handler) emailUnverified(c *fiber.Ctx, e *sso.Entry) error {
+	return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonEmailUnverified,
+		fmt.Sprintf("%s has not confirmed your email address, so it cannot be used to create or link an account.", e.Provider.Label), "", nil)
+}
+
+func (h *Handler) knownIdentity(c *fiber.Ctx, e *sso.Entry, known *models.SSOIdentity, id *sso.Identity, f flow) error {
+	ctx := c.UserContext()
+	p := e.Provider
+	if p.Strategy == models.StrategyOIDC && models.Str(known.Issuer) != "" && models.Str(known.Issuer) != id.Issuer {
+		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonIssuerMismatch,
+			"This account's identity provider has changed. Contact an administrator.", "issuer differs from the stored one", &known.UserID)
+	}
+	if f.Intent == intentLink && f.LinkUser != nil {
+		if known.UserID != *f.LinkUser {
+			return h.ssoRefused(c, e, fiber.StatusConflict, sso.ReasonLinkedElsewhere,
+				fmt.Sprintf("This %s account is already linked to another user.", p.Label), "", f.LinkUser)
+		}
+		return h.site.Redirect(c, "/settings/security", "Already connected.")
+	}
+	u, err := h.store.UserByID(ctx, known.UserID)
+	if err != nil {
+		return err
+	}
+	if u.Status != models.UserActive {
+		return h.suspended(c, e, u)
+	}
+	if f.Invitation != nil {
+		return h.acceptBySSO(c, e, id, f.Invitation, u, known)
+	}
+	token, err := h.store.LoginWithSSO(ctx, h.ssoSignIn(c, e, id), u, known)
+	if err != nil {
+		return err
+	}
+	return h.beginSession(c, token, f.ReturnTo)
+}
+
+// suspended refuses a sign-in of a suspended user.
+func (h *Handler) suspended(c *fiber.Ctx, e *sso.Entry, u *models.User) error {
+	return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonSuspended, "Your account has been suspended. Contact an administrator.", "", &u.ID)
+}
+
+// domainAllowed applies ALLOWED_OIDC_DOMAINS to account creation: the text
+// after the last @, exact and case-insensitive; an empty list allows all.
+func (h *Handler) domainAllowed(email string) bool {
+	if len(h.sso.AllowedDomains) == 0 {
+		return true
+	}
+	domain := strings.ToLower(email[strings.LastIndex(email, "@")+1:])
+	for _, d := range h.sso.AllowedDomains {
+		if d == domain {
+			return true
+		}
+	}
+	return false
 }
 
 // ssoSignIn is what the store records of a sign-in through e.

@@ -14,6 +14,7 @@ type invitationData struct {
 	Invitation *models.Invitation
 	Token      string
 	LocalLogin bool
+	Providers  []*models.SSOProvider // each a "Continue with" button
 }
 
 // invitationRefusal is the sentence for a link that cannot be used.
@@ -27,6 +28,8 @@ func invitationRefusal(err error) (int, string, bool) {
 		return fiber.StatusGone, "This invitation has expired. Ask for a new one.", true
 	case errors.Is(err, models.ErrInvitationRevoked):
 		return fiber.StatusGone, "This invitation was withdrawn. Ask for a new one.", true
+	case errors.Is(err, models.ErrInvitationEmail):
+		return fiber.StatusForbidden, "This invitation was sent to another email address. Continue with the account of the invited address, or ask for an invitation to yours.", true
 	case errors.Is(err, models.ErrEmailTaken):
 		return fiber.StatusConflict, "This email already has an account, in another household. Ask to be invited with another address.", true
 	}
@@ -37,17 +40,26 @@ func (h *Handler) invitationPage(c *fiber.Ctx, status int, msg string) error {
 	token := c.Params("token")
 	inv, err := h.store.InvitationByToken(c.UserContext(), token)
 	if st, refusal, ok := invitationRefusal(err); ok {
-		return h.pages.Render(c, st, "invitation", web.Page{Title: "Invitation", Error: refusal, Data: invitationData{}})
+		return h.invitationGone(c, st, refusal)
 	}
 	if err != nil {
 		return err
 	}
+	providers, err := h.enabledProviders(c)
+	if err != nil {
+		return err
+	}
 	return h.pages.Render(c, status, "invitation", web.Page{Title: "Join " + deref(inv.FamilyName), Error: msg,
-		Data: invitationData{Invitation: inv, Token: strings.Clone(token), LocalLogin: h.web.LocalLogin}})
+		Data: invitationData{Invitation: inv, Token: strings.Clone(token), LocalLogin: h.web.LocalLogin, Providers: providers}})
+}
+
+// invitationGone is the page of a link that cannot be used.
+func (h *Handler) invitationGone(c *fiber.Ctx, status int, msg string) error {
+	return h.pages.Render(c, status, "invitation", web.Page{Title: "Invitation", Error: msg, Data: invitationData{}})
 }
 
 // showInvitation is where an invitation link lands: who invites whom to
-// which household, and a password to choose.
+// which household, a password to choose and a button per provider.
 func (h *Handler) showInvitation(c *fiber.Ctx) error {
 	return h.invitationPage(c, fiber.StatusOK, "")
 }
@@ -73,7 +85,7 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 	u := &models.User{PasswordHash: &hash}
 	err = h.store.AcceptInvitation(ctx, c.Params("token"), u)
 	if st, refusal, ok := invitationRefusal(err); ok {
-		return h.pages.Render(c, st, "invitation", web.Page{Title: "Invitation", Error: refusal, Data: invitationData{}})
+		return h.invitationGone(c, st, refusal)
 	}
 	if err != nil {
 		return err
@@ -86,6 +98,11 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 	if err := h.store.CreateAuditLog(ctx, h.auditRecord(c, models.EventLogin, &u.ID, map[string]any{"method": "password", "invitation": true})); err != nil {
 		h.log.Warn("login record not written", "error", err)
 	}
+	return h.welcome(c, token)
+}
+
+// welcome hands a person who just joined the household their session.
+func (h *Handler) welcome(c *fiber.Ctx, token string) error {
 	h.site.SetSessionCookie(c, token)
 	return h.site.Redirect(c, "/", "Welcome! You have joined the household.")
 }

@@ -153,7 +153,7 @@ func (h *Handler) confirmLink(c *fiber.Ctx) error {
 	}
 	if u.Status != models.UserActive {
 		h.dropPending(c, pid)
-		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonSuspended, "Your account has been suspended. Contact an administrator.", "", &u.ID)
+		return h.suspended(c, e, u)
 	}
 	if s := web.SessionOf(c); s != nil && s.UserID == u.ID {
 		return h.linkBySession(c, pid, p, e, u)

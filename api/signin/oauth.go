@@ -28,26 +28,33 @@ const (
 
 // startSSO sends the browser to the provider (GET /auth/:name).
 func (h *Handler) startSSO(c *fiber.Ctx) error {
-	e, err := h.sso.Registry.ByName(c.UserContext(), c.Params("name"))
-	if errors.Is(err, models.ErrNotFound) || (err == nil && !e.Provider.Enabled) {
-		return &httperr.Error{Status: fiber.StatusNotFound, Code: "not_found", Message: msgUnknownMethod}
-	}
+	e, err := h.enabledProvider(c)
 	if err != nil {
 		return err
 	}
-	return h.beginSSO(c, e, web.SafeReturnTo(c.Query("return_to")), intentLogin, nil)
+	return h.beginSSO(c, e, flow{ReturnTo: web.SafeReturnTo(c.Query("return_to")), Intent: intentLogin})
 }
 
-// beginSSO starts a login or a link at provider e.
-func (h *Handler) beginSSO(c *fiber.Ctx, e *sso.Entry, returnTo, intent string, linkUser *uuid.UUID) error {
+// enabledProvider is the enabled provider the path's :name names; any
+// other name is a 404.
+func (h *Handler) enabledProvider(c *fiber.Ctx) (*sso.Entry, error) {
+	e, err := h.sso.Registry.ByName(c.UserContext(), c.Params("name"))
+	if errors.Is(err, models.ErrNotFound) || (err == nil && !e.Provider.Enabled) {
+		return nil, &httperr.Error{Status: fiber.StatusNotFound, Code: "not_found", Message: msgUnknownMethod}
+	}
+	return e, err
+}
+
+// beginSSO starts a login, a link or a join at provider e.
+func (h *Handler) beginSSO(c *fiber.Ctx, e *sso.Entry, f flow) error {
 	if e.Provider.Strategy == models.StrategySAML {
-		return h.beginSAML(c, e, returnTo, intent, linkUser)
+		return h.beginSAML(c, e, f)
 	}
 	rp, err := h.sso.Registry.OAuth(c.UserContext(), e)
 	if err != nil {
 		return h.ssoRefused(c, e, fiber.StatusServiceUnavailable, sso.ReasonProviderUnavailable, msgSSOUnavailable, "relying party unavailable", nil)
 	}
-	st := ssoState{ProviderID: e.Provider.ID, ReturnTo: returnTo, Intent: intent, LinkUser: linkUser, IssuedAt: h.now().Unix()}
+	st := ssoState{ProviderID: e.Provider.ID, flow: f, IssuedAt: h.now().Unix()}
 	for _, dst := range []*string{&st.State, &st.Nonce, &st.Verifier} {
 		if *dst, err = randomToken(); err != nil {
 			return err
@@ -115,7 +122,7 @@ func (h *Handler) ssoCallback(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.resolveIdentity(c, e, id, st.Intent, st.LinkUser, st.ReturnTo)
+	return h.resolveIdentity(c, e, id, st.flow)
 }
 
 // checkState opens the state cookie and checks it against the callback:

@@ -27,11 +27,16 @@ const (
 // samlRequest is what a SAML sign-in keeps in Redis between the
 // AuthnRequest and the IdP's answer, under the request id.
 type samlRequest struct {
-	ProviderID uuid.UUID  `json:"provider_id"`
-	ReturnTo   string     `json:"return_to"`
-	Intent     string     `json:"intent"`
-	LinkUser   *uuid.UUID `json:"link_user,omitempty"`
-	BindHash   string     `json:"bind_hash"` // SHA-256 of this browser's saml_bind cookie
+	ProviderID uuid.UUID      `json:"provider_id"`
+	ReturnTo   string         `json:"return_to"`
+	Intent     string         `json:"intent"`
+	LinkUser   *uuid.UUID     `json:"link_user,omitempty"`
+	Invitation *invitationRef `json:"invitation,omitempty"`
+	BindHash   string         `json:"bind_hash"` // SHA-256 of this browser's saml_bind cookie
+}
+
+func (r *samlRequest) flow() flow {
+	return flow{ReturnTo: r.ReturnTo, Intent: r.Intent, LinkUser: r.LinkUser, Invitation: r.Invitation}
 }
 
 func bindHash(v string) string {
@@ -53,7 +58,7 @@ func (h *Handler) samlCookie(c *fiber.Ctx, name, value string) {
 
 // beginSAML sends the browser to the IdP with an AuthnRequest whose id is
 // kept in Redis, bound to this browser by the saml_bind cookie.
-func (h *Handler) beginSAML(c *fiber.Ctx, e *sso.Entry, returnTo, intent string, linkUser *uuid.UUID) error {
+func (h *Handler) beginSAML(c *fiber.Ctx, e *sso.Entry, f flow) error {
 	rp, err := h.sso.Registry.SAML(e)
 	if err != nil {
 		return h.ssoRefused(c, e, fiber.StatusServiceUnavailable, sso.ReasonProviderUnavailable, msgSSOUnavailable, "service provider unavailable", nil)
@@ -66,7 +71,8 @@ func (h *Handler) beginSAML(c *fiber.Ctx, e *sso.Entry, returnTo, intent string,
 	if err != nil {
 		return err
 	}
-	rec, err := json.Marshal(samlRequest{ProviderID: e.Provider.ID, ReturnTo: returnTo, Intent: intent, LinkUser: linkUser, BindHash: bindHash(bind)})
+	rec, err := json.Marshal(samlRequest{ProviderID: e.Provider.ID, ReturnTo: f.ReturnTo, Intent: f.Intent, LinkUser: f.LinkUser,
+		Invitation: f.Invitation, BindHash: bindHash(bind)})
 	if err != nil {
 		return err
 	}
@@ -174,7 +180,7 @@ func (h *Handler) samlACS(c *fiber.Ctx) error {
 	if !fresh {
 		return h.samlRejected(c, e, sso.ReasonSAMLReplay, "assertion id seen before")
 	}
-	return h.resolveIdentity(c, e, id, req.Intent, req.LinkUser, req.ReturnTo)
+	return h.resolveIdentity(c, e, id, req.flow())
 }
 
 // samlRejected audits a refused SAML response; the page gives the record

@@ -37,14 +37,24 @@ func (h *Handler) newSession(c *fiber.Ctx) error {
 
 func (h *Handler) loginPage(c *fiber.Ctx, status int, msg string, d loginData) error {
 	d.LocalLogin, d.Override, d.Signup = h.web.LocalLogin, !h.web.LocalLogin && h.web.AdminOverride, h.web.SignupEnabled
-	enabled, err := h.sso.Registry.Enabled(c.UserContext())
-	if err != nil {
+	var err error
+	if d.Providers, err = h.enabledProviders(c); err != nil {
 		return err
 	}
-	for _, e := range enabled {
-		d.Providers = append(d.Providers, e.Provider)
-	}
 	return h.pages.Render(c, status, "login", web.Page{Title: "Sign in", Error: msg, Data: d})
+}
+
+// enabledProviders are the providers a page offers a button for.
+func (h *Handler) enabledProviders(c *fiber.Ctx) ([]*models.SSOProvider, error) {
+	enabled, err := h.sso.Registry.Enabled(c.UserContext())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*models.SSOProvider, 0, len(enabled))
+	for _, e := range enabled {
+		out = append(out, e.Provider)
+	}
+	return out, nil
 }
 
 // createSession is the password sign-in of spec/sso.md §6.5. Every refusal

@@ -27,19 +27,35 @@ const (
 	intentLink  = "link"
 )
 
+// flow is what a sign-in is for, carried through the identity provider's
+// round trip: where to go after, and a login, a link or a join.
+type flow struct {
+	ReturnTo   string         `json:"r"`
+	Intent     string         `json:"i"`
+	LinkUser   *uuid.UUID     `json:"u,omitempty"` // a link: the signed-in user who pressed Connect
+	Invitation *invitationRef `json:"j,omitempty"` // a join: started from an invitation's page
+}
+
+// invitationRef names the invitation a sign-in accepts. It travels only
+// sealed (the state cookie) or server-side (the SAML request in Redis), so
+// a browser cannot swap in another invitation; the token itself stays in
+// the link.
+type invitationRef struct {
+	FamilyID uuid.UUID `json:"f"`
+	ID       uuid.UUID `json:"id"`
+}
+
 // ssoState is what the sso_state cookie carries through the identity
 // provider's round trip. It is sealed, so the browser can neither read
 // the nonce and PKCE verifier nor change any of it, and any web process
 // can finish a flow another one started.
 type ssoState struct {
-	ProviderID uuid.UUID  `json:"p"`
-	State      string     `json:"s"`
-	Nonce      string     `json:"n,omitempty"`
-	Verifier   string     `json:"v"`
-	ReturnTo   string     `json:"r"`
-	Intent     string     `json:"i"`
-	LinkUser   *uuid.UUID `json:"u,omitempty"`
-	IssuedAt   int64      `json:"t"`
+	ProviderID uuid.UUID `json:"p"`
+	State      string    `json:"s"`
+	Nonce      string    `json:"n,omitempty"`
+	Verifier   string    `json:"v"`
+	flow
+	IssuedAt int64 `json:"t"`
 }
 
 // randomToken is 32 random bytes, base64url: states, nonces, verifiers.
