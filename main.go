@@ -169,6 +169,21 @@ func openRedis(cfg *Config, log *slog.Logger) (asynq.RedisConnOpt, func(), error
 	return opt, stop, nil
 }
 
+// requestRedis is the client that requests and jobs use for counters,
+// budgets and enqueuing. With Redis away a request answers 503 within about
+// timeout, not after go-redis's 3 s read timeout and three retries (a dead
+// pooled connection is dropped when taken, so a retry buys little); asynq's
+// own server connections keep its defaults.
+func requestRedis(opt asynq.RedisConnOpt, timeout time.Duration) redis.UniversalClient {
+	o, ok := opt.(asynq.RedisClientOpt)
+	if !ok {
+		return opt.MakeRedisClient().(redis.UniversalClient)
+	}
+	return redis.NewClient(&redis.Options{Network: o.Network, Addr: o.Addr, Username: o.Username, Password: o.Password,
+		DB: o.DB, TLSConfig: o.TLSConfig, PoolSize: o.PoolSize, MaxRetries: -1,
+		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, PoolTimeout: timeout})
+}
+
 // services is what the long-running commands share.
 type services struct {
 	db      *bun.DB
@@ -200,7 +215,7 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 		s.close()
 		return nil, err
 	}
-	s.redis, s.rdb = opt, opt.MakeRedisClient().(redis.UniversalClient)
+	s.redis, s.rdb = opt, requestRedis(opt, cfg.RedisTimeout)
 	s.closers = append(s.closers, stopRedis, func() { s.rdb.Close() })
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.close()
@@ -369,19 +384,20 @@ func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) e
 // the options that a package takes whole carry the same tags on their own
 // fields, beside the code that uses them. README lists every variable.
 type Config struct {
-	Env                 string     `env:"COFFER_ENV" default:"development" oneof:"development production"`
-	Host                string     `env:"HOST"` // default: 127.0.0.1, or 0.0.0.0 in production
-	Port                int        `env:"PORT" default:"3000" min:"1" max:"65535"`
-	AppURL              string     `env:"APP_URL"` // the public base URL; default http://localhost:PORT
-	DatabaseURL         string     `env:"DATABASE_URL" secret:"url"`
-	RedisURL            string     `env:"REDIS_URL" secret:"url"`
-	RedisTLSSkipVerify  bool       `env:"REDIS_TLS_SKIP_VERIFY" default:"false"` // rediss:// with a self-signed certificate (Heroku)
-	DataDir             string     `env:"DATA_DIR" default:"data"`
-	DBMaxConns          int        `env:"DB_MAX_CONNS" default:"20" min:"1" max:"1000"`
-	SecretKeyBase       string     `env:"SECRET_KEY_BASE" secret:"true"` // also signs the screens' forms
-	APIRateLimitPerHour int        `env:"API_RATE_LIMIT_PER_HOUR" default:"10000" min:"0" max:"100000000"`
-	LogLevel            slog.Level `env:"LOG_LEVEL" default:"info" want:"debug, info, warn or error"`
-	LogFormat           string     `env:"LOG_FORMAT" default:"text" oneof:"text json"`
+	Env                 string        `env:"COFFER_ENV" default:"development" oneof:"development production"`
+	Host                string        `env:"HOST"` // default: 127.0.0.1, or 0.0.0.0 in production
+	Port                int           `env:"PORT" default:"3000" min:"1" max:"65535"`
+	AppURL              string        `env:"APP_URL"` // the public base URL; default http://localhost:PORT
+	DatabaseURL         string        `env:"DATABASE_URL" secret:"url"`
+	RedisURL            string        `env:"REDIS_URL" secret:"url"`
+	RedisTLSSkipVerify  bool          `env:"REDIS_TLS_SKIP_VERIFY" default:"false"` // rediss:// with a self-signed certificate (Heroku)
+	RedisTimeout        time.Duration `env:"REDIS_TIMEOUT" default:"300ms"`
+	DataDir             string        `env:"DATA_DIR" default:"data"`
+	DBMaxConns          int           `env:"DB_MAX_CONNS" default:"20" min:"1" max:"1000"`
+	SecretKeyBase       string        `env:"SECRET_KEY_BASE" secret:"true"` // also signs the screens' forms
+	APIRateLimitPerHour int           `env:"API_RATE_LIMIT_PER_HOUR" default:"10000" min:"0" max:"100000000"`
+	LogLevel            slog.Level    `env:"LOG_LEVEL" default:"info" want:"debug, info, warn or error"`
+	LogFormat           string        `env:"LOG_FORMAT" default:"text" oneof:"text json"`
 
 	JITMode             string        `env:"AUTH_JIT_MODE" default:"create_and_link" oneof:"create_and_link link_only"`
 	AllowedOIDCDomains  []string      `env:"ALLOWED_OIDC_DOMAINS"`

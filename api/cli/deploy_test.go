@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -23,12 +22,7 @@ func TestDeployFilesStart(t *testing.T) {
 	if modelstest.Embedded() {
 		t.Skip("independent of the storage mode: runs in server mode")
 	}
-	bin := filepath.Join(t.TempDir(), "coffer")
-	build := exec.Command("go", "build", "-o", bin, "../..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := buildCoffer(t)
 	config := func(t *testing.T, env map[string]string) string {
 		t.Helper()
 		cmd := exec.Command(bin, "config")

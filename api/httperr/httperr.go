@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
 	"coffer/models"
 )
@@ -120,11 +121,12 @@ func Classify(err error) (int, Response) {
 }
 
 // unavailable reports whether err means a backing service did not answer:
-// the database, as the store reports it, or Redis (a network error or a
-// deadline).
+// the database, as the store reports it, or Redis (a network error, a
+// deadline, or no connection free in time).
 func unavailable(err error) bool {
-	var netErr *net.OpError
-	return errors.Is(err, models.ErrUnavailable) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded)
+	var netErr net.Error
+	return errors.Is(err, models.ErrUnavailable) || errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, redis.ErrPoolTimeout)
 }
 
 // PathID reads the :id path parameter.
