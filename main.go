@@ -145,7 +145,7 @@ func openDB(ctx context.Context, cfg *Config) (*bun.DB, error) {
 	if cfg.Embedded() {
 		return models.OpenSQLite(ctx, filepath.Join(cfg.DataDir, "coffer.db"))
 	}
-	return models.OpenPostgres(ctx, cfg.DatabaseURL, cfg.DBMaxConns)
+	return models.OpenPostgres(ctx, cfg.DatabaseURL, cfg.DBMaxConns, cfg.DBConnectTimeout)
 }
 
 // openRedis connects to REDIS_URL, or starts the in-process Redis of the
@@ -284,9 +284,9 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	web.Development = cfg.Env == "development"
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail,
-		APIRateLimitPerHour: cfg.APIRateLimitPerHour,
-		Dashboard:           asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
-		SimpleFINAllowHTTP:  cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
+		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout,
+		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
+		SimpleFINAllowHTTP: cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
 		SimpleFINSyncCron: cfg.Worker.SimplefinSyncCron, SimpleFINSyncLocation: cfg.SimpleFIN.Location, SimpleFINSyncJitter: cfg.SimpleFIN.Jitter,
 	})
 	if err != nil {
@@ -394,6 +394,8 @@ type Config struct {
 	RedisTimeout        time.Duration `env:"REDIS_TIMEOUT" default:"300ms"`
 	DataDir             string        `env:"DATA_DIR" default:"data"`
 	DBMaxConns          int           `env:"DB_MAX_CONNS" default:"20" min:"1" max:"1000"`
+	DBConnectTimeout    time.Duration `env:"DB_CONNECT_TIMEOUT" default:"500ms"`
+	RequestTimeout      time.Duration `env:"REQUEST_TIMEOUT" default:"30s"`
 	SecretKeyBase       string        `env:"SECRET_KEY_BASE" secret:"true"` // also signs the screens' forms
 	APIRateLimitPerHour int           `env:"API_RATE_LIMIT_PER_HOUR" default:"10000" min:"0" max:"100000000"`
 	LogLevel            slog.Level    `env:"LOG_LEVEL" default:"info" want:"debug, info, warn or error"`

@@ -7,6 +7,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -66,6 +67,10 @@ type Options struct {
 	APIRateLimitPerHour int
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+	// RequestTimeout bounds the database and Redis calls of one request,
+	// so that a backing service gone silent cannot hold it for ever; zero
+	// means 30 seconds.
+	RequestTimeout time.Duration
 
 	Web WebOptions
 	// Dashboard is the job queue dashboard (asynqmon), served at /admin/jobs
@@ -167,7 +172,7 @@ func New(o Options) (*fiber.App, error) {
 		TrustedProxies:          o.Web.TrustedProxies,
 		EnableIPValidation:      true,
 	})
-	app.Use(requestID, jsonCharset)
+	app.Use(requestID, deadline(cmp.Or(o.RequestTimeout, 30*time.Second)), jsonCharset)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
 	s.routes(app)
 	return app, nil

@@ -1,11 +1,14 @@
 package api
 
 import (
-	"coffer/api/httperr"
+	"context"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
+
+	"coffer/api/httperr"
 )
 
 const headerRequestID = "X-Request-Id"
@@ -22,6 +25,17 @@ func requestID(c *fiber.Ctx) error {
 	httperr.SetRequestID(c, id)
 	c.Set(headerRequestID, id)
 	return c.Next()
+}
+
+// deadline gives the request's context a deadline: the store and Redis
+// calls made with it end there, and the answer is a 503.
+func deadline(d time.Duration) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), d)
+		defer cancel()
+		c.SetUserContext(ctx)
+		return c.Next()
+	}
 }
 
 // jsonCharset labels JSON answers with their charset, as the API promises;

@@ -18,10 +18,16 @@ import (
 )
 
 // OpenPostgres opens a pool on a PostgreSQL URL through pgx.
-func OpenPostgres(ctx context.Context, dsn string, maxConns int) (*bun.DB, error) {
+func OpenPostgres(ctx context.Context, dsn string, maxConns int, connectTimeout time.Duration) (*bun.DB, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("models: parse DATABASE_URL: %w", err)
+	}
+	// Without a bound a connection to a server that has gone silent waits
+	// for ever, and so does the request behind it; connect_timeout in the
+	// URL wins.
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = connectTimeout
 	}
 	// bun renders arguments into the query text, so every query is new to
 	// the server: preparing them would only add a round trip.

@@ -65,7 +65,7 @@ func TestSimplefinBulkImport(t *testing.T) {
 			c.Close()
 		})
 		env = append(env, "DATABASE_URL="+dbURL, fmt.Sprintf("REDIS_URL=redis://%s/%d", ropt.Addr, ropt.DB))
-		db, err := models.OpenPostgres(context.Background(), dbURL, 2)
+		db, err := models.OpenPostgres(context.Background(), dbURL, 2, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

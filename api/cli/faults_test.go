@@ -20,16 +20,35 @@ import (
 	"coffer/models/modelstest"
 )
 
-// TestRedisAwayAndBack runs `coffer web` with Redis behind a proxy that
-// the test cuts (connections dropped, new ones swallowed) and restores:
-// meanwhile the API answers 503 with Retry-After and the screens a page
-// that says so, and afterwards both recover by themselves.
-func TestRedisAwayAndBack(t *testing.T) {
+// TestServicesAwayAndBack runs `coffer web` with Redis, then PostgreSQL,
+// behind a proxy that the test cuts (connections dropped, new ones
+// swallowed) and restores: meanwhile the API answers 503 with Retry-After
+// and the screens a page that says so, and afterwards both recover by
+// themselves.
+func TestServicesAwayAndBack(t *testing.T) {
 	if modelstest.Embedded() {
-		t.Skip("the embedded mode's Redis lives in the process")
+		t.Skip("the embedded mode's services live in the process")
 	}
 	bin := buildCoffer(t)
-	proxy := newProxy(t, "127.0.0.1:6379")
+	for _, service := range []string{"Redis", "PostgreSQL"} {
+		t.Run(service, func(t *testing.T) { awayAndBack(t, bin, service) })
+	}
+}
+
+func awayAndBack(t *testing.T, bin, service string) {
+	pg, err := url.Parse(modelstest.PostgresURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	redisAddr := "127.0.0.1:6379"
+	var proxy *proxy
+	if service == "Redis" {
+		proxy = newProxy(t, redisAddr)
+		redisAddr = proxy.addr()
+	} else {
+		proxy = newProxy(t, pg.Host)
+		pg.Host = proxy.addr()
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +56,7 @@ func TestRedisAwayAndBack(t *testing.T) {
 	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
 	env := []string{"COFFER_ENV=development", "LOG_LEVEL=error", "DATA_DIR=" + t.TempDir(), "PORT=" + port,
-		"DATABASE_URL=" + modelstest.PostgresURL(t), "REDIS_URL=redis://" + proxy.addr() + "/13"}
+		"DATABASE_URL=" + pg.String(), "REDIS_URL=redis://" + redisAddr + "/13"}
 	coffer(t, bin, env, "migrate")
 	coffer(t, bin, env, "users", "create", "--email", "ann@example.com", "--password", "correct horse battery")
 	out := strings.Fields(coffer(t, bin, env, "apikeys", "create", "--email", "ann@example.com"))
@@ -82,12 +101,13 @@ func TestRedisAwayAndBack(t *testing.T) {
 	proxy.setCut(true)
 	start := time.Now()
 	resp, body := get("/api/v1/accounts")
-	t.Logf("first answer with Redis away: %v", time.Since(start))
+	t.Logf("first answer with %s away: %v", service, time.Since(start))
 	var e struct{ Error, Message string }
 	if resp == nil || resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" || json.Unmarshal([]byte(body), &e) != nil || e.Error != "service_unavailable" {
-		t.Fatalf("API with Redis away: %v %s", resp, body)
+		t.Fatalf("API with %s away: %v %s", service, resp, body)
 	}
-	// Signing in counts failures in Redis: the screen says what is wrong.
+	// Signing in reads the user and counts failures in Redis: the screen
+	// says what is wrong.
 	form := url.Values{"email": {"ann@example.com"}, "password": {"correct horse battery"}, "csrf_token": {csrf[1]}}
 	req, _ := http.NewRequest("POST", base+"/sessions", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -99,7 +119,7 @@ func TestRedisAwayAndBack(t *testing.T) {
 	screen, _ := io.ReadAll(sr.Body)
 	sr.Body.Close()
 	if sr.StatusCode != 503 || !strings.HasPrefix(sr.Header.Get("Content-Type"), "text/html") || !strings.Contains(string(screen), "temporarily unavailable") {
-		t.Errorf("sign-in with Redis away: %d %s\n%s", sr.StatusCode, sr.Header.Get("Content-Type"), screen)
+		t.Errorf("sign-in with %s away: %d %s\n%s", service, sr.StatusCode, sr.Header.Get("Content-Type"), screen)
 	}
 
 	proxy.setCut(false)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
@@ -77,7 +78,7 @@ func NewDB(t testing.TB) *bun.DB {
 
 func newPostgres(t testing.TB) *bun.DB {
 	t.Helper()
-	db, err := models.OpenPostgres(context.Background(), PostgresURL(t), 20)
+	db, err := models.OpenPostgres(context.Background(), PostgresURL(t), 20, 5*time.Second)
 	if err != nil {
 		t.Fatalf("modelstest: %v", err)
 	}
