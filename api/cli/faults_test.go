@@ -30,6 +30,7 @@ func TestServicesAwayAndBack(t *testing.T) {
 		t.Skip("the embedded mode's services live in the process")
 	}
 	bin := buildCoffer(t)
+	flushRedis(t, 13)
 	for _, service := range []string{"Redis", "PostgreSQL"} {
 		t.Run(service, func(t *testing.T) { awayAndBack(t, bin, service) })
 	}
