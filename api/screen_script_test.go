@@ -5,8 +5,48 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
+	"coffer/models"
 	"coffer/sso/ssotest"
 )
+
+// smallLedger is alpha's checking account and a card, two categories and
+// a transaction in each account, the market run tagged.
+type smallLedger struct {
+	card           *models.Account
+	groceries, fun *models.Category
+	tag            *models.Tag
+	market, coffee *models.Transaction
+}
+
+func newSmallLedger(t *testing.T, e *env) smallLedger {
+	t.Helper()
+	ctx, fam := t.Context(), e.alpha.Family.ID
+	l := smallLedger{
+		card:      &models.Account{FamilyID: fam, Name: "Visa", AccountType: "credit_card", Currency: "USD"},
+		groceries: &models.Category{FamilyID: fam, Name: "Groceries", Color: "#112233", Classification: "expense"},
+		fun:       &models.Category{FamilyID: fam, Name: "Fun", Color: "#112233", Classification: "expense"},
+		tag:       &models.Tag{FamilyID: fam, Name: "weekly", Color: "#112233"},
+	}
+	for _, err := range []error{e.store.CreateAccount(ctx, l.card), e.store.CreateCategory(ctx, l.groceries),
+		e.store.CreateCategory(ctx, l.fun), e.store.CreateTag(ctx, l.tag)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.market = &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: "2026-01-05", Amount: 42_5000, Currency: "USD", Name: "Corner market"}
+	l.coffee = &models.Transaction{FamilyID: fam, AccountID: l.card.ID, Date: "2026-01-06", Amount: 4_5000, Currency: "USD", Name: "Coffee"}
+	for _, tx := range []struct {
+		t    *models.Transaction
+		tags []uuid.UUID
+	}{{l.market, []uuid.UUID{l.tag.ID}}, {l.coffee, nil}} {
+		if _, _, err := e.store.CreateTransaction(ctx, tx.t, tx.tags); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return l
+}
 
 var (
 	scriptTag   = regexp.MustCompile(`<script[^>]*>`)
@@ -53,7 +93,7 @@ func TestScreenScriptAndPolicy(t *testing.T) {
 	}
 	r := b.get(src)
 	if r.status != 200 || !strings.Contains(r.header.Get("Content-Type"), "javascript") ||
-		r.header.Get("Cache-Control") != "public, max-age=31536000, immutable" || !strings.Contains(string(r.body), "data-copy") {
+		r.header.Get("Cache-Control") != "public, max-age=31536000, immutable" || !strings.Contains(string(r.body), "data-live") {
 		t.Fatalf("%s: %d %v", src, r.status, r.header)
 	}
 	for _, p := range []string{"/static/app.0123456789abcdef.js", "/static/app.js", "/static/..%2Fsite.go"} {
