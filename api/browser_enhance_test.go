@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -8,7 +9,9 @@ import (
 
 // TestBrowserEnhancements drives the screens' script in Chromium: the
 // account filter and the search apply without a navigation, the address
-// follows, and back, forward and reload show the same list.
+// follows, and back, forward and reload show the same list; a category is
+// changed in its row and kept; a refusal (the row changed meanwhile) shows
+// in the row.
 func TestBrowserEnhancements(t *testing.T) {
 	e, base := serveEnv(t)
 	l := newSmallLedger(t, e)
@@ -68,4 +71,42 @@ func TestBrowserEnhancements(t *testing.T) {
 	waitFor(t, c, `document.querySelector("#register-results").textContent.trim()`, "No transactions match this search.")
 	waitFor(t, c, `location.search`, "?q=nothing+like+it")
 	samePage()
+	c.run("back to the list", chromedp.Navigate(base+"/transactions?q=market"), chromedp.WaitVisible(`#transactions`), mark)
+
+	// Change the market run's category in its row.
+	cell := "#tx-" + l.market.ID.String() + ` td[data-inline-edit]`
+	c.run("open the category", chromedp.Click(cell+` button.inline-edit`), chromedp.WaitVisible(cell+` select`))
+	waitFor(t, c, `document.activeElement.tagName`, "SELECT")
+	c.run("choose Groceries", chromedp.SendKeys(cell+` select`, "Groceries"))
+	c.shoot("14-inline-edit")
+	c.run("save", chromedp.Click(cell+` .inline-edit-box button:not(.secondary)`))
+	waitFor(t, c, `document.querySelector("`+cell+`").textContent.trim()`, "Groceries")
+	waitFor(t, c, `document.activeElement.className + "|" + document.getElementById("announce").textContent`, "link inline-edit|Saved.")
+	samePage()
+	c.run("reload", chromedp.Reload(), chromedp.WaitVisible(`#transactions`))
+	waitFor(t, c, `document.querySelector("`+cell+`").textContent.trim()`, "Groceries")
+	if saved := stored(t, e, l.market.ID); saved.CategoryID == nil || *saved.CategoryID != l.groceries.ID {
+		t.Fatalf("saved: %+v", saved)
+	}
+
+	// Someone else files it under Fun meanwhile: the row says so, in place,
+	// and shows what is stored now.
+	tx := stored(t, e, l.market.ID)
+	tx.CategoryID = &l.fun.ID
+	if _, err := e.store.UpdateTransaction(t.Context(), tx, []string{"category_id"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.run("edit the stale row", mark,
+		chromedp.Click(cell+` button.inline-edit`), chromedp.WaitVisible(cell+` select`),
+		chromedp.SendKeys(cell+` select`, "Uncategorized"), chromedp.Click(cell+` .inline-edit-box button:not(.secondary)`))
+	waitFor(t, c, `(document.querySelector("`+cell+` .field-error") || {}).textContent || ""`,
+		"This transaction was changed meanwhile. This is how it is saved now; change it again if you need to.")
+	if got := c.text(cell + ` button.inline-edit`); strings.TrimSpace(got) != "Fun" {
+		t.Fatalf("the refused row shows %q", got)
+	}
+	samePage()
+	c.shoot("15-inline-edit-refused")
+	if kept := stored(t, e, l.market.ID); kept.CategoryID == nil || *kept.CategoryID != l.fun.ID || len(kept.Tags) != 1 {
+		t.Fatalf("after the refusal: %+v", kept)
+	}
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -48,10 +49,21 @@ func newSmallLedger(t *testing.T, e *env) smallLedger {
 	return l
 }
 
+// stored is the alpha family's transaction id as the database has it now.
+func stored(t *testing.T, e *env, id uuid.UUID) *models.Transaction {
+	t.Helper()
+	tx, err := e.store.Transaction(t.Context(), e.alpha.Family.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx
+}
+
 var (
 	scriptTag   = regexp.MustCompile(`<script[^>]*>`)
 	scriptSrc   = regexp.MustCompile(`<script src="(/static/app\.[0-9a-f]{16}\.js)" defer>`)
 	eventAttr   = regexp.MustCompile(`<[^>]*\son[a-z]+=`)
+	rowUpdated  = regexp.MustCompile(`data-updated="([^"]+)"`)
 	strictPages = []string{"/", "/transactions", "/accounts", "/categories", "/budgets", "/reports", "/settings/api_keys", "/admin/sso_providers"}
 )
 
@@ -100,5 +112,65 @@ func TestScreenScriptAndPolicy(t *testing.T) {
 		if r := b.get(p); r.status != 404 {
 			t.Errorf("%s: %d", p, r.status)
 		}
+	}
+}
+
+// TestInlineCategoryEdit posts as the list's script does: the category
+// alone, with the row's version. The answer is the row redrawn; a stale
+// version or a category that is gone is refused with the row as it stands
+// and the problem in it. The tags stay, and a plain form still redirects.
+func TestInlineCategoryEdit(t *testing.T) {
+	e := newEnv(t)
+	b := signedInBrowser(t, e)
+	l := newSmallLedger(t, e)
+	path := "/transactions/" + l.market.ID.String()
+	fetched := map[string]string{"X-Requested-With": "fetch"}
+
+	list := b.get("/transactions?q=market")
+	row := regexp.MustCompile(`(?s)<tr id="tx-` + l.market.ID.String() + `">.*?</tr>`).Find(list.body)
+	version := rowUpdated.FindSubmatch(row)
+	if version == nil || !strings.Contains(string(row), `data-inline-edit="category_id"`) {
+		t.Fatalf("the list's row: %s", row)
+	}
+	form := url.Values{"csrf_token": {b.csrf}, "updated": {string(version[1])}, "category_id": {l.groceries.ID.String()},
+		"return_to": {"/transactions?q=market"}}
+	r := b.send("POST", path, form, fetched)
+	body := string(r.body)
+	if r.status != 200 || !strings.HasPrefix(body, `<tr id="tx-`+l.market.ID.String()+`">`) || !strings.Contains(body, ">Groceries<") ||
+		!strings.Contains(body, "return_to=%2Ftransactions%3Fq%3Dmarket") || strings.Contains(body, "<html") || r.header.Get("Location") != "" {
+		t.Fatalf("inline edit: %d %s", r.status, body)
+	}
+	if saved := stored(t, e, l.market.ID); saved.CategoryID == nil || *saved.CategoryID != l.groceries.ID || len(saved.Tags) != 1 || saved.Amount != 42_5000 {
+		t.Fatalf("after the inline edit: %+v", saved)
+	}
+
+	// The same version again is stale: the row comes back as it now stands.
+	form.Set("category_id", l.fun.ID.String())
+	r = b.send("POST", path, form, fetched)
+	if body := string(r.body); r.status != 409 || !strings.Contains(body, "changed meanwhile") || !strings.Contains(body, ">Groceries<") {
+		t.Fatalf("stale inline edit: %d %s", r.status, body)
+	}
+
+	// A category deleted since the page was drawn.
+	gone := uuid.New()
+	form.Set("updated", string(rowUpdated.FindSubmatch(r.body)[1]))
+	form.Set("category_id", gone.String())
+	r = b.send("POST", path, form, fetched)
+	if body := string(r.body); r.status != 422 || !strings.Contains(body, `class="field-error"`) || !strings.Contains(body, gone.String()+" not found") {
+		t.Fatalf("a category that is gone: %d %s", r.status, body)
+	}
+
+	// Without the script's header the same post is a plain form: every
+	// field is read, so this one is incomplete.
+	if r := b.post(path, url.Values{"updated": {form.Get("updated")}, "category_id": {l.fun.ID.String()}}); r.status != 422 || !strings.Contains(string(r.body), "<html") {
+		t.Fatalf("plain post: %d", r.status)
+	}
+	// Another family's transaction is a 404 here too.
+	beta := &models.Transaction{FamilyID: e.beta.Family.ID, AccountID: e.beta.Account.ID, Date: "2026-01-01", Amount: 10_0000, Currency: "USD", Name: "theirs"}
+	if _, _, err := e.store.CreateTransaction(t.Context(), beta, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := b.send("POST", "/transactions/"+beta.ID.String(), form, fetched); r.status != 404 {
+		t.Fatalf("another family's transaction: %d", r.status)
 	}
 }

@@ -118,6 +118,17 @@ func (p Pages) Render(c *fiber.Ctx, status int, name string, page Page) error {
 	return p.site.Render(c, status, p.m[name], name, page)
 }
 
+// RenderFragment writes one block of the named page (a table row, say)
+// with data, for the page's script to put in place of the old one; the
+// page and the fragment are drawn by the same template.
+func (p Pages) RenderFragment(c *fiber.Ctx, status int, name, block string, data any) error {
+	var b strings.Builder
+	if err := p.m[name].ExecuteTemplate(&b, block, data); err != nil {
+		return err
+	}
+	return p.site.send(c, status, b.String())
+}
+
 // Parse builds each named page from the shared layout and fsys's
 // templates/NAME.html (fsys nil: this package's own), with extra template
 // functions beside the shared ones.

@@ -81,3 +81,8 @@ func (h *Site) Static(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
 	return c.Send(a.body)
 }
+
+// Fetched reports whether the request comes from the page's own script
+// (static/app.js sets X-Requested-With), which takes a fragment of the
+// page in answer where a plain form gets a redirect.
+func Fetched(c *fiber.Ctx) bool { return c.Get("X-Requested-With") == "fetch" }

@@ -1,7 +1,8 @@
 // coffer's screens work without this file: every action is a plain form
-// that posts and redirects. With it, list filters apply without a reload.
-// It is wired by data- attributes alone, because the
-// Content-Security-Policy runs no inline script.
+// that posts and redirects. With it, list filters apply without a reload
+// and a transaction's category is changed in its row. It is wired by data-
+// attributes alone, because the Content-Security-Policy runs no inline
+// script.
 (() => {
   'use strict';
 
@@ -100,6 +101,107 @@
     });
   };
 
+  // Inline edit: a cell with data-inline-edit="FIELD" gets a button that
+  // turns it into a select of the choices in <template id=data-choices>.
+  // Save posts FIELD to data-action with the version the row was drawn at
+  // (data-updated), as the edit form does; the server answers with the
+  // row as it now stands, or as it stands with the problem in the cell.
+  const inlineEdit = (cell) => {
+    if (cell.querySelector('button.inline-edit')) return;
+    const problem = cell.querySelector('.field-error');
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'link inline-edit';
+    for (const n of [...cell.childNodes]) if (n !== problem) button.appendChild(n);
+    const what = cell.dataset.label.toLowerCase();
+    button.setAttribute('aria-label', `Change the ${what} of ${cell.dataset.name} (${button.textContent.trim()})`);
+    cell.prepend(button);
+    button.addEventListener('click', () => openEditor(cell, button, what));
+  };
+
+  const openEditor = (cell, button, what) => {
+    const old = cell.querySelector('.field-error');
+    if (old) old.remove();
+    const box = document.createElement('span');
+    box.className = 'inline-edit-box';
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', `Change the ${what}`);
+    // No name and no <form>: the row sits inside the bulk form, which
+    // must not send this select or be nested.
+    const select = document.createElement('select');
+    select.setAttribute('aria-label', `The ${what} of ${cell.dataset.name}`);
+    select.append(document.getElementById(cell.dataset.choices).content.cloneNode(true));
+    select.value = cell.dataset.value;
+    const save = document.createElement('button');
+    save.type = 'button';
+    save.textContent = 'Save';
+    const cancel = document.createElement('button');
+    cancel.type = 'button';
+    cancel.className = 'secondary';
+    cancel.textContent = 'Cancel';
+    box.append(select, save, cancel);
+    button.hidden = true;
+    cell.append(box);
+    select.focus();
+
+    const close = () => {
+      box.remove();
+      button.hidden = false;
+      button.focus();
+    };
+    cancel.addEventListener('click', close);
+    box.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') close();
+      if (e.key === 'Enter' && e.target === select) { e.preventDefault(); save.click(); }
+    });
+    save.addEventListener('click', () => {
+      box.setAttribute('aria-busy', 'true');
+      save.disabled = true;
+      saveCell(cell, select.value).catch(() => {
+        box.removeAttribute('aria-busy');
+        save.disabled = false;
+        let p = box.querySelector('.field-error');
+        if (!p) {
+          p = document.createElement('p');
+          p.className = 'field-error';
+          p.setAttribute('role', 'alert');
+          box.append(p);
+        }
+        p.textContent = `The ${what} could not be saved. Reload the page and try again.`;
+      });
+    });
+  };
+
+  // saveCell posts the cell's new value and puts the row the server draws
+  // in place of the old one; it rejects when there is no row to show.
+  const saveCell = (cell, value) => {
+    const token = document.querySelector('meta[name="csrf-token"]');
+    const body = new URLSearchParams({
+      csrf_token: token ? token.content : '',
+      updated: cell.dataset.updated,
+      return_to: location.pathname + location.search,
+    });
+    body.set(cell.dataset.inlineEdit, value);
+    return fetch(cell.dataset.action, { method: 'POST', body, headers: { 'X-Requested-With': 'fetch' } })
+      .then((res) => res.text().then((html) => {
+        // 409 and 422 come with the row and the problem in it; anything
+        // else (a redirect to sign in, a deleted row) has no row to show.
+        if (res.redirected || ![200, 409, 422].includes(res.status)) throw new Error('status ' + res.status);
+        const t = document.createElement('template');
+        t.innerHTML = html.trim();
+        const row = t.content.firstElementChild;
+        const old = cell.closest('tr');
+        if (!row || row.tagName !== 'TR' || row.id !== old.id) throw new Error('not a row');
+        const tick = old.querySelector('input[name="ids"]'), newTick = row.querySelector('input[name="ids"]');
+        if (tick && newTick) newTick.checked = tick.checked;
+        old.replaceWith(row);
+        enhance(row);
+        const again = row.querySelector('button.inline-edit');
+        if (again) again.focus();
+        if (res.ok) announce('Saved.');
+      }));
+  };
+
   // Copy buttons: data-copy names the element whose text is copied. They
   // are hidden without this script, which is what makes them work.
   const copyButton = (button) => {
@@ -112,6 +214,7 @@
 
   // enhance wires what arrives in root: the page, or a part put in place.
   const enhance = (root) => {
+    root.querySelectorAll('[data-inline-edit]').forEach(inlineEdit);
     root.querySelectorAll('button[data-copy]').forEach(copyButton);
   };
 
