@@ -8,6 +8,9 @@ func (s *server) routes(app *fiber.App) {
 	app.Get("/healthz", s.healthz)
 	app.Get("/readyz", s.readyz)
 	app.Get("/api/docs", s.rest.Docs)
+	// The screens' script, under a hashed name and cached for a year
+	// (web/static.go).
+	app.Get("/static/:name", s.site.Static)
 
 	// Browser screens: on APP_URL's host, the session when there is one,
 	// CSRF on every form.

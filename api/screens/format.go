@@ -83,6 +83,7 @@ var funcs = template.FuncMap{
 	"deref_amount": func(a *models.Amount) models.Amount { return *a },
 	"add_amount":   func(a, b models.Amount) models.Amount { return a + b },
 	"plus":         func(a, b int) int { return a + b },
+	"plural":       plural,
 }
 
 // amountValue is an amount as a form shows it: positive, with at least two

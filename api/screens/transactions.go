@@ -41,10 +41,23 @@ func (h *Handler) choices(c *fiber.Ctx) (choices, error) {
 
 type transactionsData struct {
 	choices
-	Rows   []*models.Transaction
+	Rows   []listLine
 	Filter url.Values // the filters as typed, for the form and the page links
 	Errors map[string]string
 	Pager  pager
+}
+
+// listLine is one row of the transactions list, as the list draws it and
+// as the inline edit of its category redraws it.
+type listLine struct {
+	*models.Transaction
+	Back    string // the list with its filters, where the edit form returns
+	Updated string // the version the row was drawn at, for the stale check
+	Problem string // why the inline edit was refused
+}
+
+func newListLine(t *models.Transaction, back string) listLine {
+	return listLine{Transaction: t, Back: back, Updated: stamp(t.UpdatedAt)}
 }
 
 // readFilter turns the filter form's query into a store filter; a value
@@ -121,8 +134,12 @@ func (h *Handler) listTransactions(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	back, lines := "/transactions?"+q.Encode(), make([]listLine, len(rows))
+	for i, t := range rows {
+		lines[i] = newListLine(t, back)
+	}
 	return h.pages.Render(c, fiber.StatusOK, "transactions", web.Page{Nav: "transactions", Title: "Transactions",
-		Data: transactionsData{choices: ch, Rows: rows, Filter: q, Errors: problems, Pager: newPager(q, p, total)}})
+		Data: transactionsData{choices: ch, Rows: lines, Filter: q, Errors: problems, Pager: newPager(q, p, total)}})
 }
 
 type transactionFormData struct {
@@ -272,7 +289,9 @@ func optString(id *uuid.UUID) string {
 
 // updateTransaction saves the form. On an imported row the store locks
 // every field the edit changed, so the next sync keeps the person's
-// values, as the API does.
+// values, as the API does. The list's script sends the category alone
+// (web.Fetched) and gets the redrawn row instead of a redirect, or the row
+// as it stands with the problem in it; the stale check is the same.
 func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 	t, err := h.familyTransaction(c)
 	if err != nil {
@@ -280,29 +299,63 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 	}
 	f := newForm(c)
 	before := *t
-	tags := readTransaction(f, t)
-	d := transactionFormData{Form: f, Tx: t, Updated: stamp(before.UpdatedAt), TagSet: tagSet(tags)}
+	inline := web.Fetched(c)
+	var tags []uuid.UUID
+	keepTags := &tags
+	if inline {
+		t.CategoryID = f.id("category_id", "Category")
+		keepTags = nil // the row's tags stay as they are
+	} else {
+		tags = readTransaction(f, t)
+	}
+	refuse := func(status int) error {
+		if inline {
+			return h.transactionRow(c, status, &before, f)
+		}
+		return h.transactionForm(c, status, transactionFormData{Form: f, Tx: t, Updated: stamp(before.UpdatedAt), TagSet: tagSet(tags)})
+	}
 	if f.value("updated") != stamp(before.UpdatedAt) {
-		f.fail("form", "This transaction was changed since you opened the form. Check the values and save again.")
-		return h.transactionForm(c, fiber.StatusConflict, d)
+		stale := "This transaction was changed since you opened the form. Check the values and save again."
+		if inline {
+			stale = "This transaction was changed meanwhile. This is how it is saved now; change it again if you need to."
+		}
+		f.fail("form", stale)
+		return refuse(fiber.StatusConflict)
 	}
 	if !f.ok() {
-		return h.transactionForm(c, fiber.StatusUnprocessableEntity, d)
+		return refuse(fiber.StatusUnprocessableEntity)
 	}
 	cols := changedColumns(&before, t)
-	prev, err := h.store.UpdateTransaction(c.UserContext(), t, cols, &tags)
+	prev, err := h.store.UpdateTransaction(c.UserContext(), t, cols, keepTags)
 	if formProblems(f, err) {
-		return h.transactionForm(c, fiber.StatusUnprocessableEntity, d)
+		return refuse(fiber.StatusUnprocessableEntity)
 	}
 	if errors.Is(err, models.ErrNotFound) {
 		f.fail("form", "This transaction was deleted since you opened the form.")
-		return h.transactionForm(c, fiber.StatusConflict, d)
+		return refuse(fiber.StatusConflict)
 	}
 	if err != nil {
 		return err
 	}
 	h.recalculate(c, prev, t.AccountID)
+	if inline {
+		saved, err := h.familyTransaction(c)
+		if err != nil {
+			return err
+		}
+		return h.transactionRow(c, fiber.StatusOK, saved, f)
+	}
 	return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction saved.")
+}
+
+// transactionRow answers the inline edit with t's row of the list, drawn
+// by the list's own template, with the form's problem in it if any.
+func (h *Handler) transactionRow(c *fiber.Ctx, status int, t *models.Transaction, f *form) error {
+	line := newListLine(t, returnTo(c, "/transactions"))
+	if line.Problem = f.Errors["form"]; line.Problem == "" {
+		line.Problem = f.Errors["category_id"]
+	}
+	return h.pages.RenderFragment(c, status, "transactions", "row", line)
 }
 
 // changedColumns names the columns an edit changes, so that only those

@@ -78,11 +78,12 @@ type Options struct {
 // Site holds what every screen shares: the session store, the form secret
 // and the layout. Screen packages keep one and render through it.
 type Site struct {
-	log   *slog.Logger
-	store *models.Store
-	opts  Options
-	now   func() time.Time
-	errs  *template.Template
+	log    *slog.Logger
+	store  *models.Store
+	opts   Options
+	now    func() time.Time
+	errs   *template.Template
+	assets assets
 }
 
 // NewSite checks the options and parses the shared layout.
@@ -91,6 +92,10 @@ func NewSite(store *models.Store, o Options, now func() time.Time, log *slog.Log
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
 	}
 	s := &Site{log: log, store: store, opts: o, now: now}
+	var err error
+	if s.assets, err = loadAssets(); err != nil {
+		return nil, err
+	}
 	pages, err := s.Parse(nil, nil, "error")
 	if err != nil {
 		return nil, err
@@ -113,6 +118,17 @@ func (p Pages) Render(c *fiber.Ctx, status int, name string, page Page) error {
 	return p.site.Render(c, status, p.m[name], name, page)
 }
 
+// RenderFragment writes one block of the named page (a table row, say)
+// with data, for the page's script to put in place of the old one; the
+// page and the fragment are drawn by the same template.
+func (p Pages) RenderFragment(c *fiber.Ctx, status int, name, block string, data any) error {
+	var b strings.Builder
+	if err := p.m[name].ExecuteTemplate(&b, block, data); err != nil {
+		return err
+	}
+	return p.site.send(c, status, b.String())
+}
+
 // Parse builds each named page from the shared layout and fsys's
 // templates/NAME.html (fsys nil: this package's own), with extra template
 // functions beside the shared ones.
@@ -120,6 +136,7 @@ func (s *Site) Parse(fsys fs.FS, extra template.FuncMap, names ...string) (Pages
 	funcs := template.FuncMap{
 		"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) },
 		"list":     func(s ...string) []string { return s },
+		"asset":    s.assets.path,
 	}
 	for k, v := range extra {
 		funcs[k] = v
@@ -164,10 +181,16 @@ func (h *Site) Render(c *fiber.Ctx, status int, t *template.Template, name strin
 	if err := t.ExecuteTemplate(&b, name+".html", p); err != nil {
 		return err
 	}
+	return h.send(c, status, b.String())
+}
+
+// send writes HTML with the headers every screen carries.
+func (h *Site) send(c *fiber.Ctx, status int, html string) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
 	c.Set("Cache-Control", "no-store")
 	c.Set("X-Frame-Options", "DENY")
-	return c.Status(status).SendString(b.String())
+	c.Set(fiber.HeaderContentSecurityPolicy, contentSecurityPolicy)
+	return c.Status(status).SendString(html)
 }
 
 // Redirect answers 303 to path with a message for the next screen.
