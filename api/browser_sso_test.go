@@ -15,7 +15,7 @@ import (
 // Dex as an OpenID Connect and as an OAuth 2.0 provider on the admin
 // screens; a new user signs in through Dex's own login form and gets an
 // account; on the Security page they connect the second provider and
-// unlink it again.
+// unlink it again. An invited person joins the family through Dex.
 func TestBrowserSSO(t *testing.T) {
 	e, base := serveEnv(t)
 	dex := ssotest.StartDex(t, ssotest.DexOptions{RedirectURIs: []string{base + "/auth/dex/callback", base + "/auth/dexoauth/callback"}})
@@ -52,6 +52,26 @@ func TestBrowserSSO(t *testing.T) {
 		chromedp.Submit(chromedp.ID("authorization_url")),
 		chromedp.WaitVisible(chromedp.ID("callback-dexoauth")),
 	)
+
+	// Alice is invited to the family as a member and joins through Dex
+	// from the invitation's page, although her groups map to nothing here.
+	link, _ := invite(t, e, "alice@example.com", models.RoleMember)
+	a := newChrome(t)
+	a.run("join by invitation through Dex",
+		chromedp.Navigate(base+link),
+		chromedp.WaitVisible(`//button[normalize-space()="Continue with Dex"]`),
+		chromedp.Click(`//button[normalize-space()="Continue with Dex"]`),
+		chromedp.WaitVisible(chromedp.ID("login")),
+		chromedp.SendKeys(chromedp.ID("login"), "alice@example.com"),
+		chromedp.SendKeys(chromedp.ID("password"), "alice-password"),
+		chromedp.Click(chromedp.ID("submit-login")),
+		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+	)
+	a.shoot("16-joined-by-invitation-sso")
+	alice, err := e.store.UserByEmail(t.Context(), "alice@example.com")
+	if err != nil || alice.FamilyID != e.alpha.Family.ID || alice.Role != models.RoleMember {
+		t.Fatalf("alice after joining: %+v, %v", alice, err)
+	}
 
 	// A new person signs in with Dex, in a browser of their own.
 	u := newChrome(t)
