@@ -189,7 +189,7 @@ func (h *Handler) linkBySession(c *fiber.Ctx, pid string, p *pendingLink, e *sso
 // is checked, as at the sign-in form, and five failures drop the link.
 func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *sso.Entry, u *models.User) error {
 	ctx := c.UserContext()
-	wait, err := h.claimAttempt(ctx, u.Email, c.IP())
+	wait, err := h.claimAttempt(ctx, u.Email, web.ClientIP(c))
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 		}
 		return h.renderLink(c, fiber.StatusUnprocessableEntity, p, "The password is not correct.")
 	}
-	if err := h.releaseAttempt(ctx, u.Email, c.IP()); err != nil {
+	if err := h.releaseAttempt(ctx, u.Email, web.ClientIP(c)); err != nil {
 		return err
 	}
 	h.dropPending(c, pid)

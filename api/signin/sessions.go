@@ -65,7 +65,7 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 	}
 	// The attempt is counted before the password is checked, so parallel
 	// guesses get no more checks than the limit.
-	wait, err := h.claimAttempt(ctx, email, c.IP())
+	wait, err := h.claimAttempt(ctx, email, web.ClientIP(c))
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 		}
 		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", uid)
 	}
-	if err := h.releaseAttempt(ctx, email, c.IP()); err != nil {
+	if err := h.releaseAttempt(ctx, email, web.ClientIP(c)); err != nil {
 		return err
 	}
 	override := !h.web.LocalLogin
@@ -186,7 +186,7 @@ func (h *Handler) federatedLogout(c *fiber.Ctx, s *models.Session) (target, prot
 // signIn is what the store records of this request's browser when it
 // signs in.
 func (h *Handler) signIn(c *fiber.Ctx) models.SignIn {
-	return models.SignIn{IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), MaxAge: h.web.SessionMaxAge}
+	return models.SignIn{IP: web.NonEmpty(web.ClientIP(c)), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), MaxAge: h.web.SessionMaxAge}
 }
 
 // beginSession hands the browser its session and sends it on to returnTo.
@@ -197,7 +197,7 @@ func (h *Handler) beginSession(c *fiber.Ctx, token, returnTo string) error {
 
 // auditRecord fills the request's client details into a new record.
 func (h *Handler) auditRecord(c *fiber.Ctx, event string, userID *uuid.UUID, meta map[string]any) *models.AuditLog {
-	return &models.AuditLog{EventType: event, UserID: userID, IP: web.NonEmpty(c.IP()),
+	return &models.AuditLog{EventType: event, UserID: userID, IP: web.NonEmpty(web.ClientIP(c)),
 		UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), Metadata: meta}
 }
 
@@ -211,13 +211,13 @@ func (h *Handler) auditFailure(c *fiber.Ctx, reason string, userID *uuid.UUID) e
 func (h *Handler) writeFailure(c *fiber.Ctx, rec *models.AuditLog) error {
 	ctx := c.UserContext()
 	if rec.UserID == nil {
-		key := fmt.Sprintf("rl:failrec:%s:%d", c.IP(), h.now().Unix()/60)
+		key := fmt.Sprintf("rl:failrec:%s:%d", web.ClientIP(c), h.now().Unix()/60)
 		n, err := web.CountWindow(ctx, h.redis, key, time.Minute)
 		if err != nil {
 			return signInUnavailable(err)
 		}
 		if n > 20 {
-			h.log.Warn("login_failed record not written: over 20 a minute from this IP", "ip", c.IP(), "reason", rec.Metadata["reason"])
+			h.log.Warn("login_failed record not written: over 20 a minute from this IP", "ip", web.ClientIP(c), "reason", rec.Metadata["reason"])
 			return nil
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -61,8 +62,9 @@ type Options struct {
 	MaxFailuresAccount int
 	MaxFailuresIP      int
 	LockoutWindow      time.Duration
-	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For
-	// names the client; empty: the socket peer is the client.
+	// TrustedProxies are the addresses (IPs or CIDRs) of the proxies in
+	// front, whose X-Forwarded-For entries are believed (see ClientAddr);
+	// empty: the header is ignored and the socket peer is the client.
 	TrustedProxies []string
 	// AdminRateLimit is the requests per minute one IP may make under
 	// /admin/; 0 turns the limit off.
@@ -72,10 +74,11 @@ type Options struct {
 // Site holds what every screen shares: the session store, the form secret
 // and the layout. Screen packages keep one and render through it.
 type Site struct {
-	store *models.Store
-	opts  Options
-	now   func() time.Time
-	errs  *template.Template
+	store   *models.Store
+	opts    Options
+	proxies []netip.Prefix // Options.TrustedProxies
+	now     func() time.Time
+	errs    *template.Template
 }
 
 // NewSite checks the options and parses the shared layout.
@@ -83,7 +86,11 @@ func NewSite(store *models.Store, o Options, now func() time.Time) (*Site, error
 	if len(o.Secret) < 32 {
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
 	}
-	s := &Site{store: store, opts: o, now: now}
+	proxies, err := ParseProxies(o.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	s := &Site{store: store, opts: o, proxies: proxies, now: now}
 	pages, err := s.Parse(nil, nil, "error")
 	if err != nil {
 		return nil, err
