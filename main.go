@@ -258,7 +258,7 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 // any instance, derives the state-cookie key from the secrets key and, in
 // yaml mode, mirrors AUTH_PROVIDERS_FILE into the database.
 func ssoOptions(ctx context.Context, cfg *Config, s *services, log *slog.Logger) (api.SSOOptions, error) {
-	client, err := sso.NewHTTPClient(cfg.SSOHTTPTimeout, cfg.SSOCAFile)
+	client, err := sso.NewHTTPClient(cfg.SSOHTTPTimeout, cfg.SSOCAFile, cfg.SSOAllowPrivate)
 	if err != nil {
 		return api.SSOOptions{}, fmt.Errorf("SSO_CA_FILE: %w", err)
 	}
@@ -595,6 +595,7 @@ type Config struct {
 	AuthProvidersFile   string        // AUTH_PROVIDERS_FILE: the provider file of yaml mode
 	SSOHTTPTimeout      time.Duration // SSO_HTTP_TIMEOUT: discovery, JWKS, token, userinfo, metadata
 	SSOCAFile           string        // SSO_CA_FILE: extra PEM CAs for identity providers' TLS
+	SSOAllowPrivate     bool          // SSO_ALLOW_PRIVATE_HOSTS: identity providers may be on loopback and private addresses
 	SAMLClockSkew       time.Duration // SAML_CLOCK_SKEW
 
 	// Web holds AUTH_LOCAL_LOGIN_ENABLED, AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED, AUTH_SIGNUP_ENABLED,
@@ -717,6 +718,7 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	// Open sign-up suits a laptop; a public server lets families in by
 	// invitation unless the operator opens it.
 	c.Web.SignupEnabled = e.boolean("AUTH_SIGNUP_ENABLED", c.Env != "production")
+	c.SSOAllowPrivate = e.boolean("SSO_ALLOW_PRIVATE_HOSTS", c.Env != "production") // Dex or Keycloak on localhost
 	production := c.Env == "production"
 	defaultHost := "127.0.0.1"
 	if production {
