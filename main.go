@@ -251,7 +251,7 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 // any instance, derives the state-cookie key from the secrets key and, in
 // yaml mode, mirrors AUTH_PROVIDERS_FILE into the database.
 func ssoOptions(ctx context.Context, cfg *Config, s *services, log *slog.Logger) (api.SSOOptions, error) {
-	client, err := sso.NewHTTPClient(cfg.SSOHTTPTimeout, cfg.SSOCAFile)
+	client, err := sso.NewHTTPClient(cfg.SSOHTTPTimeout, cfg.SSOCAFile, cfg.SSOAllowPrivate)
 	if err != nil {
 		return api.SSOOptions{}, fmt.Errorf("SSO_CA_FILE: %w", err)
 	}
@@ -406,7 +406,8 @@ type Config struct {
 	AuthProvidersSource string        `env:"AUTH_PROVIDERS_SOURCE" default:"db" oneof:"db yaml"`
 	AuthProvidersFile   string        `env:"AUTH_PROVIDERS_FILE" default:"config/auth_providers.yml"`
 	SSOHTTPTimeout      time.Duration `env:"SSO_HTTP_TIMEOUT" default:"10s"`
-	SSOCAFile           string        `env:"SSO_CA_FILE"` // extra PEM CAs for identity providers' TLS
+	SSOCAFile           string        `env:"SSO_CA_FILE"`             // extra PEM CAs for identity providers' TLS
+	SSOAllowPrivate     bool          `env:"SSO_ALLOW_PRIVATE_HOSTS"` // default: on in development (Dex or Keycloak on localhost)
 	SAMLClockSkew       time.Duration `env:"SAML_CLOCK_SKEW" default:"90s"`
 
 	RetentionTier     string   `env:"AUDIT_RETENTION_TIER" default:"standard" oneof:"standard extended compliance"`
@@ -438,6 +439,9 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	// operator opens it.
 	if !e.Set("AUTH_SIGNUP_ENABLED") {
 		c.Web.SignupEnabled = !production
+	}
+	if !e.Set("SSO_ALLOW_PRIVATE_HOSTS") {
+		c.SSOAllowPrivate = !production
 	}
 	c.Host = cmp.Or(c.Host, map[bool]string{true: "0.0.0.0", false: "127.0.0.1"}[production])
 	c.AppURL = strings.TrimRight(cmp.Or(c.AppURL, fmt.Sprintf("http://localhost:%d", c.Port)), "/")

@@ -165,14 +165,12 @@ func New(o Options) (*fiber.App, error) {
 		ReadTimeout:           30 * time.Second,
 		WriteTimeout:          30 * time.Second,
 		IdleTimeout:           120 * time.Second,
-		// Lockouts and rate limits count per client address; only a trusted
-		// proxy may say which address that is.
-		ProxyHeader:             fiber.HeaderXForwardedFor,
+		// fiber believes no forwarded header (its c.IP() would take the
+		// leftmost X-Forwarded-For entry, which the client writes): the
+		// client's address is web.ClientIP, worked out by FindClient.
 		EnableTrustedProxyCheck: true,
-		TrustedProxies:          o.Web.TrustedProxies,
-		EnableIPValidation:      true,
 	})
-	app.Use(requestID, deadline(cmp.Or(o.RequestTimeout, 30*time.Second)), jsonCharset)
+	app.Use(requestID, s.site.FindClient, deadline(cmp.Or(o.RequestTimeout, 30*time.Second)), jsonCharset)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
 	s.routes(app)
 	return app, nil

@@ -110,7 +110,7 @@ func TestRequestIDAndErrors(t *testing.T) {
 		t.Errorf("request id %q", got)
 	}
 	r := e.do("GET", "/api/v1/nothing-here", e.alpha.Key, nil)
-	wantError(t, r, 404, "not_found")
+	wantError(t, r, 404, "route_not_found")
 	if ct := r.header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Errorf("error Content-Type %q", ct)
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -59,4 +60,17 @@ func saneRequestID(id string) bool {
 		}
 	}
 	return true
+}
+
+// noRoute is mounted after every route, so it runs only for a request
+// that no route took. fiber's own answer is then a 404 that read like a
+// missing record (or a 405 when the path takes other methods, kept); the
+// 404 becomes one that names the route.
+func noRoute(c *fiber.Ctx) error {
+	err := c.Next()
+	var fe *fiber.Error
+	if errors.As(err, &fe) && fe.Code == fiber.StatusNotFound {
+		return httperr.RouteNotFound(c.Method(), c.Path())
+	}
+	return err
 }

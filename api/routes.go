@@ -26,4 +26,6 @@ func (s *server) routes(app *fiber.App) {
 	s.admin.Routes(app)
 	// /api/v1 with an API key of the scope each route needs (rest/routes.go)
 	s.rest.Routes(app.Group("/api/v1"))
+	// Anything else: 404 route_not_found naming the route (middleware.go).
+	app.Use(noRoute)
 }

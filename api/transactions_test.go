@@ -176,6 +176,9 @@ func TestCreateTransactionValidation(t *testing.T) {
 		{"comma", valid(map[string]any{"amount": "1,234"}), 422, "validation_failed", nil},
 		{"NaN", valid(map[string]any{"amount": "NaN"}), 422, "validation_failed", nil},
 		{"16 digits", valid(map[string]any{"amount": "1234567890123456"}), 422, "validation_failed", nil},
+		{"900 trillion", valid(map[string]any{"amount": 900000000000000}), 422, "validation_failed", []string{"at most 12 digits before the point"}},
+		{"13 digits", valid(map[string]any{"amount": "-1000000000000"}), 422, "validation_failed", []string{"at most 12 digits before the point"}},
+		{"the largest amount", valid(map[string]any{"amount": "999999999999.9999"}), 201, "", nil},
 		{"boolean amount", valid(map[string]any{"amount": true}), 422, "validation_failed", nil},
 		{"bad date", valid(map[string]any{"date": "2024-02-30"}), 422, "validation_failed", []string{"date must be"}},
 		{"date out of range", valid(map[string]any{"date": "1899-12-31"}), 422, "validation_failed", nil},
@@ -220,8 +223,8 @@ func TestCreateTransactionValidation(t *testing.T) {
 	}
 	// Nothing half-written: only the bodies answered 201 made rows.
 	_, total, _ := e.store.Transactions(t.Context(), e.alpha.Family.ID, models.TransactionFilter{}, models.Page{Number: 1, Size: 10})
-	if total != 3 {
-		t.Errorf("%d rows after the table, want 3", total)
+	if total != 4 {
+		t.Errorf("%d rows after the table, want 4", total)
 	}
 }
 

@@ -108,15 +108,21 @@ func (b *Balances) remember(accountID uuid.UUID, at time.Time) {
 }
 
 // AccountBalance handles TypeAccountBalance. The account may have been
-// deleted since: then there is nothing to do.
+// deleted since: then there is nothing to do. A balance too large to hold
+// is recorded on the account by the store; retrying cannot help until a
+// transaction changes, and that queues a recalculation of its own.
 func (h *Handlers) AccountBalance(ctx context.Context, t *asynq.Task) error {
 	var p AccountBalancePayload
 	if err := Decode(t, &p); err != nil {
 		return err
 	}
 	err := h.Store.RecalculateBalance(ctx, p.FamilyID, p.AccountID)
-	if errors.Is(err, models.ErrNotFound) {
+	switch {
+	case errors.Is(err, models.ErrNotFound):
 		h.logger(ctx, t).Info("account gone; nothing to recalculate", "account_id", p.AccountID)
+		return nil
+	case errors.Is(err, models.ErrBalanceOverflow):
+		h.logger(ctx, t).Warn("balance out of range; recorded on the account", "account_id", p.AccountID)
 		return nil
 	}
 	return err

@@ -69,6 +69,33 @@ func TestAccountBalanceIsIdempotent(t *testing.T) {
 	}
 }
 
+// TestAccountBalanceOverflowIsRecorded: two transactions of 900 trillion
+// made the job fail with an integer overflow at every retry while the
+// account showed a stale balance. Now the job succeeds and the account
+// says its balance cannot be computed.
+func TestAccountBalanceOverflowIsRecorded(t *testing.T) {
+	h, store, _ := newHandlers(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, store, "jobs")
+	for range 2 {
+		if _, _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
+			Date: "2024-01-01", Amount: 900_000_000_000_000 * models.AmountScale, Currency: "USD", Name: "x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task, err := jobs.NewAccountBalanceTask(f.Family.ID, f.Account.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AccountBalance(ctx, asynq.NewTask(task.Type(), task.Payload())); err != nil {
+		t.Fatalf("the job fails (and would be retried): %v", err)
+	}
+	a, _ := store.Account(ctx, f.Family.ID, f.Account.ID)
+	if a.BalanceError == nil || *a.BalanceError != models.BalanceOverflow {
+		t.Fatalf("balance error %v, want %q", a.BalanceError, models.BalanceOverflow)
+	}
+}
+
 func TestBadPayloadsAreNotRetried(t *testing.T) {
 	h, _, _ := newHandlers(t)
 	for name, fn := range map[string]asynq.HandlerFunc{

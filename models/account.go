@@ -2,6 +2,9 @@ package models
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"math/big"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,9 +38,14 @@ type Account struct {
 	InstitutionName   *string    `bun:"institution_name"`
 	InstitutionDomain *string    `bun:"institution_domain"`
 	BalanceUpdatedAt  *time.Time `bun:"balance_updated_at"`
+	BalanceError      *string    `bun:"balance_error"` // nil, or BalanceOverflow: Balance is the last that could be computed
 	CreatedAt         time.Time  `bun:"created_at"`
 	UpdatedAt         time.Time  `bun:"updated_at"`
 }
+
+// BalanceOverflow is the balance error of an account whose transactions
+// add up to more than an Amount holds.
+const BalanceOverflow = "overflow"
 
 // ValidAccountType reports whether t is a known account type.
 func ValidAccountType(t string) bool {
@@ -126,36 +134,83 @@ func cashPart(accountType string, balance Amount) Amount {
 	return 0
 }
 
-// balanceSQL derives a balance from the opening balance and the account's
-// transactions in its own currency dated up to today: an asset goes down by
-// what is spent (stored positive), a liability goes up. One statement, so a
-// concurrent write is either wholly counted or wholly not.
-const balanceSQL = `
-UPDATE accounts SET
-    balance = opening_balance + (CASE WHEN account_type IN ('credit_card', 'loan', 'other_liability') THEN 1 ELSE -1 END) *
-        COALESCE((SELECT SUM(t.amount) FROM transactions t
-                  WHERE t.account_id = accounts.id AND t.family_id = accounts.family_id
-                    AND t.currency = accounts.currency AND t.date <= ?
-                    AND t.deleted_at IS NULL AND NOT t.excluded), 0),
-    balance_updated_at = ?
-WHERE family_id = ? AND id = ?`
-
-const cashBalanceSQL = `
-UPDATE accounts SET cash_balance = CASE WHEN account_type IN ('depository', 'credit_card') THEN balance ELSE 0 END
-WHERE family_id = ? AND id = ?`
+// movementSQL sums what an account's transactions did to its balance: the
+// rows in its own currency dated up to today, neither deleted nor excluded.
+// Each amount is split at 2^32 (amount = high·2^32 + low, both dialects
+// truncating toward zero) so that neither SUM can overflow, however large
+// or many the rows (up to 2^31 of them); Go joins the halves and checks
+// that the balance fits. A plain SUM would fail the statement instead:
+// SQLite raises "integer overflow", PostgreSQL's bigint column refuses the
+// numeric sum.
+const movementSQL = `
+SELECT CAST(COALESCE(SUM(t.amount / 4294967296), 0) AS BIGINT),
+       CAST(COALESCE(SUM(t.amount % 4294967296), 0) AS BIGINT)
+FROM transactions t
+WHERE t.family_id = ? AND t.account_id = ? AND t.currency = ? AND t.date <= ?
+  AND t.deleted_at IS NULL AND NOT t.excluded`
 
 // RecalculateBalance rewrites an account's balance from its transactions as
-// of today. Running it again gives the same result: it is safe to repeat.
+// of today: the opening balance, less what was spent for an asset (stored
+// positive), plus it for a liability. Running it again gives the same
+// result: it is safe to repeat. A balance that does not fit an Amount is
+// not written: the account keeps its last balance, marked BalanceOverflow,
+// and ErrBalanceOverflow is returned, so that nobody retries what cannot
+// succeed until the transactions change.
 func (s *Store) RecalculateBalance(ctx context.Context, familyID, id uuid.UUID) error {
 	now := s.now()
-	return s.RunInTx(ctx, func(tx *Store) error {
-		res, err := tx.db.NewRaw(balanceSQL, DateOf(now), now, familyID, id).Exec(ctx)
-		if err := affectedOne(res, err, "recalculate balance"); err != nil {
-			return err
+	overflow := false
+	err := s.RunInTx(ctx, func(tx *Store) error {
+		a := new(Account)
+		q := tx.db.NewSelect().Model(a).Column("account_type", "currency", "opening_balance").
+			Where("a.family_id = ?", familyID).
+			Where("a.id = ?", id)
+		if s.Postgres() {
+			// Two recalculations of one account take turns, so that an
+			// older sum never overwrites a newer one. (SQLite's
+			// transactions already take the write lock up front.)
+			q = q.For("UPDATE")
 		}
-		_, err = tx.db.NewRaw(cashBalanceSQL, familyID, id).Exec(ctx)
-		return dbErr("recalculate cash balance", err)
+		if err := q.Scan(ctx); err != nil {
+			return dbErr("recalculate balance", err)
+		}
+		var high, low int64
+		if err := tx.db.NewRaw(movementSQL, familyID, id, a.Currency, DateOf(now)).Scan(ctx, &high, &low); err != nil {
+			return dbErr("recalculate balance", err)
+		}
+		balance, ok := balanceAfter(a.AccountType, a.OpeningBalance, high, low)
+		up := tx.db.NewUpdate().Model((*Account)(nil)).
+			Where("family_id = ?", familyID).
+			Where("id = ?", id)
+		if ok {
+			up = up.Set("balance = ?", balance).Set("cash_balance = ?", cashPart(a.AccountType, balance)).
+				Set("balance_error = NULL").Set("balance_updated_at = ?", now)
+		} else {
+			overflow = true
+			up = up.Set("balance_error = ?", BalanceOverflow)
+		}
+		_, err := up.Exec(ctx)
+		return dbErr("recalculate balance", err)
 	})
+	if err == nil && overflow {
+		return fmt.Errorf("models: recalculate balance of account %s: %w", id, ErrBalanceOverflow)
+	}
+	return err
+}
+
+// balanceAfter is the balance that an opening balance and a movement of
+// high·2^32 + low make, and false when it does not fit an Amount (whose
+// negation must fit too, for Abs).
+func balanceAfter(accountType string, opening Amount, high, low int64) (Amount, bool) {
+	sum := new(big.Int).Lsh(big.NewInt(high), 32)
+	sum.Add(sum, big.NewInt(low))
+	if !Liability(accountType) {
+		sum.Neg(sum) // an expense, stored positive, lowers an asset
+	}
+	sum.Add(sum, big.NewInt(int64(opening)))
+	if sum.CmpAbs(big.NewInt(math.MaxInt64)) > 0 {
+		return 0, false
+	}
+	return Amount(sum.Int64()), true
 }
 
 // AccountRef names an account of a family, for jobs that visit many.

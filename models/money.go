@@ -3,7 +3,6 @@ package models
 import (
 	"encoding/json"
 	"errors"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -16,13 +15,24 @@ type Amount int64
 // AmountScale is the number of Amount units in one currency unit.
 const AmountScale = 10_000
 
+// MaxAmount is the largest amount, in absolute value, that a request, a
+// form or an import may carry: 999,999,999,999.9999, twelve digits before
+// the point. Sums must hold many amounts in an int64 of ten-thousandths
+// (at most about 9.2e14 units): with this bound a balance of 922 amounts
+// of the largest size, or of a million rows averaging 900 million units,
+// still fits, where two amounts of the old fifteen digits overflowed. It
+// leaves room for the largest real sums in currencies of many digits (a
+// house in rials or dong). A balance that still does not fit is recorded
+// as such (see RecalculateBalance), never wrapped.
+const MaxAmount Amount = 1e12*AmountScale - 1
+
 const (
-	maxIntegerDigits  = 15
+	maxIntegerDigits  = 12 // MaxAmount
 	maxFractionDigits = 4
 )
 
 // ErrBadAmount is returned for text that is not a plain decimal amount.
-var ErrBadAmount = errors.New("amount must be a decimal number with at most 15 digits before the point and 4 after it")
+var ErrBadAmount = errors.New("amount must be a decimal number with at most 12 digits before the point and 4 after it")
 
 // ParseAmount reads a plain decimal: an optional minus, digits without
 // leading zeros, and at most four digits after a point. Exponents, signs
@@ -47,12 +57,7 @@ func ParseAmount(s string) (Amount, error) {
 	if hasPoint {
 		f, _ = strconv.ParseInt(frac+strings.Repeat("0", maxFractionDigits-len(frac)), 10, 64)
 	}
-	// Fifteen integer digits can exceed what an int64 of ten-thousandths
-	// holds (about 9.2e14 units); those few values are refused as well.
-	if n > (math.MaxInt64-f)/AmountScale {
-		return 0, ErrBadAmount
-	}
-	v := n*AmountScale + f
+	v := n*AmountScale + f // at most MaxAmount: twelve digits cannot overflow
 	if neg {
 		v = -v
 	}
@@ -184,16 +189,13 @@ func ParseAmountRounded(s string) (Amount, error) {
 	}
 	if rest[0] >= '5' { // half away from zero
 		if strings.HasPrefix(s, "-") {
-			if a == math.MinInt64+1 {
-				return 0, ErrBadAmount
-			}
 			a--
 		} else {
-			if a == math.MaxInt64 {
-				return 0, ErrBadAmount
-			}
 			a++
 		}
+	}
+	if a.Abs() > MaxAmount { // 999999999999.99995 rounds past the bound
+		return 0, ErrBadAmount
 	}
 	return a, nil
 }

@@ -19,8 +19,11 @@ func TestParseAmount(t *testing.T) {
 		{"12.50", 125000, true},
 		{"-0.0001", -1, true},
 		{"1234.5678", 12345678, true},
-		{"922337203685477.5807", 9223372036854775807, true},
-		{"922337203685477.5808", 0, false},
+		{"999999999999.9999", models.MaxAmount, true},
+		{"-999999999999.9999", -models.MaxAmount, true},
+		{"1000000000000", 0, false},
+		{"900000000000000", 0, false}, // two of these overflowed a balance
+		{"922337203685477.5807", 0, false},
 		{"999999999999999", 0, false},
 		{"1000000000000000", 0, false},
 		{"1.00000", 0, false},
@@ -98,7 +101,7 @@ func TestAmountFormatAndMinor(t *testing.T) {
 		{"1.2345", "KWD", "KWD 1.235", 1235},
 		{"1234567.1", "CHF", "CHF 1,234,567.10", 123456710},
 		{"0.5", "CLF", "CLF 0.5000", 5000},
-		{"922337203685477.5807", "USD", "$922,337,203,685,477.58", 92233720368547758},
+		{"999999999999.9999", "USD", "$1,000,000,000,000.00", 100000000000000},
 	} {
 		a, err := models.ParseAmount(tc.amount)
 		if err != nil {
@@ -171,13 +174,13 @@ func FuzzParseDate(f *testing.F) {
 func TestParseAmountRounded(t *testing.T) {
 	for in, want := range map[string]models.Amount{
 		"-19.99": -199900, "1.23456": 12346, "1.23454": 12345, "-1.23455": -12346, "0.00005": 1, "-0.00004999": 0,
-		"12.50000000": 125000,
+		"12.50000000": 125000, "999999999999.99994": models.MaxAmount, "-999999999999.99994": -models.MaxAmount,
 	} {
 		if got, err := models.ParseAmountRounded(in); err != nil || got != want {
 			t.Errorf("ParseAmountRounded(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"1e3", "12.3a4567", "", "-", "1,00", "922337203685477.58079"} {
+	for _, bad := range []string{"1e3", "12.3a4567", "", "-", "1,00", "922337203685477.58079", "999999999999.99995", "-999999999999.99995"} {
 		if _, err := models.ParseAmountRounded(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

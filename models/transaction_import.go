@@ -441,7 +441,7 @@ func deref(s *string) string {
 }
 
 // alignOpeningSQL sets the opening balance that makes the derived balance
-// (see balanceSQL) equal the bank's: the bank is the truth for an imported
+// (see RecalculateBalance) equal the bank's: the bank is the truth for an imported
 // account, whatever rows it never sent. It writes only when it changes.
 const alignOpeningSQL = `
 UPDATE accounts SET opening_balance = ? - (CASE WHEN account_type IN ('credit_card', 'loan', 'other_liability') THEN 1 ELSE -1 END) *

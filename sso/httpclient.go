@@ -7,13 +7,24 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"coffer/models"
 )
 
 // NewHTTPClient is the client that talks to identity providers: bounded
 // by timeout, TLS always verified, with the PEM certificates of caFile
-// (when not empty) trusted beside the system's.
-func NewHTTPClient(timeout time.Duration, caFile string) (*http.Client, error) {
+// (when not empty) trusted beside the system's. Unless allowPrivate
+// (SSO_ALLOW_PRIVATE_HOSTS), it connects only to public unicast addresses,
+// as the SimpleFIN client does: an administrator's issuer, metadata or
+// Test connection URL must not reach the service's own network.
+func NewHTTPClient(timeout time.Duration, caFile string, allowPrivate bool) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = models.GuardedDialer(allowPrivate).DialContext
+	if !allowPrivate {
+		// A proxy from the environment would make the connection for us,
+		// out of the guard's sight.
+		tr.Proxy = nil
+	}
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {

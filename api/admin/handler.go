@@ -128,7 +128,7 @@ func (h *Handler) rateLimit(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	now := h.now()
-	key := fmt.Sprintf("rl:admin:%s:%d", c.IP(), now.Unix()/60)
+	key := fmt.Sprintf("rl:admin:%s:%d", web.ClientIP(c), now.Unix()/60)
 	n, err := web.CountWindow(c.UserContext(), h.redis, key, time.Minute)
 	if err != nil {
 		h.log.Warn("admin rate limit unavailable", "error", err)

@@ -243,7 +243,7 @@ func (h *Handler) saveSecrets(p *models.SSOProvider, in sso.ProviderSecrets) err
 }
 
 func (h *Handler) providerChange(c *fiber.Ctx, changed []string) models.ProviderChange {
-	return models.ProviderChange{ActorID: web.SessionOf(c).UserID, IP: web.NonEmpty(c.IP()),
+	return models.ProviderChange{ActorID: web.SessionOf(c).UserID, IP: web.NonEmpty(web.ClientIP(c)),
 		UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), Changed: changed}
 }
 

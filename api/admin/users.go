@@ -173,7 +173,7 @@ func (h *Handler) adminAct(c *fiber.Ctx, done string, change func(models.AdminCh
 		return &httperr.Error{Status: fiber.StatusForbidden, Code: "forbidden", Message: "You are not authorized to access this area."}
 	}
 	ch := models.AdminChange{ActorID: actor.ID, ActorRole: actor.Role, ActorFamilyID: actor.FamilyID, TargetID: u.ID,
-		IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
+		IP: web.NonEmpty(web.ClientIP(c)), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
 	err = change(ch, u)
 	var inv *models.InvalidError
 	if errors.As(err, &inv) {

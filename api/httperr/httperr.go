@@ -51,6 +51,23 @@ func NotFound() error {
 	return &Error{Status: fiber.StatusNotFound, Code: "not_found", Message: "Resource not found"}
 }
 
+// NotFoundOf is the 404 of a missing record that says what it is
+// ("Sync not found"): a record of another family reads the same.
+func NotFoundOf(resource string) error {
+	return &Error{Status: fiber.StatusNotFound, Code: "not_found", Message: resource + " not found"}
+}
+
+// RouteNotFound is the 404 of a request that no route takes. Its own code
+// and a message naming the method and path ("No route GET /api/v1/nope")
+// tell a client that the route is wrong (a typo, an older server), where
+// not_found says a record is missing.
+func RouteNotFound(method, path string) error {
+	if r := []rune(path); len(r) > 200 { // the path is the client's; keep the echo short
+		path = string(r[:200]) + "…"
+	}
+	return &Error{Status: fiber.StatusNotFound, Code: "route_not_found", Message: "No route " + method + " " + path}
+}
+
 // Invalid is the 422 listing every problem of a request.
 func Invalid(problems []string) error {
 	return &Error{Status: fiber.StatusUnprocessableEntity, Code: "validation_failed", Message: "Validation failed", Errors: problems}

@@ -133,6 +133,7 @@ type accountJSON struct {
 	Status            string  `json:"status"`
 	InstitutionName   *string `json:"institution_name"`
 	InstitutionDomain *string `json:"institution_domain"`
+	BalanceError      *string `json:"balance_error"`
 	CreatedAt         string  `json:"created_at"`
 	UpdatedAt         string  `json:"updated_at"`
 }
@@ -153,6 +154,7 @@ func renderAccount(a *models.Account) accountJSON {
 		Status:            a.Status,
 		InstitutionName:   a.InstitutionName,
 		InstitutionDomain: a.InstitutionDomain,
+		BalanceError:      a.BalanceError,
 		CreatedAt:         timestamp(a.CreatedAt),
 		UpdatedAt:         timestamp(a.UpdatedAt),
 	}

@@ -170,7 +170,7 @@ func (f *fields) amount(name string) (models.Amount, bool) {
 	}
 	a, err := models.ParseAmountJSON(v)
 	if err != nil {
-		f.add(name + " must be a decimal number with at most 15 digits before the point and 4 after it")
+		f.add(name + " must be a decimal number with at most 12 digits before the point and 4 after it")
 		return 0, false
 	}
 	return a, true

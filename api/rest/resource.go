@@ -2,6 +2,9 @@ package rest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -85,4 +88,52 @@ func idAndObject(c *fiber.Ctx, wrapper string) (uuid.UUID, *fields, error) {
 	}
 	f, err := decodeObject(c, wrapper)
 	return id, f, err
+}
+
+// nameMissing says which record a 404 is about. The store knows only that
+// a row is missing; the route knows what it was looking for.
+func nameMissing(c *fiber.Ctx) error {
+	err := c.Next()
+	var he *httperr.Error
+	if !errors.Is(err, models.ErrNotFound) && !(errors.As(err, &he) && he.Code == "not_found") {
+		return err
+	}
+	if name := resourceOf(c.Route().Path); name != "" {
+		return fmt.Errorf("%w: %w", httperr.NotFoundOf(name), err)
+	}
+	return err
+}
+
+// resourceOf names the record a route under /api/v1 reads or writes, from
+// its path: the first segment, or the provider account of a connection.
+func resourceOf(route string) string {
+	if strings.Contains(route, ":account_id") {
+		return "Provider account"
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(route, "/api/v1/"), "/")
+	switch first {
+	case "transactions":
+		return "Transaction"
+	case "chats":
+		return "Chat"
+	case "accounts":
+		return "Account"
+	case "categories":
+		return "Category"
+	case "merchants":
+		return "Merchant"
+	case "tags":
+		return "Tag"
+	case "transfers":
+		return "Transfer"
+	case "provider_connections":
+		return "Provider connection"
+	case "syncs":
+		return "Sync"
+	case "budgets":
+		return "Budget"
+	case "budget_categories":
+		return "Budget category"
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 // Routes mounts /api/v1 on v1: method, path, the key scope it needs,
 // handler. The OpenAPI document needs no key.
 func (h *Handler) Routes(v1 fiber.Router) {
+	v1.Use(nameMissing) // a 404 says which record is missing
 	v1.Get("/openapi.json", h.openAPIJSON)
 	v1.Get("/openapi.yaml", h.openAPIYAML)
 

@@ -71,7 +71,7 @@ func (f *form) amount(name, label string, required bool) (models.Amount, bool) {
 	}
 	a, err := models.ParseAmount(v)
 	if err != nil || a < 0 {
-		f.fail(name, label+" must be a positive amount such as 12.50, with at most 4 decimals.")
+		f.fail(name, label+" must be a positive amount such as 12.50, with at most 4 decimals and 12 digits before the point.")
 		return 0, false
 	}
 	return a, true

@@ -90,7 +90,7 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	sess := &models.Session{UserID: u.ID, Method: models.MethodPassword, IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
+	sess := &models.Session{UserID: u.ID, Method: models.MethodPassword, IP: web.NonEmpty(web.ClientIP(c)), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
 	token, err := h.store.CreateSession(ctx, sess, h.web.SessionMaxAge)
 	if err != nil {
 		return err

@@ -185,10 +185,11 @@ func (h *Handler) linkBySession(c *fiber.Ctx, pid string, p *pendingLink, e *sso
 }
 
 // linkByPassword checks the password of the email's owner (no email is
-// typed); failures count toward the lockout, and five drop the link.
+// typed); each attempt is counted toward the lockout before the password
+// is checked, as at the sign-in form, and five failures drop the link.
 func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *sso.Entry, u *models.User) error {
 	ctx := c.UserContext()
-	wait, err := h.lockedOut(ctx, u.Email, c.IP())
+	wait, err := h.claimAttempt(ctx, u.Email, web.ClientIP(c))
 	if err != nil {
 		return err
 	}
@@ -206,9 +207,6 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 		}
 	}
 	if !ok {
-		if err := h.countFailure(ctx, u.Email, c.IP()); err != nil {
-			return err
-		}
 		rec := h.ssoAudit(c, e, models.EventLoginFailed, &u.ID, map[string]any{"reason": sso.ReasonLinkPasswordFailed, "method": "sso"})
 		if err := h.writeFailure(c, rec); err != nil {
 			return err
@@ -223,8 +221,8 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 		}
 		return h.renderLink(c, fiber.StatusUnprocessableEntity, p, "The password is not correct.")
 	}
-	if err := h.redis.Del(ctx, failKeyAccount(u.Email)).Err(); err != nil {
-		return signInUnavailable(err)
+	if err := h.releaseAttempt(ctx, u.Email, web.ClientIP(c)); err != nil {
+		return err
 	}
 	h.dropPending(c, pid)
 	if p.Identity.IDToken != "" {

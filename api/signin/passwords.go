@@ -116,7 +116,7 @@ func resetKey(token string) string {
 func (h *Handler) sendPasswordReset(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	const done = "If an account exists for that email, we sent it a link to choose a new password. The link works once, for an hour."
-	n, err := web.CountWindow(ctx, h.redis, "rl:pwreset:"+c.IP(), 15*time.Minute)
+	n, err := web.CountWindow(ctx, h.redis, "rl:pwreset:"+web.ClientIP(c), 15*time.Minute)
 	if err != nil {
 		return signInUnavailable(err)
 	}

@@ -1,9 +1,6 @@
 package signin
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,7 +8,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
-	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
 	"coffer/api/web"
@@ -77,7 +73,9 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 	if len(email) > 320 || len(password) > models.MaxPasswordLen || web.HasControl(email) {
 		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", nil)
 	}
-	wait, err := h.lockedOut(ctx, email, c.IP())
+	// The attempt is counted before the password is checked, so parallel
+	// guesses get no more checks than the limit.
+	wait, err := h.claimAttempt(ctx, email, web.ClientIP(c))
 	if err != nil {
 		return err
 	}
@@ -99,14 +97,14 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 		return herr
 	}
 	if !ok || err != nil || u.PasswordHash == nil {
-		if err := h.countFailure(ctx, email, c.IP()); err != nil {
-			return err
-		}
 		var uid *uuid.UUID
 		if u != nil && u.ID != uuid.Nil {
 			uid = &u.ID
 		}
 		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", uid)
+	}
+	if err := h.releaseAttempt(ctx, email, web.ClientIP(c)); err != nil {
+		return err
 	}
 	override := !h.web.LocalLogin
 	if override && u.Role != models.RoleSuperAdmin {
@@ -114,9 +112,6 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 	}
 	if u.Status != models.UserActive {
 		return fail(fiber.StatusForbidden, "suspended", "Your account has been suspended.", &u.ID)
-	}
-	if err := h.redis.Del(ctx, failKeyAccount(email)).Err(); err != nil {
-		return signInUnavailable(err)
 	}
 
 	var newHash *string
@@ -201,7 +196,7 @@ func (h *Handler) federatedLogout(c *fiber.Ctx, s *models.Session) (target, prot
 // signIn is what the store records of this request's browser when it
 // signs in.
 func (h *Handler) signIn(c *fiber.Ctx) models.SignIn {
-	return models.SignIn{IP: web.NonEmpty(c.IP()), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), MaxAge: h.web.SessionMaxAge}
+	return models.SignIn{IP: web.NonEmpty(web.ClientIP(c)), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), MaxAge: h.web.SessionMaxAge}
 }
 
 // beginSession hands the browser its session and sends it on to returnTo.
@@ -212,7 +207,7 @@ func (h *Handler) beginSession(c *fiber.Ctx, token, returnTo string) error {
 
 // auditRecord fills the request's client details into a new record.
 func (h *Handler) auditRecord(c *fiber.Ctx, event string, userID *uuid.UUID, meta map[string]any) *models.AuditLog {
-	return &models.AuditLog{EventType: event, UserID: userID, IP: web.NonEmpty(c.IP()),
+	return &models.AuditLog{EventType: event, UserID: userID, IP: web.NonEmpty(web.ClientIP(c)),
 		UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512), Metadata: meta}
 }
 
@@ -226,67 +221,17 @@ func (h *Handler) auditFailure(c *fiber.Ctx, reason string, userID *uuid.UUID) e
 func (h *Handler) writeFailure(c *fiber.Ctx, rec *models.AuditLog) error {
 	ctx := c.UserContext()
 	if rec.UserID == nil {
-		key := fmt.Sprintf("rl:failrec:%s:%d", c.IP(), h.now().Unix()/60)
+		key := fmt.Sprintf("rl:failrec:%s:%d", web.ClientIP(c), h.now().Unix()/60)
 		n, err := web.CountWindow(ctx, h.redis, key, time.Minute)
 		if err != nil {
 			return signInUnavailable(err)
 		}
 		if n > 20 {
-			h.log.Warn("login_failed record not written: over 20 a minute from this IP", "ip", c.IP(), "reason", rec.Metadata["reason"])
+			h.log.Warn("login_failed record not written: over 20 a minute from this IP", "ip", web.ClientIP(c), "reason", rec.Metadata["reason"])
 			return nil
 		}
 	}
 	return h.store.CreateAuditLog(ctx, rec)
-}
-
-func failKeyAccount(email string) string {
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
-	return "login:fail:acct:" + hex.EncodeToString(sum[:])
-}
-
-func failKeyIP(ip string) string { return "login:fail:ip:" + ip }
-
-// lockedOut reports how long sign-in stays refused for this email or IP.
-func (h *Handler) lockedOut(ctx context.Context, email, ip string) (time.Duration, error) {
-	var wait time.Duration
-	for _, l := range []struct {
-		key string
-		max int
-	}{{failKeyAccount(email), h.web.MaxFailuresAccount}, {failKeyIP(ip), h.web.MaxFailuresIP}} {
-		n, err := h.redis.Get(ctx, l.key).Int()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return 0, signInUnavailable(err)
-		}
-		if n >= l.max {
-			ttl, err := h.redis.PTTL(ctx, l.key).Result()
-			if err != nil {
-				return 0, signInUnavailable(err)
-			}
-			wait = max(wait, ttl, time.Second)
-		}
-	}
-	return wait, nil
-}
-
-// countFailure counts a failed password per email and per IP. The count
-// that reaches the limit restarts the window, so a lockout lasts the whole
-// window whenever the failures came.
-func (h *Handler) countFailure(ctx context.Context, email, ip string) error {
-	for _, l := range []struct {
-		key string
-		max int
-	}{{failKeyAccount(email), h.web.MaxFailuresAccount}, {failKeyIP(ip), h.web.MaxFailuresIP}} {
-		n, err := web.CountWindow(ctx, h.redis, l.key, h.web.LockoutWindow)
-		if err != nil {
-			return signInUnavailable(err)
-		}
-		if int(n) == l.max {
-			if err := h.redis.Expire(ctx, l.key, h.web.LockoutWindow).Err(); err != nil {
-				return signInUnavailable(err)
-			}
-		}
-	}
-	return nil
 }
 
 func signInUnavailable(err error) error {

@@ -16,6 +16,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -67,8 +68,9 @@ type Options struct {
 	MaxFailuresAccount int           `env:"LOGIN_MAX_FAILURES_ACCOUNT" default:"5" min:"1" max:"1000"`
 	MaxFailuresIP      int           `env:"LOGIN_MAX_FAILURES_IP" default:"20" min:"1" max:"100000"`
 	LockoutWindow      time.Duration `env:"LOGIN_LOCKOUT_WINDOW" default:"15m"`
-	// TrustedProxies are the addresses (IPs or CIDRs) whose X-Forwarded-For
-	// names the client; empty: the socket peer is the client.
+	// TrustedProxies are the addresses (IPs or CIDRs) of the proxies in
+	// front, whose X-Forwarded-For entries are believed (see ClientAddr);
+	// empty: the header is ignored and the socket peer is the client.
 	TrustedProxies []string `env:"TRUSTED_PROXIES"`
 	// AdminRateLimit is the requests per minute one IP may make under
 	// /admin/; 0 turns the limit off.
@@ -78,12 +80,13 @@ type Options struct {
 // Site holds what every screen shares: the session store, the form secret
 // and the layout. Screen packages keep one and render through it.
 type Site struct {
-	log    *slog.Logger
-	store  *models.Store
-	opts   Options
-	now    func() time.Time
-	errs   *template.Template
-	assets assets
+	log     *slog.Logger
+	store   *models.Store
+	opts    Options
+	proxies []netip.Prefix // Options.TrustedProxies
+	now     func() time.Time
+	errs    *template.Template
+	assets  assets
 }
 
 // NewSite checks the options and parses the shared layout.
@@ -91,8 +94,11 @@ func NewSite(store *models.Store, o Options, now func() time.Time, log *slog.Log
 	if len(o.Secret) < 32 {
 		return nil, errors.New("api: Web.Secret must be at least 32 bytes")
 	}
-	s := &Site{log: log, store: store, opts: o, now: now}
-	var err error
+	proxies, err := ParseProxies(o.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
+	s := &Site{log: log, store: store, opts: o, proxies: proxies, now: now}
 	if s.assets, err = loadAssets(); err != nil {
 		return nil, err
 	}

@@ -198,16 +198,20 @@ func TestClaimInterruptedMidway(t *testing.T) {
 }
 
 // TestClaimPrivateAddressRefused: with the production setting (private
-// hosts not allowed) a claim URL on loopback or on 10.0.0.5 is refused by
-// the dialer: claim_failed "address not allowed", final, and the fake on
-// loopback sees no connection at all.
+// hosts not allowed) a claim URL on loopback, a private or carrier-grade
+// NAT address, a benchmarking address or NAT64 is refused by the dialer:
+// claim_failed "address not allowed", final, and the fake on loopback sees
+// no connection at all.
 func TestClaimPrivateAddressRefused(t *testing.T) {
 	h, store, _ := newHandlers(t)
 	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, ClaimTimeout: 2 * time.Second, RetryInitial: time.Millisecond})
 	fake := bridgetest.New(t)
 	f := modelstest.NewFamily(t, store, "ssrf")
-	for _, token := range []string{fake.Token("loopback"),
-		base64.StdEncoding.EncodeToString([]byte("http://10.0.0.5:8080/simplefin/claim/private"))} {
+	tokens := []string{fake.Token("loopback")}
+	for _, host := range []string{"10.0.0.5", "100.64.0.5", "198.18.0.5", "[64:ff9b::a00:5]", "224.0.0.5"} {
+		tokens = append(tokens, base64.StdEncoding.EncodeToString([]byte("http://"+host+":8080/simplefin/claim/private")))
+	}
+	for _, token := range tokens {
 		c := connect(t, store, f, token)
 		if err := runClaim(t, h, c); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"coffer/models"
 )
 
 // AccountSet is one /accounts answer, v1 or v2 shape.
@@ -240,11 +242,11 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 		req.Header.Set("Accept", "application/json")
 		resp, err := c.http.Do(req)
 		if err != nil {
-			notSent := errors.Is(err, ErrPrivateHost) || neverSent(err) || certRejected(err)
+			notSent := errors.Is(err, models.ErrPrivateAddress) || neverSent(err) || certRejected(err)
 			if notSent && o.NotSent != nil {
 				o.NotSent(attempt - 1)
 			}
-			if errors.Is(err, ErrPrivateHost) {
+			if errors.Is(err, models.ErrPrivateAddress) {
 				return backoff.Permanent(&FetchError{Kind: AuthFailed, NotSent: true, Detail: "the access URL points at a private address"})
 			}
 			if certRejected(err) {

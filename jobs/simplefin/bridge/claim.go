@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+
+	"coffer/models"
 )
 
 // Client talks to SimpleFIN Bridge servers.
@@ -30,7 +32,7 @@ type Client struct {
 // Options configure a Client.
 type Options struct {
 	AllowHTTP         bool          `env:"SIMPLEFIN_ALLOW_HTTP" default:"false"`          // accept http URLs (tests only)
-	AllowPrivateHosts bool          `env:"SIMPLEFIN_ALLOW_PRIVATE_HOSTS" default:"false"` // dial loopback and private addresses (tests only)
+	AllowPrivateHosts bool          `env:"SIMPLEFIN_ALLOW_PRIVATE_HOSTS" default:"false"` // dial addresses that are not public: loopback, private, … (tests only)
 	ClaimTimeout      time.Duration `env:"SIMPLEFIN_CLAIM_TIMEOUT" default:"30s"`         // deadline of one claim request; zero: 30 s
 	AccountsTimeout   time.Duration `env:"SIMPLEFIN_ACCOUNTS_TIMEOUT" default:"120s"`     // deadline of one /accounts request; zero: 120 s
 	// RetryInitial is the first backoff interval (then ×2 with 25 %
@@ -41,27 +43,11 @@ type Options struct {
 	RootCAs *x509.CertPool
 }
 
-// ErrPrivateHost is returned when the dialer refuses an address: a URL
-// from a user must not reach the service's own network.
-var ErrPrivateHost = errors.New("simplefin: refusing to connect to a private or loopback address")
-
-// NewClient builds a client whose dialer refuses private addresses unless
-// allowed, and which never follows redirects.
+// NewClient builds a client whose dialer refuses every address that is
+// not public unicast (models.PublicAddress) unless allowed, and which
+// never follows redirects.
 func NewClient(o Options) *Client {
-	dialer := &net.Dialer{Timeout: 10 * time.Second}
-	if !o.AllowPrivateHosts {
-		dialer.Control = func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip := net.ParseIP(host)
-			if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
-				return ErrPrivateHost
-			}
-			return nil
-		}
-	}
+	dialer := models.GuardedDialer(o.AllowPrivateHosts)
 	claimTimeout, accountsTimeout := o.ClaimTimeout, o.AccountsTimeout
 	if claimTimeout <= 0 {
 		claimTimeout = 30 * time.Second
@@ -146,7 +132,7 @@ func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
 		req.Header.Set("Content-Length", "0")
 		resp, err := c.http.Do(req)
 		if err != nil {
-			if errors.Is(err, ErrPrivateHost) {
+			if errors.Is(err, models.ErrPrivateAddress) {
 				return backoff.Permanent(&ClaimError{Outcome: NotAllowed, Detail: "the claim URL points at a private address"})
 			}
 			if !wrote && certRejected(err) {

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"coffer/models"
 )
 
 // Info reads GET {access}/info, the version prefixes the server speaks.
@@ -29,7 +31,7 @@ func (c *Client) Info(ctx context.Context, accessURL string) ([]string, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		notSent := errors.Is(err, ErrPrivateHost) || neverSent(err)
+		notSent := errors.Is(err, models.ErrPrivateAddress) || neverSent(err)
 		return nil, &FetchError{Kind: Unavailable, NotSent: notSent, Detail: "info: " + opName(err)}
 	}
 	defer resp.Body.Close()
