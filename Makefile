@@ -33,6 +33,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/bridge/
 	$(GO) test -run '^$$' -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/bridge/
 	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/web/
+	$(GO) test -run '^$$' -fuzz FuzzMarkdown -fuzztime 5s ./api/rest/
 	$(GO) test -run '^$$' -fuzz FuzzParseRules -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzComputeRole -fuzztime 5s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzProviderName -fuzztime 5s ./sso/

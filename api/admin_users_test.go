@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"coffer/api"
 	"coffer/models"
@@ -158,16 +159,60 @@ func TestAdminGuards(t *testing.T) {
 	}
 }
 
+// TestAdminRateLimit: clicking through the admin screens is never
+// limited; changes and exports share RATE_LIMIT_ADMIN_PER_MINUTE per IP.
 func TestAdminRateLimit(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.Web.AdminRateLimit = 10 })
-	b := e.browser(t)
-	for i := 0; i < 10; i++ {
-		if r := b.get("/admin/users"); r.status != 302 {
-			t.Fatalf("request %d: %d", i+1, r.status)
+	// A stopped clock keeps every request in one minute's window.
+	now := time.Now()
+	e := newEnv(t, func(o *api.Options) {
+		o.Web.AdminRateLimit = 10
+		o.Clock = func() time.Time { return now }
+	})
+	root := newSuperAdmin(t, e, e.alpha.Family)
+	kid := member(t, e, e.alpha.Family, "kid-"+e.alpha.Family.ID.String()[:8]+"@example.com", models.RoleMember)
+	signIn := func() *browser { // each browser has an IP, and a budget, of its own
+		b := e.browser(t)
+		if r := b.login(root.Email, "correct horse battery"); r.status != 303 {
+			t.Fatalf("login: %d", r.status)
+		}
+		return b
+	}
+	kidPage, setRole := "/admin/users/"+kid.ID.String(), "/admin/users/"+kid.ID.String()+"/role"
+	tooMany := func(what string, r response) {
+		t.Helper()
+		if r.status != 429 || r.header.Get("Retry-After") == "" || !strings.Contains(string(r.body), "Too many requests. Try again in") {
+			t.Fatalf("%s: %d, Retry-After %q", what, r.status, r.header.Get("Retry-After"))
 		}
 	}
-	r := b.get("/admin/users")
-	if r.status != 429 || r.header.Get("Retry-After") == "" || !strings.Contains(string(r.body), "Too many requests. Try again in") {
-		t.Fatalf("11th request: %d %v", r.status, r.header)
+
+	b := signIn()
+	pages := []string{"/admin/users", kidPage, "/admin/sso_providers", "/admin/sso_providers/new", "/admin/sso_audit_logs"}
+	for i := range 30 {
+		if r := b.get(pages[i%len(pages)]); r.status != 200 {
+			t.Fatalf("page view %d, %s: %d", i+1, pages[i%len(pages)], r.status)
+		}
 	}
+
+	b = signIn()
+	b.get(kidPage)
+	for i := range 10 {
+		if r := b.post(setRole, url.Values{"role": {models.RoleMember}}); r.status != 303 {
+			t.Fatalf("change %d: %d", i+1, r.status)
+		}
+	}
+	tooMany("11th change", b.post(setRole, url.Values{"role": {models.RoleMember}}))
+	if r := b.get(kidPage); r.status != 200 {
+		t.Fatalf("a page view over the limit: %d", r.status)
+	}
+
+	// An export costs as much as a change.
+	b = signIn()
+	for i := range 10 {
+		if r := b.get("/admin/sso_audit_logs/export.csv"); r.status != 200 {
+			t.Fatalf("export %d: %d", i+1, r.status)
+		}
+	}
+	tooMany("11th export", b.get("/admin/sso_audit_logs/export.csv"))
+	b.get(kidPage)
+	tooMany("a change after 10 exports", b.post(setRole, url.Values{"role": {models.RoleMember}}))
 }

@@ -131,11 +131,13 @@ func New(o Options) (*fiber.App, error) {
 	// functions.
 	connections := &simplefin.Actions{Store: o.Store, Queue: o.Queue, Redis: o.Redis, Log: o.Logger,
 		DailyBudget: o.SimpleFINDailyBudget, AllowHTTP: o.SimpleFINAllowHTTP, Now: o.Clock}
-	s.rest = rest.New(rest.Options{
+	if s.rest, err = rest.New(rest.Options{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
-	})
+	}); err != nil {
+		return nil, err
+	}
 	mailer := web.NewMailer(o.Mail, o.Logger)
 	if s.screens, err = screens.New(s.site, screens.Options{
 		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer,

@@ -21,7 +21,19 @@ const screenshotDir = "testdata/screenshots"
 // shoot saves the whole page as name.png, at desktop or phone width.
 func (c *chrome) shoot(name string) {
 	c.t.Helper()
-	buf, err := chromedp.Run(c.ctx, chromedp.FullScreenshot(100))
+	c.save(name, chromedp.FullScreenshot(100))
+}
+
+// shootView saves what the window shows, for a page too long to save
+// whole.
+func (c *chrome) shootView(name string) {
+	c.t.Helper()
+	c.save(name, chromedp.CaptureScreenshot())
+}
+
+func (c *chrome) save(name string, shot chromedp.Action[[]byte]) {
+	c.t.Helper()
+	buf, err := chromedp.Run(c.ctx, shot)
 	if err != nil {
 		c.fail("screenshot "+name, err)
 	}

@@ -1,6 +1,7 @@
 // Package admin is the administration screens: users and their roles,
 // single sign-on providers, the audit log and the job dashboard. Every
-// route is rate-limited per IP and needs an admin or super admin session.
+// route needs an admin or super admin session; changes and exports are
+// rate-limited per IP.
 package admin
 
 import (
@@ -41,8 +42,9 @@ type Options struct {
 	// Dashboard is the job queue dashboard (asynqmon), served at /admin/jobs
 	// to super admins; nil: none.
 	Dashboard http.Handler
-	// RateLimit is the requests per minute one IP may make under /admin/;
-	// 0 turns the limit off.
+	// RateLimit is the changes (any method but GET and HEAD) and exports
+	// one IP may make per minute under /admin/; page views are not
+	// counted. 0 turns the limit off.
 	RateLimit int
 }
 
@@ -84,7 +86,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	}, nil
 }
 
-// Routes mounts /admin: rate-limited per IP, then by role.
+// Routes mounts /admin: changes rate-limited per IP, then by role.
 func (h *Handler) Routes(app fiber.Router) {
 	admin := func(hs ...fiber.Handler) []fiber.Handler {
 		return append([]fiber.Handler{h.site.Canonical, h.rateLimit, h.site.LoadSession, h.site.CSRF, h.site.RequireRole(models.RoleAdmin)}, hs...)
@@ -109,7 +111,7 @@ func (h *Handler) Routes(app fiber.Router) {
 	app.Get("/admin/sso_providers/:id/delete", super(h.adminConfirmDeleteProvider)...)
 	app.Post("/admin/sso_providers/:id/delete", super(h.adminDeleteProvider)...)
 	app.Get("/admin/sso_audit_logs", admin(h.site.RequireRole(models.RoleSuperAdmin), h.adminAuditLogs)...)
-	app.Get("/admin/sso_audit_logs/export.csv", admin(h.site.RequireRole(models.RoleSuperAdmin), h.adminAuditExport)...)
+	app.Get("/admin/sso_audit_logs/export.csv", admin(h.site.RequireRole(models.RoleSuperAdmin), h.countRequest, h.adminAuditExport)...)
 
 	// The job dashboard polls its own API every few seconds, so it is not
 	// under the per-IP admin limit; its writes must come from our origin.
@@ -119,11 +121,22 @@ func (h *Handler) Routes(app fiber.Router) {
 
 }
 
-// rateLimit allows RateLimit requests a minute per client IP
-// under /admin/, counted in Redis so every web process shares the count.
-// With Redis down it lets requests through: the screens behind it still
-// need a session and a role.
+// rateLimit counts every request under /admin/ that changes something
+// against the per-IP limit; page views pass uncounted, so that an admin
+// clicking through the screens is never stopped. Reads that cost as much
+// as a change (an export) add countRequest at their route.
 func (h *Handler) rateLimit(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodGet || c.Method() == fiber.MethodHead {
+		return c.Next()
+	}
+	return h.countRequest(c)
+}
+
+// countRequest allows RateLimit counted requests a minute per client IP,
+// counted in Redis so every web process shares the count. With Redis down
+// it lets requests through: the screens behind it still need a session
+// and a role.
+func (h *Handler) countRequest(c *fiber.Ctx) error {
 	if h.limit <= 0 {
 		return c.Next()
 	}

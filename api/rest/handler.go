@@ -50,13 +50,20 @@ type Handler struct {
 	connections *simplefin.Actions
 	dailyBudget int
 	calendar    *simplefin.SyncCalendar
+
+	docs *docs // the API reference page
 }
 
 // New returns the JSON API's handler.
-func New(o Options) *Handler {
+func New(o Options) (*Handler, error) {
+	docs, err := newDocs(OpenAPIYAML)
+	if err != nil {
+		return nil, err
+	}
 	return &Handler{
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
-	}
+		docs: docs,
+	}, nil
 }

@@ -73,7 +73,7 @@ type Options struct {
 	// empty: the header is ignored and the socket peer is the client.
 	TrustedProxies []string `env:"TRUSTED_PROXIES"`
 	// AdminRateLimit is the requests per minute one IP may make under
-	// /admin/; 0 turns the limit off.
+	// /admin/ that change something or export (page views are free); 0 turns the limit off.
 	AdminRateLimit int `env:"RATE_LIMIT_ADMIN_PER_MINUTE" default:"10" min:"0" max:"1000000"`
 }
 
