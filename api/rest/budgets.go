@@ -43,8 +43,7 @@ type budgetsJSON struct {
 }
 
 func renderBudget(b *models.BudgetSummary, today models.Date) budgetJSON {
-	cur := models.MustCurrency(b.Currency)
-	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	money := moneyIn(b.Currency)
 	optMoney := func(a *models.Amount) (*string, *int64) {
 		if a == nil {
 			return nil, nil
@@ -125,8 +124,7 @@ type budgetCategoriesJSON struct {
 }
 
 func renderBudgetCategory(l *models.BudgetLine) budgetCategoryJSON {
-	cur := models.MustCurrency(l.Currency)
-	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	money := moneyIn(l.Currency)
 	out := budgetCategoryJSON{ID: l.ID.String(), BudgetID: l.BudgetID.String(), Currency: l.Currency,
 		Subcategory: l.Subcategory(), InheritsParentBudget: l.InheritsParentBudget(), RolloverEnabled: l.RolloverEnabled,
 		Category: budgetCategoryRefJSON{ID: l.CategoryID.String(), Name: l.CategoryName, Color: l.CategoryColor,

@@ -100,8 +100,7 @@ func (h *Handler) showIncomeStatement(c *fiber.Ctx) error {
 		return err
 	}
 
-	cur := models.MustCurrency(totals.Currency)
-	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	money := moneyIn(totals.Currency)
 	out := incomeStatementJSON{Currency: totals.Currency, StartDate: string(p.From), EndDate: string(p.To),
 		IncomeCount: totals.IncomeCount, SpendingCount: totals.SpendingCount,
 		Months: make([]statementMonthJSON, len(months)), Categories: make([]statementCategoryJSON, len(categories))}
