@@ -82,41 +82,6 @@ func TestScheduleOneSyncPerConnection(t *testing.T) {
 	}
 }
 
-// TestSweep: a retryable failed claim's token is erased after a day, and a
-// pending sync without a task is queued again.
-func TestSweep(t *testing.T) {
-	s := newSyncSetup(t)
-	ctx := context.Background()
-	s.bridge.Set(bridgetest.Claim500)
-	failed := connect(t, s.store, s.f, s.bridge.Token("sweep"))
-	if err := runClaim(t, s.h, failed); err != nil {
-		t.Fatal(err)
-	}
-	if got := reload(t, s.store, failed); got.SetupTokenEnc == nil || !got.ClaimRetryable {
-		t.Fatalf("retryable failure: %+v", got)
-	}
-	taskID := "simplefin:sync:" + s.first.ID.String()
-	_ = s.insp.DeleteTask(jobs.QueueDefault, taskID)
-	s.h.Now = func() time.Time { return time.Now().Add(25 * time.Hour) }
-	sweep(t, s)
-	if got := reload(t, s.store, failed); got.SetupTokenEnc != nil || got.ClaimRetryable {
-		t.Fatalf("token kept after a day: %+v", got)
-	}
-	// The first sync was due more than a day ago: it expired.
-	got, _ := s.store.Sync(ctx, s.f.Family.ID, s.first.ID)
-	if got.Status != models.SyncFailed || got.Error == nil || *got.Error != "expired" {
-		t.Fatalf("stale sync: %s %v", got.Status, got.Error)
-	}
-	// A fresh pending sync without a task is queued again.
-	s.h.Now = nil
-	fresh := s.newSync(t, false)
-	sweep(t, s)
-	if _, err := s.insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String()); err != nil {
-		t.Fatalf("not re-queued: %v", err)
-	}
-	_ = s.insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String())
-}
-
 // TestBankLevelError: one bank's sign-in problem flags its accounts and
 // shows on the connection; the other accounts import; the connection
 // stays active. A "was capped" gen.api message is a sync warning.
