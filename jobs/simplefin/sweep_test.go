@@ -13,14 +13,6 @@ import (
 	"coffer/models"
 )
 
-// schedule runs the daily fan-out once.
-func schedule(t *testing.T, s *syncSetup) {
-	t.Helper()
-	if err := s.h.Schedule(context.Background(), asynq.NewTask(simplefin.TypeSchedule, nil)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // sweep runs the sweeper once.
 func sweep(t *testing.T, s *syncSetup) {
 	t.Helper()
