@@ -151,6 +151,18 @@ func (s *syncSetup) run(t *testing.T, sy *models.Sync) (*models.Sync, error) {
 	return got, nil
 }
 
+// synced serves data from the fake and runs the first sync, which must
+// complete; it returns the sync as it ended.
+func (s *syncSetup) synced(t *testing.T, data *bridgetest.Dataset) *models.Sync {
+	t.Helper()
+	s.bridge.SetDataset(data)
+	got, err := s.run(t, s.first)
+	if err != nil || got.Status != models.SyncCompleted {
+		t.Fatalf("first sync: %v %+v", err, got)
+	}
+	return got
+}
+
 // newSync creates a manual sync of the setup's connection.
 func (s *syncSetup) newSync(t *testing.T, full bool) *models.Sync {
 	t.Helper()

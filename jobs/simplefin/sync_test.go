@@ -199,11 +199,7 @@ func TestSyncRevokedAccessURL(t *testing.T) {
 func TestIncrementalWindow(t *testing.T) {
 	s := newSyncSetup(t)
 	s.h.Options.OverlapDays = 7
-	s.bridge.SetDataset(bridgetest.Generate(12, 1, 20, 60, time.Now().UTC()))
-	first, err := s.run(t, s.first)
-	if err != nil || first.Status != models.SyncCompleted {
-		t.Fatalf("first: %v", err)
-	}
+	first := s.synced(t, bridgetest.Generate(12, 1, 20, 60, time.Now().UTC()))
 	second, err := s.run(t, s.newSync(t, false))
 	if err != nil || second.Status != models.SyncCompleted {
 		t.Fatalf("second: %v", err)
