@@ -193,9 +193,7 @@ func (s *Store) UpdateBudget(ctx context.Context, b *Budget) error {
 		return Invalid(problems...)
 	}
 	b.UpdatedAt = s.now()
-	res, err := s.db.NewUpdate().Model(b).Column("budgeted_spending", "expected_income", "updated_at").
-		Where("b.family_id = ?", b.FamilyID).Where("b.id = ?", b.ID).Exec(ctx)
-	return affectedOne(res, err, "update budget")
+	return s.updateOne(ctx, b, b.FamilyID, b.ID, "update budget", "budgeted_spending", "expected_income")
 }
 
 // copyBudgetCategoriesSQL gives every category row of budget ?1 the

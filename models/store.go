@@ -147,6 +147,27 @@ func (p Page) read(ctx context.Context, count func(context.Context) (int64, erro
 	return int(n), rows(int64(p.Size), offset)
 }
 
+// oneOf reads the row of T's table with this family and id.
+func oneOf[T any](ctx context.Context, s *Store, familyID, id uuid.UUID, action string) (*T, error) {
+	v := new(T)
+	err := s.db.NewSelect().Model(v).
+		Where("?TableAlias.family_id = ?", familyID).
+		Where("?TableAlias.id = ?", id).
+		Scan(ctx)
+	return v, dbErr(action, err)
+}
+
+// updateOne writes the columns, and updated_at, of model to the row of
+// its table with this family and id; the caller has set UpdatedAt.
+func (s *Store) updateOne(ctx context.Context, model any, familyID, id uuid.UUID, action string, columns ...string) error {
+	res, err := s.db.NewUpdate().Model(model).
+		Column(append(columns[:len(columns):len(columns)], "updated_at")...).
+		Where("?TableAlias.family_id = ?", familyID).
+		Where("?TableAlias.id = ?", id).
+		Exec(ctx)
+	return affectedOne(res, err, action)
+}
+
 // deleteOne deletes the row of model's table with this family and id.
 func (s *Store) deleteOne(ctx context.Context, model any, familyID, id uuid.UUID, action string) error {
 	res, err := s.db.NewDelete().Model(model).
