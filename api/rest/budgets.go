@@ -1,10 +1,7 @@
 package rest
 
 import (
-	"context"
-
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"coffer/models"
 )
@@ -71,10 +68,7 @@ func (h *Handler) listBudgets(c *fiber.Ctx) error {
 		return err
 	}
 	today := models.DateOf(h.now())
-	list := func(ctx context.Context, fam uuid.UUID, p models.Page) ([]models.BudgetSummary, int, error) {
-		return h.store.Budgets(ctx, fam, f, p)
-	}
-	rows, pg, err := listPage(c, list, func(b *models.BudgetSummary) budgetJSON { return renderBudget(b, today) })
+	rows, pg, err := listPage(c, withFilter(h.store.Budgets, f), func(b *models.BudgetSummary) budgetJSON { return renderBudget(b, today) })
 	if err != nil {
 		return err
 	}
@@ -150,10 +144,7 @@ func (h *Handler) listBudgetCategories(c *fiber.Ctx) error {
 	if f.StartDate, f.EndDate, err = queryRange(c); err != nil {
 		return err
 	}
-	list := func(ctx context.Context, fam uuid.UUID, p models.Page) ([]models.BudgetLine, int, error) {
-		return h.store.BudgetLines(ctx, fam, f, p)
-	}
-	rows, pg, err := listPage(c, list, renderBudgetCategory)
+	rows, pg, err := listPage(c, withFilter(h.store.BudgetLines, f), renderBudgetCategory)
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,13 @@ func listPage[T, J any](c *fiber.Ctx, list func(ctx context.Context, familyID uu
 	return renderAll(rows, render), pagination(p, total), nil
 }
 
+// withFilter is list with its filter fixed: the lister listPage takes.
+func withFilter[F, T any](list func(ctx context.Context, familyID uuid.UUID, f F, p models.Page) ([]T, int, error), f F) func(ctx context.Context, familyID uuid.UUID, p models.Page) ([]T, int, error) {
+	return func(ctx context.Context, familyID uuid.UUID, p models.Page) ([]T, int, error) {
+		return list(ctx, familyID, f, p)
+	}
+}
+
 // renderAll renders each of rows, in order; none is an empty array, not null.
 func renderAll[T, J any](rows []T, render func(*T) J) []J {
 	out := make([]J, len(rows))
