@@ -313,29 +313,14 @@ func mustURL(s string) url.URL {
 }
 
 // parseCertificates reads every CERTIFICATE block of a PEM text; there
-// must be at least one, and nothing else.
+// must be at least one, and nothing else. The error is readCertificates'
+// message.
 func parseCertificates(text string) ([]*x509.Certificate, error) {
-	var out []*x509.Certificate
-	rest := []byte(text)
-	for {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			return nil, fmt.Errorf("unexpected PEM block %q", b.Type)
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
+	certs, msg := readCertificates(text)
+	if msg != "" {
+		return nil, errors.New(msg)
 	}
-	if len(out) == 0 || strings.TrimSpace(string(rest)) != "" {
-		return nil, errors.New("expected one or more PEM certificates")
-	}
-	return out, nil
+	return certs, nil
 }
 
 // parsePrivateKey reads an RSA or ECDSA key in PKCS #1, SEC 1 or PKCS #8.
