@@ -49,16 +49,7 @@ func TestScheduleOneSyncPerConnection(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		schedule(t, s)
 	}
-	syncs, _, err := s.store.Syncs(ctx, s.f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var scheduled []models.Sync
-	for _, sy := range syncs {
-		if sy.Trigger == models.TriggerSchedule {
-			scheduled = append(scheduled, sy)
-		}
-	}
+	scheduled := s.scheduledSyncs(t)
 	if len(scheduled) != 1 || scheduled[0].ConnectionID != s.conn.ID {
 		t.Fatalf("%d scheduled syncs: %+v", len(scheduled), scheduled)
 	}
@@ -250,7 +241,6 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // the probe's 402 fails it without a retry.
 func TestPaymentRequiredProbedDaily(t *testing.T) {
 	s := newSyncSetup(t)
-	ctx := context.Background()
 	s.bridge.SetAccounts(bridgetest.Accounts402, "")
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncFailed {
 		t.Fatalf("402: %v %s", err, got.Status)
@@ -259,26 +249,12 @@ func TestPaymentRequiredProbedDaily(t *testing.T) {
 	d0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
 	day := d0
 	s.h.Now = func() time.Time { return day }
-	scheduled := func() []models.Sync {
-		t.Helper()
-		syncs, _, err := s.store.Syncs(ctx, s.f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []models.Sync
-		for _, sy := range syncs {
-			if sy.Trigger == models.TriggerSchedule {
-				out = append(out, sy)
-			}
-		}
-		return out
-	}
 	for i, want := range []int{1, 1, 2} {
 		day = d0.Add([]time.Duration{time.Hour, 13 * time.Hour, 25 * time.Hour}[i]) // the same day twice, then the next
 		for i := 0; i < 2; i++ {
 			schedule(t, s)
 		}
-		probes := scheduled()
+		probes := s.scheduledSyncs(t)
 		if len(probes) != want {
 			t.Fatalf("%d probes, want %d", len(probes), want)
 		}

@@ -174,6 +174,23 @@ func (s *syncSetup) newSync(t *testing.T, full bool) *models.Sync {
 	return sy
 }
 
+// scheduledSyncs lists the syncs of the setup's family that the daily
+// fan-out made, newest first.
+func (s *syncSetup) scheduledSyncs(t *testing.T) []models.Sync {
+	t.Helper()
+	syncs, _, err := s.store.Syncs(context.Background(), s.f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []models.Sync
+	for _, sy := range syncs {
+		if sy.Trigger == models.TriggerSchedule {
+			out = append(out, sy)
+		}
+	}
+	return out
+}
+
 // imported lists the rows the syncs imported, by account and external id.
 func (s *syncSetup) imported(t *testing.T) []models.Transaction {
 	t.Helper()
