@@ -19,38 +19,23 @@ import (
 func TestBrowserSSO(t *testing.T) {
 	e, base := serveEnv(t)
 	dex := ssotest.StartDex(t, ssotest.DexOptions{RedirectURIs: []string{base + "/auth/dex/callback", base + "/auth/dexoauth/callback"}})
-	root := newSuperAdmin(t, e, e.alpha.Family)
-	c := newChrome(t)
-
-	c.signIn(base, root.Email)
-	c.run("add Dex as an OpenID Connect provider",
-		chromedp.Navigate(base+"/admin/sso_providers/new?strategy=openid_connect"),
-		chromedp.WaitVisible(chromedp.ID("issuer")),
-		chromedp.SendKeys(chromedp.ID("name"), "dex"),
-		chromedp.SendKeys(chromedp.ID("label"), "Dex"),
+	c := superAdminChrome(t, e, base)
+	c.addProvider(base, "openid_connect", "dex", "Dex", "issuer",
 		chromedp.SendKeys(chromedp.ID("issuer"), dex.Issuer),
 		chromedp.SendKeys(chromedp.ID("client_id"), dex.ClientID),
 		chromedp.SendKeys(chromedp.ID("client_secret"), dex.ClientSecret),
 		chromedp.SetValue(chromedp.ID("scopes"), "openid email profile groups"),
-		chromedp.Submit(chromedp.ID("issuer")),
-		chromedp.WaitVisible(chromedp.ID("callback-dex")),
 	)
 	if got := c.text(`#callback-dex`); got != base+"/auth/dex/callback" {
 		t.Fatalf("callback URL shown: %q", got)
 	}
-	c.run("add Dex as an OAuth 2.0 provider",
-		chromedp.Navigate(base+"/admin/sso_providers/new?strategy=oauth2"),
-		chromedp.WaitVisible(chromedp.ID("authorization_url")),
-		chromedp.SendKeys(chromedp.ID("name"), "dexoauth"),
-		chromedp.SendKeys(chromedp.ID("label"), "Dex OAuth"),
+	c.addProvider(base, "oauth2", "dexoauth", "Dex OAuth", "authorization_url",
 		chromedp.SendKeys(chromedp.ID("authorization_url"), dex.AuthURL),
 		chromedp.SendKeys(chromedp.ID("token_url"), dex.TokenURL),
 		chromedp.SendKeys(chromedp.ID("userinfo_url"), dex.UserinfoURL),
 		chromedp.SendKeys(chromedp.ID("client_id"), dex.ClientID),
 		chromedp.SendKeys(chromedp.ID("client_secret"), dex.ClientSecret),
 		chromedp.SetValue(chromedp.ID("scopes"), "openid email profile groups"),
-		chromedp.Submit(chromedp.ID("authorization_url")),
-		chromedp.WaitVisible(chromedp.ID("callback-dexoauth")),
 	)
 
 	// Alice is invited to the family as a member and joins through Dex
@@ -75,10 +60,8 @@ func TestBrowserSSO(t *testing.T) {
 
 	// A new person signs in with Dex, in a browser of their own.
 	u := newChrome(t)
+	u.run("follow the Dex button", ssoButton(base, "dex")...)
 	u.run("sign in with Dex",
-		chromedp.Navigate(base+"/sessions/new"),
-		chromedp.WaitVisible(chromedp.CSS(`a[href^="/auth/dex?"]`)),
-		chromedp.Click(chromedp.CSS(`a[href^="/auth/dex?"]`)),
 		chromedp.WaitVisible(chromedp.ID("login")),
 		chromedp.SendKeys(chromedp.ID("login"), "bob@example.com"),
 		chromedp.SendKeys(chromedp.ID("password"), "bob-password"),
@@ -163,22 +146,14 @@ func TestBrowserSAML(t *testing.T) {
 	e, base := serveEnv(t)
 	idp := ssotest.StartSAMLIdP(t)
 	idp.AddUser("carol", "pw", "carol@example.org", "staff")
-	root := newSuperAdmin(t, e, e.alpha.Family)
-	c := newChrome(t)
-	c.signIn(base, root.Email)
-	c.run("add a SAML provider",
-		chromedp.Navigate(base+"/admin/sso_providers/new?strategy=saml"),
-		chromedp.WaitVisible(chromedp.ID("idp_entity_id")),
-		chromedp.SendKeys(chromedp.ID("name"), "corp"),
-		chromedp.SendKeys(chromedp.ID("label"), "Corp SAML"),
+	c := superAdminChrome(t, e, base)
+	c.addProvider(base, "saml", "corp", "Corp SAML", "idp_entity_id",
 		chromedp.SendKeys(chromedp.ID("idp_entity_id"), idp.EntityID),
 		chromedp.SendKeys(chromedp.ID("idp_sso_url"), idp.SSOURL),
 		chromedp.SetValue(chromedp.ID("idp_certificates"), idp.CertPEM),
 		chromedp.SetValue(chromedp.ID("name_id_format"), "email"),
 		chromedp.SetValue(chromedp.ID("subject_source"), "email_attribute"),
 		chromedp.SendKeys(chromedp.ID("group_attribute"), "eduPersonAffiliation"),
-		chromedp.Submit(chromedp.ID("idp_entity_id")),
-		chromedp.WaitVisible(chromedp.ID("callback-corp")),
 	)
 	p := providerNamed(t, e, "corp")
 	if got := c.text(`#callback-corp`); got != base+"/auth/saml/"+p.ID.String()+"/callback" {
@@ -188,12 +163,8 @@ func TestBrowserSAML(t *testing.T) {
 	idp.RegisterSP("coffer", md.body)
 
 	u := newChrome(t)
-	u.run("start at the login page",
-		chromedp.Navigate(base+"/sessions/new"),
-		chromedp.WaitVisible(chromedp.CSS(`a[href^="/auth/corp?"]`)),
-		chromedp.Click(chromedp.CSS(`a[href^="/auth/corp?"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name=user]`)),
-	)
+	u.run("follow the Corp SAML button", ssoButton(base, "corp")...)
+	u.run("reach the IdP's form", chromedp.WaitVisible(chromedp.CSS(`input[name=user]`)))
 	ssoURL, err := chromedp.Run(u.ctx, chromedp.Evaluate[string](`location.href`))
 	if err != nil {
 		u.fail("read the IdP URL", err)
@@ -216,6 +187,39 @@ func TestBrowserSAML(t *testing.T) {
 	}
 	if idents, _ := e.store.UserIdentities(t.Context(), carol.ID); len(idents) != 1 || idents[0].Provider.Name != "corp" {
 		t.Fatalf("identities: %+v", idents)
+	}
+}
+
+// superAdminChrome is a Chromium signed in as a new super admin of alpha.
+func superAdminChrome(t *testing.T, e *env, base string) *chrome {
+	t.Helper()
+	root := newSuperAdmin(t, e, e.alpha.Family)
+	c := newChrome(t)
+	c.signIn(base, root.Email)
+	return c
+}
+
+// addProvider adds a provider of strategy on the admin screen: name and
+// label, then fields; first is the field the form is waited for and
+// submitted from. It waits for the provider's callback URL.
+func (c *chrome) addProvider(base, strategy, name, label, first string, fields ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	steps := append([]chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(base + "/admin/sso_providers/new?strategy=" + strategy),
+		chromedp.WaitVisible(chromedp.ID(first)),
+		chromedp.SendKeys(chromedp.ID("name"), name),
+		chromedp.SendKeys(chromedp.ID("label"), label),
+	}, fields...)
+	c.run("add "+label+" as a "+strategy+" provider",
+		append(steps, chromedp.Submit(chromedp.ID(first)), chromedp.WaitVisible(chromedp.ID("callback-"+name)))...)
+}
+
+// ssoButton are the steps that open the login page and follow the
+// sign-in button of provider name.
+func ssoButton(base, name string) []chromedp.Action[chromedp.Void] {
+	button := chromedp.CSS(`a[href^="/auth/` + name + `?"]`)
+	return []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(base + "/sessions/new"), chromedp.WaitVisible(button), chromedp.Click(button),
 	}
 }
 

@@ -11,10 +11,7 @@ import (
 func TestChats(t *testing.T) {
 	e := newEnv(t)
 	r := e.do("POST", "/api/v1/chats", e.alpha.Key, map[string]any{"title": "Budget", "message": "How much did I spend?"})
-	if r.status != 201 {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	chat := r.json(t)
+	chat := r.wantJSON(t, 201)
 	if chat["message_count"] != 1.0 || chat["error"] != nil || chat["last_message_at"] == nil || len(chat["messages"].([]any)) != 1 {
 		t.Errorf("created chat: %s", r.body)
 	}

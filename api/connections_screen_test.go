@@ -6,14 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"coffer/api"
-	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
 func TestConnectionsScreen(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := bridgetest.New(t)
+	e, bridge := bridgeEnv(t)
 	b := signedInBrowser(t, e)
 
 	if r := b.get("/settings/connections"); r.status != 200 || !strings.Contains(string(r.body), "Setup token") {

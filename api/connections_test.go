@@ -19,9 +19,16 @@ import (
 	"coffer/models"
 )
 
+// bridgeEnv is an env whose SimpleFIN client may reach a fake Bridge on
+// loopback over plain HTTP, with a fresh fake; opts change the env further.
+func bridgeEnv(t *testing.T, opts ...func(*api.Options)) (*env, *bridgetest.Server) {
+	t.Helper()
+	e := newEnv(t, append([]func(*api.Options){func(o *api.Options) { o.SimpleFINAllowHTTP = true }}, opts...)...)
+	return e, bridgetest.New(t)
+}
+
 func TestProviderConnections(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := bridgetest.New(t)
+	e, bridge := bridgeEnv(t)
 	token := bridge.Token("api")
 
 	r := e.do("POST", "/api/v1/provider_connections", e.alpha.Key, map[string]any{"setup_token": token, "name": "My banks"})
@@ -90,10 +97,10 @@ func TestProviderConnections(t *testing.T) {
 // connection created, but never an account the user already had and
 // linked through PATCH, nor one holding a manual transaction.
 func TestDeletePurgesOnlyCreatedAccounts(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
+	e, bridge := bridgeEnv(t)
 	ctx, fam := t.Context(), e.alpha.Family.ID
 	conn := &models.Connection{FamilyID: fam, Name: "Banks"}
-	if err := e.store.CreateConnection(ctx, conn, bridgetest.New(t).Token("purge")); err != nil {
+	if err := e.store.CreateConnection(ctx, conn, bridge.Token("purge")); err != nil {
 		t.Fatal(err)
 	}
 	remote := map[string]*models.ProviderAccount{}
@@ -200,9 +207,8 @@ func TestUntypedAccount(t *testing.T) {
 // remote accounts and next_sync_at, as a single connection does: the
 // queued sync's time, else the next scheduled run, else null.
 func TestConnectionListAccountsAndNextSync(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP, o.SimpleFINSyncCron = true, "22 2 * * *" })
+	e, bridge := bridgeEnv(t, func(o *api.Options) { o.SimpleFINSyncCron = "22 2 * * *" })
 	ctx, fam := t.Context(), e.alpha.Family.ID
-	bridge := bridgetest.New(t)
 	active := &models.Connection{FamilyID: fam, Name: "Active"}
 	if err := e.store.CreateConnection(ctx, active, bridge.Token("a")); err != nil {
 		t.Fatal(err)

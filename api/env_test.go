@@ -149,6 +149,16 @@ func (r response) json(t *testing.T) map[string]any {
 	return m
 }
 
+// wantJSON fails the test unless r has the status, and returns its JSON
+// object.
+func (r response) wantJSON(t *testing.T, status int) map[string]any {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	return r.json(t)
+}
+
 // do sends a request with the key (none when empty) and a body (a string
 // is sent as is, anything else as JSON), and checks the response against
 // the OpenAPI document.

@@ -8,10 +8,7 @@ func TestAccounts(t *testing.T) {
 	e := newEnv(t)
 	r := e.do("POST", "/api/v1/accounts", e.alpha.Key, map[string]any{"account": map[string]any{
 		"name": "Visa", "account_type": "credit_card", "currency": "usd", "balance": "150.25"}})
-	if r.status != 201 {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	a := r.json(t)
+	a := r.wantJSON(t, 201)
 	if a["balance"] != "$150.25" || a["balance_cents"] != 15025.0 || a["classification"] != "liability" || a["status"] != "active" || a["currency"] != "USD" {
 		t.Errorf("created: %s", r.body)
 	}
@@ -99,10 +96,7 @@ func TestTransfers(t *testing.T) {
 	sav := e.do("POST", "/api/v1/accounts", e.alpha.Key, map[string]any{"account": map[string]any{"name": "Savings", "account_type": "depository"}}).json(t)
 	r := e.do("POST", "/api/v1/transfers", e.alpha.Key, map[string]any{"transfer": map[string]any{
 		"from_account_id": e.alpha.Account.ID.String(), "to_account_id": sav["id"], "amount": "500", "date": "2024-02-01"}})
-	if r.status != 201 {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	tr := r.json(t)
+	tr := r.wantJSON(t, 201)
 	if tr["amount"] != "$500.00" || tr["outflow_transaction"].(map[string]any)["amount"] != "$500.00" || tr["inflow_transaction"].(map[string]any)["amount"] != "-$500.00" {
 		t.Errorf("transfer: %s", r.body)
 	}

@@ -51,10 +51,7 @@ func TestBalanceSheetAndBalances(t *testing.T) {
 	card, _ := seedReports(t, e)
 
 	r := e.do("GET", "/api/v1/balance_sheet", e.alpha.ReadKey, nil)
-	if r.status != 200 {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	bs := r.json(t)
+	bs := r.wantJSON(t, 200)
 	nw := bs["net_worth"].(map[string]any)
 	if bs["currency"] != "USD" || bs["include_disabled"] != false || nw["amount"] != "2799.50" || nw["amount_cents"] != 279950.0 ||
 		nw["formatted"] != "$2,799.50" || bs["liabilities"].(map[string]any)["amount"] != "120.00" {
@@ -70,10 +67,7 @@ func TestBalanceSheetAndBalances(t *testing.T) {
 	}
 
 	r = e.do("GET", "/api/v1/balances?per_page=2", e.alpha.Key, nil)
-	if r.status != 200 {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	list := r.json(t)
+	list := r.wantJSON(t, 200)
 	items := list["balances"].([]any)
 	if len(items) != 2 || list["pagination"].(map[string]any)["total_count"] != 3.0 {
 		t.Fatalf("balances %s", r.body)
@@ -104,10 +98,7 @@ func TestIncomeStatement(t *testing.T) {
 	e := newEnv(t)
 	_, food := seedReports(t, e)
 	r := e.do("GET", "/api/v1/income_statement?start_date=2024-01-01&end_date=2024-03-31", e.alpha.ReadKey, nil)
-	if r.status != 200 {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	st := r.json(t)
+	st := r.wantJSON(t, 200)
 	if st["income_cents"] != 300000.0 || st["spending"] != "$200.50" || st["net_cents"] != 279950.0 || st["spending_count"] != 2.0 {
 		t.Errorf("totals %s", r.body)
 	}
@@ -165,10 +156,7 @@ func TestBudgetsAPI(t *testing.T) {
 	}
 
 	r := e.do("GET", "/api/v1/budgets", e.alpha.ReadKey, nil)
-	if r.status != 200 {
-		t.Fatalf("%d %s", r.status, r.body)
-	}
-	budgets := r.json(t)["budgets"].([]any)
+	budgets := r.wantJSON(t, 200)["budgets"].([]any)
 	if len(budgets) != 2 || budgets[0].(map[string]any)["start_date"] != "2024-02-01" || budgets[0].(map[string]any)["budgeted_spending"] != nil {
 		t.Fatalf("budgets %s", r.body)
 	}

@@ -9,16 +9,16 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"coffer/api"
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
-	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
 
-// familyTasks counts the queued sync tasks of a family.
-func familyTasks(t *testing.T, insp *asynq.Inspector, e *env) int {
+// wantOneSyncTask fails the test unless alpha has exactly one queued
+// sync task.
+func wantOneSyncTask(t *testing.T, e *env) {
 	t.Helper()
+	insp := asynq.NewInspectorFromRedisClient(e.rdb)
 	n := 0
 	for _, list := range []func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){insp.ListPendingTasks, insp.ListScheduledTasks} {
 		infos, err := list(jobs.QueueDefault, asynq.PageSize(1000))
@@ -32,17 +32,31 @@ func familyTasks(t *testing.T, insp *asynq.Inspector, e *env) int {
 			}
 		}
 	}
-	return n
+	if n != 1 {
+		t.Fatalf("%d sync tasks, want 1", n)
+	}
+}
+
+// scheduledSync is a daily sync of conn still waiting for its jitter: its
+// row and its task are due in delay.
+func scheduledSync(t *testing.T, e *env, conn *models.Connection, delay time.Duration) *models.Sync {
+	t.Helper()
+	today := models.DateOf(time.Now())
+	sy, created, err := e.store.CreateSync(t.Context(), &models.Sync{FamilyID: e.alpha.Family.ID, ConnectionID: conn.ID,
+		Trigger: models.TriggerSchedule, ScheduledFor: &today, NotBefore: time.Now().Add(delay)})
+	if err != nil || !created {
+		t.Fatalf("scheduled sync: %v %v", created, err)
+	}
+	if err := simplefin.EnqueueSync(t.Context(), asynq.NewClientFromRedisClient(e.rdb), sy, delay); err != nil {
+		t.Fatal(err)
+	}
+	return sy
 }
 
 // TestSyncNowTwiceWhileQueued: two clicks make one sync row and one task.
 func TestSyncNowTwiceWhileQueued(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	conn, first := activeConnection(t, e, bridgetest.New(t))
-	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
-		t.Fatal(err)
-	}
-	insp := asynq.NewInspectorFromRedisClient(e.rdb)
+	e, bridge := bridgeEnv(t)
+	conn := idleConnection(t, e, bridge)
 	path := "/api/v1/provider_connections/" + conn.ID.String() + "/sync"
 	r1 := e.do("POST", path, e.alpha.Key, nil)
 	r2 := e.do("POST", path, e.alpha.Key, nil)
@@ -53,31 +67,17 @@ func TestSyncNowTwiceWhileQueued(t *testing.T) {
 	if err != nil || n != 1 || syncs[0].ID.String() != r1.json(t)["id"] {
 		t.Fatalf("%d pending syncs: %v", n, err)
 	}
-	if got := familyTasks(t, insp, e); got != 1 {
-		t.Fatalf("%d tasks, want 1", got)
-	}
+	wantOneSyncTask(t, e)
 }
 
 // TestSyncNowRunsAScheduledSync: Sync now on a scheduled sync still
 // waiting for its jitter makes its task due at once; the same sync is
 // answered and no other task is queued.
 func TestSyncNowRunsAScheduledSync(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	conn, first := activeConnection(t, e, bridgetest.New(t))
-	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
-		t.Fatal(err)
-	}
+	e, bridge := bridgeEnv(t)
+	conn := idleConnection(t, e, bridge)
 	ctx := t.Context()
-	today := models.DateOf(time.Now())
-	delay := 20 * time.Minute
-	sy, created, err := e.store.CreateSync(ctx, &models.Sync{FamilyID: e.alpha.Family.ID, ConnectionID: conn.ID,
-		Trigger: models.TriggerSchedule, ScheduledFor: &today, NotBefore: time.Now().Add(delay)})
-	if err != nil || !created {
-		t.Fatalf("scheduled sync: %v %v", created, err)
-	}
-	if err := simplefin.EnqueueSync(ctx, asynq.NewClientFromRedisClient(e.rdb), sy, delay); err != nil {
-		t.Fatal(err)
-	}
+	sy := scheduledSync(t, e, conn, 20*time.Minute)
 	insp := asynq.NewInspectorFromRedisClient(e.rdb)
 	id := "simplefin:sync:" + sy.ID.String()
 	if info, err := insp.GetTaskInfo(jobs.QueueDefault, id); err != nil || info.State != asynq.TaskStateScheduled {
@@ -94,36 +94,23 @@ func TestSyncNowRunsAScheduledSync(t *testing.T) {
 	if err != nil || got.NotBefore.After(time.Now()) {
 		t.Fatalf("not_before %v after Sync now (%v)", got.NotBefore, err)
 	}
-	if n := familyTasks(t, insp, e); n != 1 {
-		t.Fatalf("%d tasks, want 1", n)
-	}
+	wantOneSyncTask(t, e)
 }
 
 // TestSyncNowScreen: the screen's Sync now is the API's: with the budget
 // used up the new sync waits for the first free slot and the page says
 // when; a scheduled sync still waiting for its jitter runs at once.
 func TestSyncNowScreen(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	conn, first := activeConnection(t, e, bridgetest.New(t))
+	e, bridge := bridgeEnv(t)
+	conn := idleConnection(t, e, bridge)
 	ctx := t.Context()
-	if err := e.store.FailSync(ctx, first, "test"); err != nil {
-		t.Fatal(err)
-	}
 	b := signedInBrowser(t, e)
 	b.get("/settings/connections")
 	path := "/settings/connections/" + conn.ID.String() + "/sync"
 	insp := asynq.NewInspectorFromRedisClient(e.rdb)
 
 	// A scheduled sync waiting for its jitter is made due now.
-	today := models.DateOf(time.Now())
-	sy, _, err := e.store.CreateSync(ctx, &models.Sync{FamilyID: e.alpha.Family.ID, ConnectionID: conn.ID,
-		Trigger: models.TriggerSchedule, ScheduledFor: &today, NotBefore: time.Now().Add(20 * time.Minute)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := simplefin.EnqueueSync(ctx, asynq.NewClientFromRedisClient(e.rdb), sy, 20*time.Minute); err != nil {
-		t.Fatal(err)
-	}
+	sy := scheduledSync(t, e, conn, 20*time.Minute)
 	if r := b.post(path, nil); r.status != 303 {
 		t.Fatalf("sync now: %d", r.status)
 	}
@@ -155,7 +142,5 @@ func TestSyncNowScreen(t *testing.T) {
 	if page := b.get("/settings/connections"); !strings.Contains(string(page.body), want) {
 		t.Fatalf("page without %q: %s", want, page.body)
 	}
-	if n := familyTasks(t, insp, e); n != 1 {
-		t.Fatalf("%d tasks, want 1", n)
-	}
+	wantOneSyncTask(t, e)
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"coffer/api"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 )
@@ -28,9 +27,19 @@ func activeConnection(t *testing.T, e *env, bridge *bridgetest.Server) (*models.
 	return c, sy
 }
 
+// idleConnection is an active connection whose initial sync is over
+// (failed), so that no sync is under way.
+func idleConnection(t *testing.T, e *env, bridge *bridgetest.Server) *models.Connection {
+	t.Helper()
+	c, first := activeConnection(t, e, bridge)
+	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestSyncEndpoints(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := bridgetest.New(t)
+	e, bridge := bridgeEnv(t)
 	conn, first := activeConnection(t, e, bridge)
 	cid := conn.ID.String()
 
@@ -87,8 +96,7 @@ func TestSyncEndpoints(t *testing.T) {
 }
 
 func TestConnectionSettingsAndAccounts(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := bridgetest.New(t)
+	e, bridge := bridgeEnv(t)
 	conn, _ := activeConnection(t, e, bridge)
 	base := "/api/v1/provider_connections/" + conn.ID.String()
 
@@ -134,8 +142,7 @@ func TestConnectionSettingsAndAccounts(t *testing.T) {
 }
 
 func TestDisconnectDeletingTransactions(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := bridgetest.New(t)
+	e, bridge := bridgeEnv(t)
 	conn, _ := activeConnection(t, e, bridge)
 	base := "/api/v1/provider_connections/" + conn.ID.String()
 	member := &models.User{FamilyID: e.alpha.Family.ID, Email: "member-" + conn.ID.String()[:8] + "@example.com", Role: models.RoleMember}
@@ -164,12 +171,8 @@ func TestDisconnectDeletingTransactions(t *testing.T) {
 // TestSyncNowOverBudget: with 24 requests in the last day, Sync now sends
 // nothing and answers 202 with a sync waiting for the first free slot.
 func TestSyncNowOverBudget(t *testing.T) {
-	e := newEnv(t, func(o *api.Options) { o.SimpleFINAllowHTTP = true })
-	bridge := bridgetest.New(t)
-	conn, first := activeConnection(t, e, bridge)
-	if err := e.store.FailSync(t.Context(), first, "test"); err != nil {
-		t.Fatal(err)
-	}
+	e, bridge := bridgeEnv(t)
+	conn := idleConnection(t, e, bridge)
 	oldest := time.Now().Add(-20 * time.Hour)
 	for i := 0; i < 24; i++ {
 		at := oldest.Add(time.Duration(i) * time.Minute)

@@ -86,12 +86,7 @@ func (s *Store) Accounts(ctx context.Context, familyID uuid.UUID, p Page) ([]Acc
 
 // Account returns one account of the family.
 func (s *Store) Account(ctx context.Context, familyID, id uuid.UUID) (*Account, error) {
-	a := new(Account)
-	err := s.db.NewSelect().Model(a).
-		Where("a.family_id = ?", familyID).
-		Where("a.id = ?", id).
-		Scan(ctx)
-	return a, dbErr("get account", err)
+	return oneOf[Account](ctx, s, familyID, id, "get account")
 }
 
 // CreateAccount inserts an account; its balance starts at the opening balance.
@@ -112,12 +107,7 @@ func (s *Store) CreateAccount(ctx context.Context, a *Account) error {
 // UpdateAccount writes the named columns of an account of a.FamilyID.
 func (s *Store) UpdateAccount(ctx context.Context, a *Account, columns ...string) error {
 	a.UpdatedAt = s.now()
-	res, err := s.db.NewUpdate().Model(a).
-		Column(append(columns, "updated_at")...).
-		Where("a.family_id = ?", a.FamilyID).
-		Where("a.id = ?", a.ID).
-		Exec(ctx)
-	return affectedOne(res, err, "update account")
+	return s.updateOne(ctx, a, a.FamilyID, a.ID, "update account", columns...)
 }
 
 // DeleteAccount removes an account and, through the schema, its transactions.

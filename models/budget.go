@@ -104,25 +104,13 @@ ORDER BY p.start_date DESC, p.created_at, p.id`
 // Budgets lists a page of the family's budgets, newest month first, with
 // their figures, and how many there are.
 func (s *Store) Budgets(ctx context.Context, familyID uuid.UUID, f BudgetFilter, p Page) ([]BudgetSummary, int, error) {
-	from, to := f.StartDate, f.EndDate
-	if from == "" {
-		from = "1900-01-01"
-	}
-	if to == "" {
-		to = "2199-12-31"
-	}
-	n64, err := s.db.NewSelect().Model((*Budget)(nil)).
-		Where("b.family_id = ?", familyID).Where("b.start_date >= ?", from).Where("b.end_date <= ?", to).
-		Count(ctx)
-	if err != nil {
-		return nil, 0, dbErr("count budgets", err)
-	}
+	from, to := openRange(f.StartDate, f.EndDate)
+	count := s.db.NewSelect().Model((*Budget)(nil)).
+		Where("b.family_id = ?", familyID).Where("b.start_date >= ?", from).Where("b.end_date <= ?", to)
 	rows := []BudgetSummary{}
-	n, offset := int(n64), (p.Number-1)*p.Size
-	if n <= offset {
-		return rows, n, nil
-	}
-	err = s.db.NewRaw(budgetSummariesSQL, familyID, from, to, p.Size, offset).Scan(ctx, &rows)
+	n, err := p.read(ctx, count.Count, func(limit, offset int64) error {
+		return s.db.NewRaw(budgetSummariesSQL, familyID, from, to, limit, offset).Scan(ctx, &rows)
+	})
 	return rows, n, dbErr("list budgets", err)
 }
 
@@ -205,9 +193,7 @@ func (s *Store) UpdateBudget(ctx context.Context, b *Budget) error {
 		return Invalid(problems...)
 	}
 	b.UpdatedAt = s.now()
-	res, err := s.db.NewUpdate().Model(b).Column("budgeted_spending", "expected_income", "updated_at").
-		Where("b.family_id = ?", b.FamilyID).Where("b.id = ?", b.ID).Exec(ctx)
-	return affectedOne(res, err, "update budget")
+	return s.updateOne(ctx, b, b.FamilyID, b.ID, "update budget", "budgeted_spending", "expected_income")
 }
 
 // copyBudgetCategoriesSQL gives every category row of budget ?1 the

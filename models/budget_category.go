@@ -217,13 +217,7 @@ func (s *Store) monthNumber(col string) bun.Safe {
 // BudgetLines lists a page of the family's budget lines, newest month
 // first and by category name within a month, and how many there are.
 func (s *Store) BudgetLines(ctx context.Context, familyID uuid.UUID, f BudgetLineFilter, p Page) ([]BudgetLine, int, error) {
-	from, to := f.StartDate, f.EndDate
-	if from == "" {
-		from = "1900-01-01"
-	}
-	if to == "" {
-		to = "2199-12-31"
-	}
+	from, to := openRange(f.StartDate, f.EndDate)
 	q := s.db.NewSelect().Model((*BudgetCategory)(nil)).
 		Join("JOIN budgets AS b ON b.id = bc.budget_id AND b.family_id = bc.family_id").
 		Where("bc.family_id = ?", familyID).Where("b.start_date >= ?", from).Where("b.end_date <= ?", to)
@@ -236,17 +230,11 @@ func (s *Store) BudgetLines(ctx context.Context, familyID uuid.UUID, f BudgetLin
 	if f.CategoryID != nil {
 		q.Where("bc.category_id = ?", *f.CategoryID)
 	}
-	n64, err := q.Count(ctx)
-	if err != nil {
-		return nil, 0, dbErr("count budget lines", err)
-	}
 	lines := []BudgetLine{}
-	n, offset := int(n64), (p.Number-1)*p.Size
-	if n <= offset {
-		return lines, n, nil
-	}
-	err = s.db.NewRaw(budgetLinesSQL, familyID, from, to, f.ID, f.BudgetID, f.CategoryID, p.Size, offset,
-		s.monthNumber("b.start_date")).Scan(ctx, &lines)
+	n, err := p.read(ctx, q.Count, func(limit, offset int64) error {
+		return s.db.NewRaw(budgetLinesSQL, familyID, from, to, f.ID, f.BudgetID, f.CategoryID, limit, offset,
+			s.monthNumber("b.start_date")).Scan(ctx, &lines)
+	})
 	return lines, n, dbErr("list budget lines", err)
 }
 

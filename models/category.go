@@ -74,12 +74,7 @@ func (s *Store) UpdateCategory(ctx context.Context, c *Category, columns ...stri
 		if err := tx.checkParent(ctx, c); err != nil {
 			return err
 		}
-		res, err := tx.db.NewUpdate().Model(c).
-			Column(append(columns, "updated_at")...).
-			Where("c.family_id = ?", c.FamilyID).
-			Where("c.id = ?", c.ID).
-			Exec(ctx)
-		return affectedOne(res, err, "update category")
+		return tx.updateOne(ctx, c, c.FamilyID, c.ID, "update category", columns...)
 	})
 }
 

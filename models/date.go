@@ -26,6 +26,24 @@ func ParseDate(s string) (Date, error) {
 	return Date(s), nil
 }
 
+// firstDate and lastDate are the first and last days ParseDate accepts.
+const (
+	firstDate Date = "1900-01-01"
+	lastDate  Date = "2199-12-31"
+)
+
+// openRange is a date filter's from and to, an open (empty) end standing
+// for the first or the last day there can be.
+func openRange(from, to Date) (Date, Date) {
+	if from == "" {
+		from = firstDate
+	}
+	if to == "" {
+		to = lastDate
+	}
+	return from, to
+}
+
 // DateOf returns the day of t in UTC.
 func DateOf(t time.Time) Date { return Date(t.UTC().Format(time.DateOnly)) }
 

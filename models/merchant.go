@@ -31,12 +31,7 @@ func (s *Store) Merchants(ctx context.Context, familyID uuid.UUID) ([]Merchant, 
 
 // Merchant returns one merchant of the family.
 func (s *Store) Merchant(ctx context.Context, familyID, id uuid.UUID) (*Merchant, error) {
-	m := new(Merchant)
-	err := s.db.NewSelect().Model(m).
-		Where("m.family_id = ?", familyID).
-		Where("m.id = ?", id).
-		Scan(ctx)
-	return m, dbErr("get merchant", err)
+	return oneOf[Merchant](ctx, s, familyID, id, "get merchant")
 }
 
 // CreateMerchant inserts a merchant; a name already used is ErrConflict.
@@ -51,12 +46,7 @@ func (s *Store) CreateMerchant(ctx context.Context, m *Merchant) error {
 // UpdateMerchant renames a merchant of m.FamilyID.
 func (s *Store) UpdateMerchant(ctx context.Context, m *Merchant) error {
 	m.UpdatedAt = s.now()
-	res, err := s.db.NewUpdate().Model(m).
-		Column("name", "updated_at").
-		Where("m.family_id = ?", m.FamilyID).
-		Where("m.id = ?", m.ID).
-		Exec(ctx)
-	return affectedOne(res, err, "update merchant")
+	return s.updateOne(ctx, m, m.FamilyID, m.ID, "update merchant", "name")
 }
 
 // DeleteMerchant removes a merchant; its transactions keep no merchant.

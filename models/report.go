@@ -198,14 +198,20 @@ type CategoryTotal struct {
 	Count          int        `bun:"count"`
 }
 
-const categoryTotalsSQL = `WITH days AS (` + countedDaysSQL + `)
-SELECT CASE WHEN d.income THEN 'income' ELSE 'expense' END AS classification,
+// categorySumsSQL adds up the counted days (countedDaysSQL, as days) by
+// direction and category, naming each category and its parent: the
+// columns of a CategoryTotal, after any its query puts first.
+const categorySumsSQL = `
+       CASE WHEN d.income THEN 'income' ELSE 'expense' END AS classification,
        c.id AS category_id, c.name, c.color, c.icon, c.parent_id, p.name AS parent_name,
        CAST(ABS(SUM(d.amount)) AS bigint) AS total,
        CAST(SUM(d.n) AS bigint) AS count
 FROM days d
 LEFT JOIN categories c ON c.id = d.category_id AND c.family_id = ?0
-LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
+LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0`
+
+const categoryTotalsSQL = `WITH days AS (` + countedDaysSQL + `)
+SELECT` + categorySumsSQL + `
 GROUP BY 1, c.id, c.name, c.color, c.icon, c.parent_id, p.name
 ORDER BY 1, total DESC, c.name`
 
@@ -229,14 +235,7 @@ type StatementCell struct {
 }
 
 const incomeStatementSQL = `WITH days AS (` + countedDaysSQL + `)
-SELECT ?3 AS month,
-       CASE WHEN d.income THEN 'income' ELSE 'expense' END AS classification,
-       c.id AS category_id, c.name, c.color, c.icon, c.parent_id, p.name AS parent_name,
-       CAST(ABS(SUM(d.amount)) AS bigint) AS total,
-       CAST(SUM(d.n) AS bigint) AS count
-FROM days d
-LEFT JOIN categories c ON c.id = d.category_id AND c.family_id = ?0
-LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
+SELECT ?3 AS month,` + categorySumsSQL + `
 GROUP BY 1, 2, c.id, c.name, c.color, c.icon, c.parent_id, p.name
 ORDER BY 1, 2, total DESC, c.name`
 

@@ -114,23 +114,19 @@ SELECT count(*) FROM (
 // balances rest on the accounts' stored balances, so a write shows in
 // them once its balance job has run (within seconds).
 func (s *Store) BalanceHistory(ctx context.Context, familyID uuid.UUID, f BalanceFilter, p Page) ([]BalanceDay, int, error) {
-	start, end := f.StartDate, f.EndDate
-	if start == "" {
-		start = "1900-01-01"
-	}
-	if today := DateOf(s.now()); end == "" || end > today {
+	start, end := openRange(f.StartDate, f.EndDate)
+	if today := DateOf(s.now()); end > today {
 		end = today
 	}
 	args := []any{familyID, f.AccountID, f.Currency, start, end}
-	var n int
-	if err := s.db.NewRaw(balanceHistoryCountSQL, append(args, 0, 0, s.asofOf())...).Scan(ctx, &n); err != nil {
-		return nil, 0, dbErr("count balance history", err)
+	count := func(ctx context.Context) (int64, error) {
+		var n int64
+		err := s.db.NewRaw(balanceHistoryCountSQL, append(args, 0, 0, s.asofOf())...).Scan(ctx, &n)
+		return n, err
 	}
 	days := []BalanceDay{}
-	offset := (p.Number - 1) * p.Size
-	if n <= offset {
-		return days, n, nil
-	}
-	err := s.db.NewRaw(balanceHistorySQL, append(args, offset, p.Size, s.asofOf(), offset+p.Size)...).Scan(ctx, &days)
+	n, err := p.read(ctx, count, func(limit, offset int64) error {
+		return s.db.NewRaw(balanceHistorySQL, append(args, offset, limit, s.asofOf(), offset+limit)...).Scan(ctx, &days)
+	})
 	return days, n, dbErr("balance history", err)
 }

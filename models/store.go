@@ -128,18 +128,44 @@ func (p Page) Pages(total int) int {
 
 // scan counts every row q matches, then reads the page's rows into q's
 // model. The two run one after the other: bun's concurrent ScanAndCount
-// races on queries with nested relations. A page past the end is not read.
+// races on queries with nested relations.
 func (p Page) scan(ctx context.Context, q *bun.SelectQuery) (int, error) {
-	n64, err := q.Count(ctx)
+	return p.read(ctx, q.Count, func(limit, offset int64) error { return q.Limit(limit).Offset(offset).Scan(ctx) })
+}
+
+// read counts the rows, then calls rows with the page's limit and offset
+// to read the page. A page past the end is not read.
+func (p Page) read(ctx context.Context, count func(context.Context) (int64, error), rows func(limit, offset int64) error) (int, error) {
+	n, err := count(ctx)
 	if err != nil {
 		return 0, err
 	}
-	n := int(n64)
 	offset := int64(p.Number-1) * int64(p.Size)
-	if n64 <= offset {
-		return n, nil
+	if n <= offset {
+		return int(n), nil
 	}
-	return n, q.Limit(int64(p.Size)).Offset(offset).Scan(ctx)
+	return int(n), rows(int64(p.Size), offset)
+}
+
+// oneOf reads the row of T's table with this family and id.
+func oneOf[T any](ctx context.Context, s *Store, familyID, id uuid.UUID, action string) (*T, error) {
+	v := new(T)
+	err := s.db.NewSelect().Model(v).
+		Where("?TableAlias.family_id = ?", familyID).
+		Where("?TableAlias.id = ?", id).
+		Scan(ctx)
+	return v, dbErr(action, err)
+}
+
+// updateOne writes the columns, and updated_at, of model to the row of
+// its table with this family and id; the caller has set UpdatedAt.
+func (s *Store) updateOne(ctx context.Context, model any, familyID, id uuid.UUID, action string, columns ...string) error {
+	res, err := s.db.NewUpdate().Model(model).
+		Column(append(columns[:len(columns):len(columns)], "updated_at")...).
+		Where("?TableAlias.family_id = ?", familyID).
+		Where("?TableAlias.id = ?", id).
+		Exec(ctx)
+	return affectedOne(res, err, action)
 }
 
 // deleteOne deletes the row of model's table with this family and id.

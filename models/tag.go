@@ -32,12 +32,7 @@ func (s *Store) Tags(ctx context.Context, familyID uuid.UUID) ([]Tag, error) {
 
 // Tag returns one tag of the family.
 func (s *Store) Tag(ctx context.Context, familyID, id uuid.UUID) (*Tag, error) {
-	t := new(Tag)
-	err := s.db.NewSelect().Model(t).
-		Where("tg.family_id = ?", familyID).
-		Where("tg.id = ?", id).
-		Scan(ctx)
-	return t, dbErr("get tag", err)
+	return oneOf[Tag](ctx, s, familyID, id, "get tag")
 }
 
 // CreateTag inserts a tag; a name already used is ErrConflict.
@@ -52,12 +47,7 @@ func (s *Store) CreateTag(ctx context.Context, t *Tag) error {
 // UpdateTag writes the name and color of a tag of t.FamilyID.
 func (s *Store) UpdateTag(ctx context.Context, t *Tag) error {
 	t.UpdatedAt = s.now()
-	res, err := s.db.NewUpdate().Model(t).
-		Column("name", "color", "updated_at").
-		Where("tg.family_id = ?", t.FamilyID).
-		Where("tg.id = ?", t.ID).
-		Exec(ctx)
-	return affectedOne(res, err, "update tag")
+	return s.updateOne(ctx, t, t.FamilyID, t.ID, "update tag", "name", "color")
 }
 
 // DeleteTag removes a tag from the family and from its transactions.

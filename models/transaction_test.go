@@ -11,6 +11,124 @@ import (
 	"coffer/models/modelstest"
 )
 
+func TestTransactionIdempotencyAndScope(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	a := modelstest.NewFamily(t, s, "alpha")
+	b := modelstest.NewFamily(t, s, "beta")
+
+	ext, src := "ext-1", "api"
+	tx := &models.Transaction{FamilyID: a.Family.ID, AccountID: a.Account.ID, Date: "2024-01-15",
+		Amount: 125000, Currency: "USD", Name: "Groceries", ExternalID: &ext, Source: &src}
+	_, created, err := s.CreateTransaction(ctx, tx, nil)
+	if err != nil || !created {
+		t.Fatalf("first create: created=%v err=%v", created, err)
+	}
+	again := *tx
+	row, created, err := s.CreateTransaction(ctx, &again, nil)
+	if err != nil || created || row.ID != tx.ID {
+		t.Fatalf("replay: row=%v created=%v err=%v, want the first row, false, nil", row, created, err)
+	}
+	got, err := s.Transaction(ctx, a.Family.ID, tx.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Amount != 125000 || got.Account == nil || got.Account.ID != a.Account.ID || got.Date != "2024-01-15" {
+		t.Fatalf("got %+v", got)
+	}
+	if _, err := s.Transaction(ctx, b.Family.ID, tx.ID); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("other family read: err=%v, want ErrNotFound", err)
+	}
+	// A transaction on another family's account is refused.
+	foreign := &models.Transaction{FamilyID: b.Family.ID, AccountID: a.Account.ID, Date: "2024-01-15", Amount: 1, Currency: "USD", Name: "x"}
+	var inv *models.InvalidError
+	if _, _, err := s.CreateTransaction(ctx, foreign, []uuid.UUID{uuid.New()}); !errors.As(err, &inv) || len(inv.Problems) != 2 {
+		t.Fatalf("foreign account: err=%v, want 2 problems", err)
+	}
+}
+
+func TestRecalculateBalance(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "gamma")
+	card := &models.Account{FamilyID: f.Family.ID, Name: "Card", AccountType: "credit_card", Currency: "USD", OpeningBalance: 1000000}
+	if err := s.CreateAccount(ctx, card); err != nil {
+		t.Fatal(err)
+	}
+	for _, acc := range []uuid.UUID{f.Account.ID, card.ID} {
+		for _, tx := range []struct {
+			date   models.Date
+			amount models.Amount
+			cur    string
+		}{
+			{"2024-01-01", 250000, "USD"},   // spent 25
+			{"2024-01-02", -1000000, "USD"}, // received 100
+			{"2199-01-01", 50000, "USD"},    // future: not yet
+			{"2024-01-03", 70000, "EUR"},    // other currency: not counted
+		} {
+			if _, _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: acc, Date: tx.date, Amount: tx.amount, Currency: tx.cur, Name: "t"}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.RecalculateBalance(ctx, f.Family.ID, acc); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecalculateBalance(ctx, f.Family.ID, acc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checking, _ := s.Account(ctx, f.Family.ID, f.Account.ID)
+	if checking.Balance != 750000 || checking.CashBalance != 750000 {
+		t.Errorf("checking balance = %v cash %v, want 75.0000", checking.Balance, checking.CashBalance)
+	}
+	card, _ = s.Account(ctx, f.Family.ID, card.ID)
+	if card.Balance != 1000000-750000 {
+		t.Errorf("card balance = %v, want 25.0000", card.Balance)
+	}
+	if err := s.RecalculateBalance(ctx, uuid.New(), card.ID); !errors.Is(err, models.ErrNotFound) {
+		t.Errorf("other family: %v", err)
+	}
+}
+
+func TestLatestTransactions(t *testing.T) {
+	l := newLedger(t)
+	ctx := context.Background()
+	fam := l.f.Family.ID
+	all, n, err := l.s.Transactions(ctx, fam, models.TransactionFilter{}, models.Page{Number: 1, Size: 100})
+	must(t, err)
+	tag := &models.Tag{FamilyID: fam, Name: "review", Color: "#000000"}
+	must(t, l.s.CreateTag(ctx, tag))
+	if _, err := l.s.BulkAddTags(ctx, fam, []uuid.UUID{all[0].ID, all[2].ID}, []uuid.UUID{tag.ID}); err != nil {
+		t.Fatal(err)
+	}
+	// The ledger's rows share dates: the order falls back on created_at
+	// and id, as the list's does. Its tombstone and the other family's
+	// row are in neither.
+	for _, size := range []int{1, 3, n - 1, n, n + 5} {
+		want, _, err := l.s.Transactions(ctx, fam, models.TransactionFilter{}, models.Page{Number: 1, Size: size})
+		must(t, err)
+		got, err := l.s.LatestTransactions(ctx, fam, size)
+		must(t, err)
+		if len(got) != len(want) || len(got) != min(size, n) {
+			t.Fatalf("size %d: got %d rows, want %d", size, len(got), len(want))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.ID != w.ID || g.Account == nil || g.Account.ID != w.AccountID || len(g.Tags) != len(w.Tags) ||
+				(g.Transfer == nil) != (w.Transfer == nil) || (g.Category == nil) != (w.Category == nil) {
+				t.Errorf("size %d row %d: got %+v, want %+v", size, i, g, w)
+			}
+		}
+	}
+	if got, _ := l.s.LatestTransactions(ctx, fam, n); len(got[0].Tags) != 1 || got[0].Tags[0].ID != tag.ID {
+		t.Errorf("newest row's tags %+v", got[0].Tags)
+	}
+	stranger := modelstest.NewFamily(t, l.s, "stranger")
+	if got, err := l.s.LatestTransactions(ctx, stranger.Family.ID, 8); err != nil || len(got) != 0 {
+		t.Errorf("a family without transactions: %d rows, %v", len(got), err)
+	}
+}
+
 // TestCreateTransactionReplay checks that a create carrying a known
 // idempotency key gets the first row back, whatever else it says.
 func TestCreateTransactionReplay(t *testing.T) {

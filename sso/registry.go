@@ -190,47 +190,42 @@ func (r *Registry) Watch(ctx context.Context) {
 }
 
 // OAuth returns the provider's OIDC or OAuth 2.0 relying party, building
-// it on first use. A failure is not kept: the next sign-in tries again.
+// it on first use.
 func (r *Registry) OAuth(ctx context.Context, e *Entry) (*OAuth, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.oauth != nil {
-		return e.oauth, nil
-	}
-	secret, err := r.store.ProviderSecret(e.Provider, models.ColClientSecret)
-	if err != nil {
-		r.log.Error("sso: client secret unreadable", "provider", e.Provider.Name)
-		return nil, ErrUnavailable
-	}
-	a, err := NewOAuth(ctx, e.Provider, secret, customMappings(e.Provider), r.o)
-	if err != nil {
-		r.log.Error("sso: relying party", "provider", e.Provider.Name, "err", err)
-		return nil, ErrUnavailable
-	}
-	e.oauth = a
-	return a, nil
+	return buildOnce(r, e, &e.oauth, models.ColClientSecret, "client secret", "relying party", func(secret string) (*OAuth, error) {
+		return NewOAuth(ctx, e.Provider, secret, customMappings(e.Provider), r.o)
+	})
 }
 
 // SAML returns the provider's SAML service provider, building it on first
 // use.
 func (r *Registry) SAML(e *Entry) (*SAML, error) {
+	return buildOnce(r, e, &e.saml, models.ColSPPrivateKey, "SP private key", "service provider", func(key string) (*SAML, error) {
+		return NewSAML(e.Provider, key, r.o)
+	})
+}
+
+// buildOnce returns *built, or builds it under e's lock from the
+// provider's sealed secret col and keeps it. A failure is logged (what
+// and secretName say which) and not kept: the next sign-in tries again.
+func buildOnce[T any](r *Registry, e *Entry, built **T, col, secretName, what string, build func(secret string) (*T, error)) (*T, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.saml != nil {
-		return e.saml, nil
+	if *built != nil {
+		return *built, nil
 	}
-	key, err := r.store.ProviderSecret(e.Provider, models.ColSPPrivateKey)
+	secret, err := r.store.ProviderSecret(e.Provider, col)
 	if err != nil {
-		r.log.Error("sso: SP private key unreadable", "provider", e.Provider.Name)
+		r.log.Error("sso: "+secretName+" unreadable", "provider", e.Provider.Name)
 		return nil, ErrUnavailable
 	}
-	sp, err := NewSAML(e.Provider, key, r.o)
+	v, err := build(secret)
 	if err != nil {
-		r.log.Error("sso: service provider", "provider", e.Provider.Name, "err", err)
+		r.log.Error("sso: "+what, "provider", e.Provider.Name, "err", err)
 		return nil, ErrUnavailable
 	}
-	e.saml = sp
-	return sp, nil
+	*built = v
+	return v, nil
 }
 
 // customMappings reads rules.custom_mappings; rules were validated on save.

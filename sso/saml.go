@@ -173,11 +173,7 @@ func (s *SAML) Metadata() ([]byte, error) {
 // sign_requests is on) and the request id, which the caller stores to
 // check the response's InResponseTo.
 func (s *SAML) AuthnRequest(relayState string) (redirectURL, requestID string, err error) {
-	allowCreate := true
-	format := string(s.format)
-	if s.format == saml.UnspecifiedNameIDFormat {
-		format = ""
-	}
+	allowCreate, format := true, s.requestFormat()
 	req := saml.AuthnRequest{
 		ID:                          newSAMLID(),
 		Version:                     "2.0",
@@ -185,7 +181,7 @@ func (s *SAML) AuthnRequest(relayState string) (redirectURL, requestID string, e
 		Destination:                 models.Str(s.p.IdPSSOURL),
 		AssertionConsumerServiceURL: s.acsURL,
 		ProtocolBinding:             saml.HTTPPostBinding,
-		Issuer:                      &saml.Issuer{Format: entityFormat, Value: s.entityID},
+		Issuer:                      s.issuer(),
 		NameIDPolicy:                &saml.NameIDPolicy{Format: &format, AllowCreate: &allowCreate},
 	}
 	u, err := s.redirect(req.Destination, "SAMLRequest", req.Element(), relayState)
@@ -207,17 +203,13 @@ func (s *SAML) LogoutRequest(nameID, sessionIndex, relayState string) (redirectU
 	if nameID == "" {
 		return "", "", errors.New("sso: saml logout needs the session's NameID")
 	}
-	format := string(s.format)
-	if s.format == saml.UnspecifiedNameIDFormat {
-		format = ""
-	}
 	req := saml.LogoutRequest{
 		ID:           newSAMLID(),
 		Version:      "2.0",
 		IssueInstant: s.o.now().UTC(),
 		Destination:  dest,
-		Issuer:       &saml.Issuer{Format: entityFormat, Value: s.entityID},
-		NameID:       &saml.NameID{Format: format, Value: nameID},
+		Issuer:       s.issuer(),
+		NameID:       &saml.NameID{Format: s.requestFormat(), Value: nameID},
 	}
 	if sessionIndex != "" {
 		req.SessionIndex = &saml.SessionIndex{Value: sessionIndex}
@@ -230,6 +222,18 @@ func (s *SAML) LogoutRequest(nameID, sessionIndex, relayState string) (redirectU
 }
 
 const entityFormat = "urn:oasis:names:tc:SAML:2.0:nameid-format:entity"
+
+// issuer names this service provider as the issuer of its requests.
+func (s *SAML) issuer() *saml.Issuer { return &saml.Issuer{Format: entityFormat, Value: s.entityID} }
+
+// requestFormat is the NameID format the requests name: none for
+// unspecified, which leaves the choice to the IdP.
+func (s *SAML) requestFormat() string {
+	if s.format == saml.UnspecifiedNameIDFormat {
+		return ""
+	}
+	return string(s.format)
+}
 
 // redirect encodes el for the HTTP-Redirect binding (DEFLATE, base64) as
 // parameter param of dest, and signs the query when requests are signed
@@ -309,29 +313,14 @@ func mustURL(s string) url.URL {
 }
 
 // parseCertificates reads every CERTIFICATE block of a PEM text; there
-// must be at least one, and nothing else.
+// must be at least one, and nothing else. The error is readCertificates'
+// message.
 func parseCertificates(text string) ([]*x509.Certificate, error) {
-	var out []*x509.Certificate
-	rest := []byte(text)
-	for {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			return nil, fmt.Errorf("unexpected PEM block %q", b.Type)
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
+	certs, msg := readCertificates(text)
+	if msg != "" {
+		return nil, errors.New(msg)
 	}
-	if len(out) == 0 || strings.TrimSpace(string(rest)) != "" {
-		return nil, errors.New("expected one or more PEM certificates")
-	}
-	return out, nil
+	return certs, nil
 }
 
 // parsePrivateKey reads an RSA or ECDSA key in PKCS #1, SEC 1 or PKCS #8.

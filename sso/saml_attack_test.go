@@ -144,13 +144,19 @@ func (c *crafter) build(b craft) string {
 
 func encodeEl(t testing.TB, el *etree.Element) string {
 	t.Helper()
+	return base64.StdEncoding.EncodeToString(elBytes(t, el))
+}
+
+// elBytes is the XML text of el (a copy of it: el keeps its parent).
+func elBytes(t testing.TB, el *etree.Element) []byte {
+	t.Helper()
 	doc := etree.NewDocument()
 	doc.SetRoot(el.Copy())
 	b, err := doc.WriteToBytes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return base64.StdEncoding.EncodeToString(b)
+	return b
 }
 
 func decodeEl(t testing.TB, resp string) *etree.Element {
@@ -391,12 +397,7 @@ func TestSAMLEncryptedAssertion(t *testing.T) {
 	c.s = mustSAML(t, p, keyPEM(t, spKey()), o)
 
 	signed := c.sign(c.assertion("r").Element(), idpKeyA(), dsig.RSASHA256SignatureMethod)
-	doc := etree.NewDocument()
-	doc.SetRoot(signed)
-	plain, err := doc.WriteToBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	plain := elBytes(t, signed)
 	enc := xmlenc.OAEP()
 	enc.BlockCipher = xmlenc.AES256CBC
 	ed, err := enc.Encrypt(spCert, plain, nil)

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/beevik/etree"
 	"github.com/crewjam/saml"
 	dsig "github.com/russellhaering/goxmldsig"
 )
@@ -44,12 +43,7 @@ func inflateParam(t *testing.T, u, param string, v any) {
 // deflated and encoded by enc, signed by key unless nil.
 func logoutResponse(t *testing.T, r *saml.LogoutResponse, key *rsa.PrivateKey, enc func(string) string) string {
 	t.Helper()
-	doc := etree.NewDocument()
-	doc.SetRoot(r.Element())
-	raw, err := doc.WriteToBytes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := elBytes(t, r.Element())
 	var buf bytes.Buffer
 	fw, _ := flate.NewWriter(&buf, flate.DefaultCompression)
 	fw.Write(raw)

@@ -3,8 +3,6 @@ package sso
 import (
 	"context"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
@@ -130,45 +128,19 @@ func validateSPKey(p *models.SSOProvider, in ProviderSecrets, creating bool, o O
 	} else if p.SignRequests || keyText != "" || storedKey {
 		e["sp_certificate"] = MsgRequired
 	}
-	if key != nil && cert != nil && !samePublicKey(cert.PublicKey, key.Public()) {
+	if key != nil && cert != nil && !publicKeysEqual(cert.PublicKey, key.Public()) {
 		e["sp_private_key"] = MsgKeyMismatch
 	}
 }
 
-func samePublicKey(a, b crypto.PublicKey) bool {
-	k, ok := a.(interface{ Equal(crypto.PublicKey) bool })
-	return ok && k.Equal(b)
-}
-
-// readPrivateKey reads one PEM private key: PKCS #8, PKCS #1 (RSA) or
-// SEC 1 (EC), RSA or ECDSA only.
+// readPrivateKey reads one PEM private key, and nothing after it, as
+// parsePrivateKey does.
 func readPrivateKey(text string) (crypto.Signer, bool) {
-	block, rest := pem.Decode([]byte(text))
-	if block == nil || strings.TrimSpace(string(rest)) != "" {
+	if _, rest := pem.Decode([]byte(text)); strings.TrimSpace(string(rest)) != "" {
 		return nil, false
 	}
-	var key any
-	var err error
-	switch block.Type {
-	case "PRIVATE KEY":
-		key, err = x509.ParsePKCS8PrivateKey(block.Bytes)
-	case "RSA PRIVATE KEY":
-		key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
-	case "EC PRIVATE KEY":
-		key, err = x509.ParseECPrivateKey(block.Bytes)
-	default:
-		return nil, false
-	}
-	if err != nil {
-		return nil, false
-	}
-	switch k := key.(type) {
-	case *rsa.PrivateKey:
-		return k, true
-	case *ecdsa.PrivateKey:
-		return k, true
-	}
-	return nil, false
+	key, err := parsePrivateKey(text)
+	return key, err == nil
 }
 
 // readCertificates reads one or more PEM certificates. It returns the

@@ -6,9 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
 	"io/fs"
-	"log/slog"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -78,7 +76,7 @@ func TestEveryTaskTypeIsHandled(t *testing.T) {
 	store := modelstest.NewStore(t)
 	opt, rdb := modelstest.RedisClient(t, redisDB)
 	queue := asynq.NewClientFromRedisClient(rdb)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := discardLog()
 	retention, _ := jobs.RetentionTier("standard")
 	o := worker.Options{Redis: opt, Logger: log,
 		Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log, Retention: retention, ArchiveDir: t.TempDir()},
@@ -137,35 +135,6 @@ func TestEveryTaskTypeIsHandled(t *testing.T) {
 		default:
 			// It reached its handler, which refused a payload naming nothing.
 			t.Logf("%s: handled, failed with %s", typ, info.LastErr)
-		}
-	}
-}
-
-// checkPeriodic compares what the scheduler of o registers (task type →
-// cron spec) with want, and checks that the worker handles each of them.
-func checkPeriodic(t *testing.T, o worker.Options, want map[string]string) {
-	t.Helper()
-	list, err := o.Periodic()
-	if err != nil {
-		t.Fatal(err)
-	}
-	table, err := o.Table()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, p := range list {
-		got[p.Task.Type()] = p.Spec
-		if _, ok := table[p.Task.Type()]; !ok {
-			t.Errorf("periodic task %s has no handler", p.Task.Type())
-		}
-	}
-	if len(got) != len(list) || len(got) != len(want) {
-		t.Errorf("periodic tasks %v, want %v", got, want)
-	}
-	for typ, spec := range want {
-		if got[typ] != spec {
-			t.Errorf("%s scheduled at %q, want %q", typ, got[typ], spec)
 		}
 	}
 }

@@ -174,3 +174,111 @@ func TestTwoSchedulersOneSyncPerConnection(t *testing.T) {
 		t.Fatalf("day 2: %d sync tasks for %d connections", n, len(conns))
 	}
 }
+
+// TestSchedulerRegistersPeriodicWork: the scheduler registers the
+// periodic tasks whose crons are set, each on its spec and of a type the
+// worker handles: the balance sweep alone, or beside audit retention, the
+// SimpleFIN fan-out in the sync's zone and the SimpleFIN sweep every 10
+// minutes. A bad cron spec or an unknown zone is refused.
+func TestSchedulerRegistersPeriodicWork(t *testing.T) {
+	opt := modelstest.Redis(t, redisDB)
+	for _, tc := range []struct {
+		name string
+		o    worker.Options
+		want map[string]string       // task type → cron spec
+		bad  func(o *worker.Options) // a change that must be refused
+	}{
+		{
+			name: "balance sweep only",
+			o:    worker.Options{BalanceSweepCron: "5 0 * * *"},
+			want: map[string]string{jobs.TypeBalanceSweep: "5 0 * * *"},
+			bad:  func(o *worker.Options) { o.BalanceSweepCron = "not a cron" },
+		},
+		{
+			name: "with a SimpleFIN sync cron",
+			o: worker.Options{BalanceSweepCron: "5 0 * * *", AuditArchiveCron: "30 3 * * *",
+				SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York"},
+			want: map[string]string{jobs.TypeBalanceSweep: "5 0 * * *", jobs.TypeAuditArchive: "30 3 * * *",
+				simplefin.TypeSchedule: "CRON_TZ=America/New_York 22 2 * * *", simplefin.TypeSweep: "@every 10m"},
+			bad: func(o *worker.Options) { o.SimplefinSyncTZ = "Nowhere/Else" },
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.o
+			o.Redis, o.Logger = opt, discardLog()
+			checkPeriodic(t, o, tc.want)
+			if _, err := worker.NewScheduler(o); err != nil {
+				t.Fatal(err)
+			}
+			tc.bad(&o)
+			if _, err := worker.NewScheduler(o); err == nil {
+				t.Fatal("a bad setting was accepted")
+			}
+		})
+	}
+}
+
+// TestOneSchedulerLeads starts two schedulers on one Redis: one holds the
+// lease, and the other takes it over once the first stops.
+func TestOneSchedulerLeads(t *testing.T) {
+	opt, rdb := modelstest.RedisClient(t, redisDB)
+	rdb.Del(context.Background(), "coffer:scheduler:leader")
+	o := worker.Options{Redis: opt, Logger: discardLog(), BalanceSweepCron: "@every 1h", LeaseTTL: 600 * time.Millisecond}
+
+	holder := func() string { return rdb.Get(context.Background(), "coffer:scheduler:leader").Val() }
+	ctx1, stop1 := context.WithCancel(context.Background())
+	done1 := make(chan error, 1)
+	go func() { done1 <- worker.RunScheduler(ctx1, o) }()
+	waitFor(t, "a leader", func() (bool, string) { h := holder(); return h != "", "holder " + h })
+	first := holder()
+
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	done2 := make(chan error, 1)
+	go func() { done2 <- worker.RunScheduler(ctx2, o) }()
+	// The second one must not take the lease while the first holds it.
+	for i := 0; i < 10; i++ {
+		if h := holder(); h != first {
+			t.Fatalf("lease moved to %q while %q held it", h, first)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop1()
+	if err := <-done1; err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the standby to take over", func() (bool, string) { h := holder(); return h != "" && h != first, "holder " + h })
+	stop2()
+	if err := <-done2; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkPeriodic compares what the scheduler of o registers (task type →
+// cron spec) with want, and checks that the worker handles each of them.
+func checkPeriodic(t *testing.T, o worker.Options, want map[string]string) {
+	t.Helper()
+	list, err := o.Periodic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := o.Table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range list {
+		got[p.Task.Type()] = p.Spec
+		if _, ok := table[p.Task.Type()]; !ok {
+			t.Errorf("periodic task %s has no handler", p.Task.Type())
+		}
+	}
+	if len(got) != len(list) || len(got) != len(want) {
+		t.Errorf("periodic tasks %v, want %v", got, want)
+	}
+	for typ, spec := range want {
+		if got[typ] != spec {
+			t.Errorf("%s scheduled at %q, want %q", typ, got[typ], spec)
+		}
+	}
+}

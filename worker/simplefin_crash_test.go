@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"sync"
@@ -34,7 +33,7 @@ type crashRig struct {
 
 func newCrashRig(t *testing.T, data *bridgetest.Dataset) *crashRig {
 	t.Helper()
-	r := &crashRig{store: modelstest.NewStore(t), bridge: bridgetest.New(t), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	r := &crashRig{store: modelstest.NewStore(t), bridge: bridgetest.New(t), log: discardLog()}
 	r.opt, r.rdb = modelstest.RedisClient(t, redisDB)
 	if data != nil {
 		r.bridge.SetDataset(data)

@@ -2,8 +2,6 @@ package worker_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -54,21 +52,6 @@ func connectThrough(t *testing.T, store *models.Store, queue *asynq.Client, fake
 		t.Fatal(err)
 	}
 	return c
-}
-
-func waitFor(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, seen := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; saw %s", what, seen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestSimplefinThroughWorker: a setup token goes through the claim, the
@@ -125,26 +108,6 @@ func TestSimplefinRateLimitDefers(t *testing.T) {
 	}
 	if n, _ := fake.AccountsRequests(); n != 1 {
 		t.Fatalf("%d requests, want 1", n)
-	}
-}
-
-// TestSchedulerRegistersSimplefinSync: with a sync cron, the daily fan-out
-// is registered on it in the sync's zone and the SimpleFIN sweep every 10
-// minutes, beside the balance sweep and audit retention; an unknown zone
-// is refused.
-func TestSchedulerRegistersSimplefinSync(t *testing.T) {
-	opt := modelstest.Redis(t, redisDB)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	o := worker.Options{Redis: opt, Logger: log, BalanceSweepCron: "5 0 * * *", AuditArchiveCron: "30 3 * * *",
-		SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York"}
-	checkPeriodic(t, o, map[string]string{jobs.TypeBalanceSweep: "5 0 * * *", jobs.TypeAuditArchive: "30 3 * * *",
-		simplefin.TypeSchedule: "CRON_TZ=America/New_York 22 2 * * *", simplefin.TypeSweep: "@every 10m"})
-	if _, err := worker.NewScheduler(o); err != nil {
-		t.Fatal(err)
-	}
-	o.SimplefinSyncTZ = "Nowhere/Else"
-	if _, err := worker.NewScheduler(o); err == nil {
-		t.Fatal("an unknown time zone was accepted")
 	}
 }
 

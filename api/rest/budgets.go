@@ -1,10 +1,7 @@
 package rest
 
 import (
-	"context"
-
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"coffer/models"
 )
@@ -43,8 +40,7 @@ type budgetsJSON struct {
 }
 
 func renderBudget(b *models.BudgetSummary, today models.Date) budgetJSON {
-	cur := models.MustCurrency(b.Currency)
-	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	money := moneyIn(b.Currency)
 	optMoney := func(a *models.Amount) (*string, *int64) {
 		if a == nil {
 			return nil, nil
@@ -72,10 +68,7 @@ func (h *Handler) listBudgets(c *fiber.Ctx) error {
 		return err
 	}
 	today := models.DateOf(h.now())
-	list := func(ctx context.Context, fam uuid.UUID, p models.Page) ([]models.BudgetSummary, int, error) {
-		return h.store.Budgets(ctx, fam, f, p)
-	}
-	rows, pg, err := listPage(c, list, func(b *models.BudgetSummary) budgetJSON { return renderBudget(b, today) })
+	rows, pg, err := listPage(c, withFilter(h.store.Budgets, f), func(b *models.BudgetSummary) budgetJSON { return renderBudget(b, today) })
 	if err != nil {
 		return err
 	}
@@ -125,8 +118,7 @@ type budgetCategoriesJSON struct {
 }
 
 func renderBudgetCategory(l *models.BudgetLine) budgetCategoryJSON {
-	cur := models.MustCurrency(l.Currency)
-	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	money := moneyIn(l.Currency)
 	out := budgetCategoryJSON{ID: l.ID.String(), BudgetID: l.BudgetID.String(), Currency: l.Currency,
 		Subcategory: l.Subcategory(), InheritsParentBudget: l.InheritsParentBudget(), RolloverEnabled: l.RolloverEnabled,
 		Category: budgetCategoryRefJSON{ID: l.CategoryID.String(), Name: l.CategoryName, Color: l.CategoryColor,
@@ -152,10 +144,7 @@ func (h *Handler) listBudgetCategories(c *fiber.Ctx) error {
 	if f.StartDate, f.EndDate, err = queryRange(c); err != nil {
 		return err
 	}
-	list := func(ctx context.Context, fam uuid.UUID, p models.Page) ([]models.BudgetLine, int, error) {
-		return h.store.BudgetLines(ctx, fam, f, p)
-	}
-	rows, pg, err := listPage(c, list, renderBudgetCategory)
+	rows, pg, err := listPage(c, withFilter(h.store.BudgetLines, f), renderBudgetCategory)
 	if err != nil {
 		return err
 	}

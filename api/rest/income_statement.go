@@ -12,14 +12,28 @@ import (
 // longer ones are refused rather than answered with thousands of months.
 const maxStatementDays = 3653
 
-type statementMonthJSON struct {
-	Month         string `json:"month"` // its first day
+// flowJSON is money in, money out and what was left, as the statement
+// reports them for the whole period and for each month.
+type flowJSON struct {
 	Income        string `json:"income"`
 	IncomeCents   int64  `json:"income_cents"`
 	Spending      string `json:"spending"`
 	SpendingCents int64  `json:"spending_cents"`
 	Net           string `json:"net"`
 	NetCents      int64  `json:"net_cents"`
+}
+
+func renderFlow(money func(models.Amount) (string, int64), income, spending, net models.Amount) flowJSON {
+	var f flowJSON
+	f.Income, f.IncomeCents = money(income)
+	f.Spending, f.SpendingCents = money(spending)
+	f.Net, f.NetCents = money(net)
+	return f
+}
+
+type statementMonthJSON struct {
+	Month string `json:"month"` // its first day
+	flowJSON
 }
 
 type statementCategoryRefJSON struct {
@@ -47,15 +61,10 @@ type statementCategoryJSON struct {
 }
 
 type incomeStatementJSON struct {
-	Currency      string                  `json:"currency"`
-	StartDate     string                  `json:"start_date"`
-	EndDate       string                  `json:"end_date"`
-	Income        string                  `json:"income"`
-	IncomeCents   int64                   `json:"income_cents"`
-	Spending      string                  `json:"spending"`
-	SpendingCents int64                   `json:"spending_cents"`
-	Net           string                  `json:"net"`
-	NetCents      int64                   `json:"net_cents"`
+	Currency  string `json:"currency"`
+	StartDate string `json:"start_date"`
+	EndDate   string `json:"end_date"`
+	flowJSON
 	IncomeCount   int                     `json:"income_count"`
 	SpendingCount int                     `json:"spending_count"`
 	Months        []statementMonthJSON    `json:"months"`
@@ -64,7 +73,8 @@ type incomeStatementJSON struct {
 
 // showIncomeStatement answers the family's income and spending over a
 // period (the current month by default): totals, every month, and every
-// category with its months. Each figure is one store query.
+// category with its months. The categories and the cells are one store
+// query each; the totals and the months are added up from them.
 func (h *Handler) showIncomeStatement(c *fiber.Ctx) error {
 	ctx, fam := c.UserContext(), KeyOf(c).FamilyID
 	start, end, err := queryRange(c)
@@ -83,11 +93,7 @@ func (h *Handler) showIncomeStatement(c *fiber.Ctx) error {
 	if p.To.Time().Sub(p.From.Time()).Hours()/24 >= maxStatementDays {
 		return httperr.BadRequest("start_date and end_date may be at most ten years apart")
 	}
-	totals, err := h.store.PeriodTotals(ctx, fam, p)
-	if err != nil {
-		return err
-	}
-	months, err := h.store.CashFlow(ctx, fam, p)
+	f, err := h.store.Family(ctx, fam)
 	if err != nil {
 		return err
 	}
@@ -99,21 +105,17 @@ func (h *Handler) showIncomeStatement(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// The totals and the months add up the same rows: no second pass over
+	// the ledger, and the figures cannot disagree.
+	totals, months := models.TotalsOf(f.Currency, categories), models.CashFlowOf(cells, p)
 
-	cur := models.MustCurrency(totals.Currency)
-	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	money := moneyIn(totals.Currency)
 	out := incomeStatementJSON{Currency: totals.Currency, StartDate: string(p.From), EndDate: string(p.To),
 		IncomeCount: totals.IncomeCount, SpendingCount: totals.SpendingCount,
 		Months: make([]statementMonthJSON, len(months)), Categories: make([]statementCategoryJSON, len(categories))}
-	out.Income, out.IncomeCents = money(totals.Income)
-	out.Spending, out.SpendingCents = money(totals.Spending)
-	out.Net, out.NetCents = money(totals.Net())
+	out.flowJSON = renderFlow(money, totals.Income, totals.Spending, totals.Net())
 	for i, m := range months {
-		j := statementMonthJSON{Month: string(m.Month)}
-		j.Income, j.IncomeCents = money(m.Income)
-		j.Spending, j.SpendingCents = money(m.Spending)
-		j.Net, j.NetCents = money(m.Net())
-		out.Months[i] = j
+		out.Months[i] = statementMonthJSON{Month: string(m.Month), flowJSON: renderFlow(money, m.Income, m.Spending, m.Net())}
 	}
 	type key struct {
 		class string

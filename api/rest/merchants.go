@@ -19,41 +19,18 @@ func (h *Handler) showMerchant(c *fiber.Ctx) error {
 	return showOne(c, h.store.Merchant, renderMerchant)
 }
 
+func merchantFields(f *fields, m *models.Merchant, create bool) {
+	if create || f.has("name") {
+		m.Name = f.required("name", maxName)
+	}
+}
+
 func (h *Handler) createMerchant(c *fiber.Ctx) error {
-	f, err := decodeObject(c, "merchant")
-	if err != nil {
-		return err
-	}
-	m := &models.Merchant{FamilyID: KeyOf(c).FamilyID, Name: f.required("name", maxName)}
-	if err := f.err(); err != nil {
-		return err
-	}
-	if err := h.store.CreateMerchant(c.UserContext(), m); err != nil {
-		return err
-	}
-	return c.Status(fiber.StatusCreated).JSON(renderMerchant(m))
+	return createOne(c, "merchant", &models.Merchant{FamilyID: KeyOf(c).FamilyID}, merchantFields, h.store.CreateMerchant, renderMerchant)
 }
 
 func (h *Handler) updateMerchant(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	id, f, err := idAndObject(c, "merchant")
-	if err != nil {
-		return err
-	}
-	m, err := h.store.Merchant(ctx, KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	if f.has("name") {
-		m.Name = f.required("name", maxName)
-	}
-	if err := f.err(); err != nil {
-		return err
-	}
-	if err := h.store.UpdateMerchant(ctx, m); err != nil {
-		return err
-	}
-	return c.JSON(renderMerchant(m))
+	return updateOne(c, "merchant", h.store.Merchant, merchantFields, h.store.UpdateMerchant, renderMerchant)
 }
 
 func (h *Handler) deleteMerchant(c *fiber.Ctx) error {

@@ -27,6 +27,13 @@ func renderMoney(a models.Amount, code string) moneyJSON {
 	return moneyJSON{Amount: plainDecimal(minor, cur.Exponent), AmountCents: minor, Currency: cur.Code, Formatted: a.Format(cur)}
 }
 
+// moneyIn renders amounts in a currency as the pair every amount field
+// has: the display string and the minor units (its _cents twin).
+func moneyIn(code string) func(models.Amount) (string, int64) {
+	cur := models.MustCurrency(code)
+	return func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+}
+
 // plainDecimal writes minor units as a decimal with exp digits after the
 // point: 424450, 2 is "4244.50".
 func plainDecimal(minor int64, exp int) string {
@@ -172,8 +179,7 @@ type balancesJSON struct {
 var balanceNamespace = uuid.MustParse("6f1c1f3e-3a52-4c0e-9a63-2f1f6c0b7d41")
 
 func renderBalance(d *models.BalanceDay) balanceJSON {
-	cur := models.MustCurrency(d.Currency)
-	money := func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+	money := moneyIn(d.Currency)
 	cash := d.AccountType == "depository" || d.AccountType == "credit_card"
 	split := func(a models.Amount) (cashPart, other models.Amount) {
 		if cash {

@@ -36,6 +36,47 @@ func showOne[T, J any](c *fiber.Ctx, find func(ctx context.Context, familyID, id
 	return c.JSON(render(v))
 }
 
+// createOne answers POST with a new record v of the key's family: read
+// fills it from the JSON object under wrapper, create stores it, and the
+// answer is 201 with it rendered.
+func createOne[T, J any](c *fiber.Ctx, wrapper string, v *T, read func(*fields, *T, bool), create func(context.Context, *T) error, render func(*T) J) error {
+	f, err := decodeObject(c, wrapper)
+	if err != nil {
+		return err
+	}
+	read(f, v, true)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if err := create(c.UserContext(), v); err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(render(v))
+}
+
+// updateOne answers PATCH …/:id: find reads the family's record of the
+// path id, read changes it by the JSON object under wrapper, update
+// stores it, and the answer is the record rendered.
+func updateOne[T, J any](c *fiber.Ctx, wrapper string, find func(ctx context.Context, familyID, id uuid.UUID) (*T, error),
+	read func(*fields, *T, bool), update func(context.Context, *T) error, render func(*T) J) error {
+	id, f, err := idAndObject(c, wrapper)
+	if err != nil {
+		return err
+	}
+	v, err := find(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	read(f, v, false)
+	if err := f.err(); err != nil {
+		return err
+	}
+	if err := update(c.UserContext(), v); err != nil {
+		return err
+	}
+	return c.JSON(render(v))
+}
+
 // deleteOne answers DELETE …/:id: it deletes the family's record of the
 // path id and confirms with "<what> deleted successfully", as the
 // reference does.
@@ -68,6 +109,13 @@ func listPage[T, J any](c *fiber.Ctx, list func(ctx context.Context, familyID uu
 		return nil, Pagination{}, err
 	}
 	return renderAll(rows, render), pagination(p, total), nil
+}
+
+// withFilter is list with its filter fixed: the lister listPage takes.
+func withFilter[F, T any](list func(ctx context.Context, familyID uuid.UUID, f F, p models.Page) ([]T, int, error), f F) func(ctx context.Context, familyID uuid.UUID, p models.Page) ([]T, int, error) {
+	return func(ctx context.Context, familyID uuid.UUID, p models.Page) ([]T, int, error) {
+		return list(ctx, familyID, f, p)
+	}
 }
 
 // renderAll renders each of rows, in order; none is an empty array, not null.

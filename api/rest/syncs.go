@@ -80,19 +80,15 @@ func syncFilter(c *fiber.Ctx) (models.SyncFilter, error) {
 }
 
 func (h *Handler) listSyncs(c *fiber.Ctx) error {
-	p, err := parsePage(c)
-	if err != nil {
-		return err
-	}
 	f, err := syncFilter(c)
 	if err != nil {
 		return err
 	}
-	syncs, total, err := h.store.Syncs(c.UserContext(), KeyOf(c).FamilyID, f, p)
+	syncs, pg, err := listPage(c, withFilter(h.store.Syncs, f), renderSync)
 	if err != nil {
 		return err
 	}
-	return c.JSON(syncsJSON{Syncs: renderAll(syncs, renderSync), Pagination: pagination(p, total)})
+	return c.JSON(syncsJSON{Syncs: syncs, Pagination: pg})
 }
 
 func (h *Handler) latestSync(c *fiber.Ctx) error {

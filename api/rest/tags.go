@@ -31,39 +31,11 @@ func tagFields(f *fields, t *models.Tag, create bool) {
 }
 
 func (h *Handler) createTag(c *fiber.Ctx) error {
-	f, err := decodeObject(c, "tag")
-	if err != nil {
-		return err
-	}
-	t := &models.Tag{FamilyID: KeyOf(c).FamilyID}
-	tagFields(f, t, true)
-	if err := f.err(); err != nil {
-		return err
-	}
-	if err := h.store.CreateTag(c.UserContext(), t); err != nil {
-		return err
-	}
-	return c.Status(fiber.StatusCreated).JSON(renderTag(t))
+	return createOne(c, "tag", &models.Tag{FamilyID: KeyOf(c).FamilyID}, tagFields, h.store.CreateTag, renderTag)
 }
 
 func (h *Handler) updateTag(c *fiber.Ctx) error {
-	ctx := c.UserContext()
-	id, f, err := idAndObject(c, "tag")
-	if err != nil {
-		return err
-	}
-	t, err := h.store.Tag(ctx, KeyOf(c).FamilyID, id)
-	if err != nil {
-		return err
-	}
-	tagFields(f, t, false)
-	if err := f.err(); err != nil {
-		return err
-	}
-	if err := h.store.UpdateTag(ctx, t); err != nil {
-		return err
-	}
-	return c.JSON(renderTag(t))
+	return updateOne(c, "tag", h.store.Tag, tagFields, h.store.UpdateTag, renderTag)
 }
 
 func (h *Handler) deleteTag(c *fiber.Ctx) error {

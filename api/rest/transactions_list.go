@@ -17,23 +17,16 @@ type transactionsJSON struct {
 }
 
 func (h *Handler) listTransactions(c *fiber.Ctx) error {
-	p, err := parsePage(c)
-	if err != nil {
-		return err
-	}
 	f, err := parseTransactionFilter(c)
 	if err != nil {
 		return err
 	}
-	txs, total, err := h.store.Transactions(c.UserContext(), KeyOf(c).FamilyID, f, p)
+	txs, pg, err := listPage(c, withFilter(h.store.Transactions, f),
+		func(t **models.Transaction) transactionJSON { return renderTransaction(*t) })
 	if err != nil {
 		return err
 	}
-	out := transactionsJSON{Transactions: make([]transactionJSON, len(txs)), Pagination: pagination(p, total)}
-	for i, t := range txs {
-		out.Transactions[i] = renderTransaction(t)
-	}
-	return c.JSON(out)
+	return c.JSON(transactionsJSON{Transactions: txs, Pagination: pg})
 }
 
 // parseTransactionFilter reads the list filters; a malformed value is a

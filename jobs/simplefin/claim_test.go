@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
@@ -25,33 +23,6 @@ func claimSetup(t *testing.T) (*simplefin.Handlers, *models.Store, *bridgetest.S
 	h, store, _ := newHandlers(t)
 	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second, RetryInitial: 5 * time.Millisecond})
 	return h, store, bridgetest.New(t), modelstest.NewFamily(t, store, "bridge")
-}
-
-func connect(t *testing.T, store *models.Store, f *modelstest.FamilyFixture, token string) *models.Connection {
-	t.Helper()
-	c := &models.Connection{FamilyID: f.Family.ID, Name: "SimpleFIN"}
-	if err := store.CreateConnection(context.Background(), c, token); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func runClaim(t *testing.T, h *simplefin.Handlers, c *models.Connection) error {
-	t.Helper()
-	task, err := simplefin.NewClaimTask(c.FamilyID, c.ID, c.ClaimSeq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h.Claim(context.Background(), asynq.NewTask(task.Type(), task.Payload()))
-}
-
-func reload(t *testing.T, store *models.Store, c *models.Connection) *models.Connection {
-	t.Helper()
-	got, err := store.Connection(context.Background(), c.FamilyID, c.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 func TestClaim(t *testing.T) {

@@ -201,10 +201,16 @@ func TestTwoWorkersOneSync(t *testing.T) {
 // (each attempt counted); a 5xx, a truncated or an invalid body writes
 // nothing and is retried by asynq.
 func TestNetworkFaults(t *testing.T) {
-	t.Run("500, 503, then 200", func(t *testing.T) {
+	// faulty is a sync setup whose fake answers /accounts as script says,
+	// then normally, with one account of ten rows.
+	faulty := func(t *testing.T, script ...bridgetest.AccountsBehaviour) *syncSetup {
 		s := newSyncSetup(t)
 		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(bridgetest.Accounts500, bridgetest.Accounts5xxOnce)
+		s.bridge.Script(script...)
+		return s
+	}
+	t.Run("500, 503, then 200", func(t *testing.T) {
+		s := faulty(t, bridgetest.Accounts500, bridgetest.Accounts5xxOnce)
 		// A 5xx is an answer: no retry within the run, an asynq retry later.
 		for run := 1; run <= 2; run++ {
 			got, err := s.run(t, s.first)
@@ -217,40 +223,32 @@ func TestNetworkFaults(t *testing.T) {
 			t.Fatalf("third run: %v %s requests %d", err, got.Status, got.RequestsUsed)
 		}
 	})
-	t.Run("reset before the headers", func(t *testing.T) {
-		s := newSyncSetup(t)
-		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(bridgetest.AccountsResetEarly)
-		got, err := s.run(t, s.first)
-		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
-			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
-		}
-	})
-	t.Run("a body dripping past the deadline", func(t *testing.T) {
-		s := newSyncSetup(t)
-		s.h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true,
-			AccountsTimeout: 300 * time.Millisecond, RetryInitial: time.Millisecond})
-		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(bridgetest.AccountsDrip)
-		got, err := s.run(t, s.first)
-		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
-			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
-		}
-	})
-	t.Run("reset mid-body", func(t *testing.T) {
-		s := newSyncSetup(t)
-		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(bridgetest.AccountsReset)
-		got, err := s.run(t, s.first)
-		if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
-			t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
-		}
-	})
+	// A fault that is not an answer is retried inside the request: the run
+	// completes on its second request.
+	for _, tc := range []struct {
+		name    string
+		fault   bridgetest.AccountsBehaviour
+		timeout time.Duration // the client's /accounts deadline, when not the setup's
+	}{
+		{"reset before the headers", bridgetest.AccountsResetEarly, 0},
+		{"a body dripping past the deadline", bridgetest.AccountsDrip, 300 * time.Millisecond},
+		{"reset mid-body", bridgetest.AccountsReset, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := faulty(t, tc.fault)
+			if tc.timeout != 0 {
+				s.h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true,
+					AccountsTimeout: tc.timeout, RetryInitial: time.Millisecond})
+			}
+			got, err := s.run(t, s.first)
+			if err != nil || got.Status != models.SyncCompleted || got.RequestsUsed != 2 || len(s.imported(t)) != 10 {
+				t.Fatalf("%v %s requests %d", err, got.Status, got.RequestsUsed)
+			}
+		})
+	}
 	for _, b := range []bridgetest.AccountsBehaviour{bridgetest.AccountsTruncated, bridgetest.AccountsBadJSON,
 		bridgetest.AccountsEmpty, bridgetest.Accounts502, bridgetest.Accounts504} {
-		s := newSyncSetup(t)
-		s.bridge.SetDataset(bridgetest.Generate(5, 1, 10, 10, time.Now().UTC()))
-		s.bridge.Script(b)
+		s := faulty(t, b)
 		got, err := s.run(t, s.first)
 		if err == nil || got.Status != models.SyncPending || len(s.imported(t)) != 0 || reload(t, s.store, s.conn).Status != models.ConnActive {
 			t.Fatalf("behaviour %d: %v %s, %d rows", b, err, got.Status, len(s.imported(t)))
@@ -309,6 +307,64 @@ func TestImportCancelledMidway(t *testing.T) {
 	got, err := s.run(t, s.first)
 	if err != nil || got.Status != models.SyncCompleted || got.TransactionsCreated != data.Count() || len(s.imported(t)) != data.Count() {
 		t.Fatalf("re-delivery: %v %s %+v", err, got.Status, got.SyncCounts)
+	}
+}
+
+// TestDisconnectWhileSyncing: a disconnect between the fetch and the
+// import ends the sync as failed "disconnected", nothing is imported and
+// the access URL is never used again; the data already imported stays
+// until a purge, which removes the imported rows and the accounts they
+// filled but not manual rows.
+func TestDisconnectWhileSyncing(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	s.synced(t, bridgetest.Generate(9, 2, 20, 20, time.Now().UTC()))
+	second := s.newSync(t, false)
+	if err := s.h.Sync(ctx, task(t, syncTask(second))); err != nil {
+		t.Fatal(err)
+	}
+	ended, err := s.store.DisconnectConnection(ctx, s.f.Family.ID, s.conn.ID)
+	if err != nil || len(ended) != 3 { // the parent and its two steps
+		t.Fatalf("disconnect: %v, %d active syncs", err, len(ended))
+	}
+	got, err := s.run(t, second)
+	if err != nil || got.Status != models.SyncFailed || *got.Error != "disconnected" {
+		t.Fatalf("after disconnect: %v %s %v", err, got.Status, got.Error)
+	}
+	for _, c := range got.Children {
+		if c.Status != models.SyncPending && c.Status != models.SyncFailed {
+			t.Fatalf("step %s ran: %s", c.ID, c.Status)
+		}
+	}
+	if len(s.imported(t)) != 40 {
+		t.Fatalf("%d rows kept, want 40", len(s.imported(t)))
+	}
+	requests, _ := s.bridge.AccountsRequests()
+	third, _, _ := s.store.CreateSync(ctx, &models.Sync{FamilyID: s.f.Family.ID, ConnectionID: s.conn.ID, Trigger: models.TriggerManual})
+	if got, _ := s.run(t, third); got.Status != models.SyncFailed {
+		t.Fatalf("sync of a disconnected connection: %s", got.Status)
+	}
+	if n, _ := s.bridge.AccountsRequests(); n != requests {
+		t.Fatal("a disconnected connection's access URL was used")
+	}
+
+	manual := &models.Transaction{FamilyID: s.f.Family.ID, AccountID: s.f.Account.ID, Date: "2026-01-01", Amount: 100, Currency: "USD", Name: "cash"}
+	if _, _, err := s.store.CreateTransaction(ctx, manual, nil); err != nil {
+		t.Fatal(err)
+	}
+	purge, _ := simplefin.NewPurgeTask(s.f.Family.ID, s.conn.ID)
+	for i := 0; i < 2; i++ {
+		if err := s.h.Purge(ctx, asynq.NewTask(purge.Type(), purge.Payload())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(s.imported(t)); n != 0 {
+		t.Fatalf("%d imported rows left", n)
+	}
+	pas, _ := s.store.ProviderAccounts(ctx, s.f.Family.ID, s.conn.ID)
+	accts, total, _ := s.store.Accounts(ctx, s.f.Family.ID, models.Page{Number: 1, Size: 10})
+	if len(pas) != 0 || total != 1 || accts[0].ID != s.f.Account.ID {
+		t.Fatalf("%d remote accounts, %d ledger accounts left", len(pas), total)
 	}
 }
 
@@ -384,10 +440,7 @@ func TestTwinPendingBothPost(t *testing.T) {
 func TestUserEditsSurviveFullResync(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.bridge.SetDataset(bridgetest.Generate(17, 1, 10, 20, time.Now().UTC()))
-	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted {
-		t.Fatalf("first: %v", err)
-	}
+	s.synced(t, bridgetest.Generate(17, 1, 10, 20, time.Now().UTC()))
 	cat := &models.Category{FamilyID: s.f.Family.ID, Name: "Books", Color: "#336699", Icon: "book", Classification: "expense"}
 	if err := s.store.CreateCategory(ctx, cat); err != nil {
 		t.Fatal(err)

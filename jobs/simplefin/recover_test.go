@@ -38,10 +38,7 @@ func TestReconnectInPlace(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
 	data := bridgetest.Generate(4, 2, 10, 10, time.Now().UTC())
-	s.bridge.SetDataset(data)
-	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncCompleted {
-		t.Fatalf("first: %v", err)
-	}
+	s.synced(t, data)
 	before, _ := s.store.ProviderAccounts(ctx, s.f.Family.ID, s.conn.ID)
 	s.bridge.Revoke("c1")
 	if got, err := s.run(t, s.newSync(t, false)); err != nil || got.Status != models.SyncFailed {

@@ -49,16 +49,7 @@ func TestScheduleOneSyncPerConnection(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		schedule(t, s)
 	}
-	syncs, _, err := s.store.Syncs(ctx, s.f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var scheduled []models.Sync
-	for _, sy := range syncs {
-		if sy.Trigger == models.TriggerSchedule {
-			scheduled = append(scheduled, sy)
-		}
-	}
+	scheduled := s.scheduledSyncs(t)
 	if len(scheduled) != 1 || scheduled[0].ConnectionID != s.conn.ID {
 		t.Fatalf("%d scheduled syncs: %+v", len(scheduled), scheduled)
 	}
@@ -82,39 +73,82 @@ func TestScheduleOneSyncPerConnection(t *testing.T) {
 	}
 }
 
-// TestSweep: a retryable failed claim's token is erased after a day, and a
-// pending sync without a task is queued again.
-func TestSweep(t *testing.T) {
+// TestNextSync: next_sync_at is the queued sync's time; else a future
+// retry_after; else the next cron tick plus the connection's jitter,
+// exactly when the daily fan-out queues it; none for a connection that
+// waits for the user.
+func TestNextSync(t *testing.T) {
 	s := newSyncSetup(t)
 	ctx := context.Background()
-	s.bridge.Set(bridgetest.Claim500)
-	failed := connect(t, s.store, s.f, s.bridge.Token("sweep"))
-	if err := runClaim(t, s.h, failed); err != nil {
+	s.h.Options.Jitter = 30 * time.Minute
+	cal, err := simplefin.NewSyncCalendar("22 2 * * *", nil, 30*time.Minute)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if got := reload(t, s.store, failed); got.SetupTokenEnc == nil || !got.ClaimRetryable {
-		t.Fatalf("retryable failure: %+v", got)
+	conn := reload(t, s.store, s.conn)
+	if got := cal.NextSync(conn, s.first, time.Now()); got == nil || !got.Equal(s.first.NotBefore) {
+		t.Fatalf("with a queued sync: %v, want %v", got, s.first.NotBefore)
 	}
-	taskID := "simplefin:sync:" + s.first.ID.String()
-	_ = s.insp.DeleteTask(jobs.QueueDefault, taskID)
-	s.h.Now = func() time.Time { return time.Now().Add(25 * time.Hour) }
-	sweep(t, s)
-	if got := reload(t, s.store, failed); got.SetupTokenEnc != nil || got.ClaimRetryable {
-		t.Fatalf("token kept after a day: %+v", got)
+	if err := s.store.FailSync(ctx, s.first, "test"); err != nil {
+		t.Fatal(err)
 	}
-	// The first sync was due more than a day ago: it expired.
-	got, _ := s.store.Sync(ctx, s.f.Family.ID, s.first.ID)
-	if got.Status != models.SyncFailed || got.Error == nil || *got.Error != "expired" {
-		t.Fatalf("stale sync: %s %v", got.Status, got.Error)
+
+	before := time.Date(2026, 3, 4, 1, 0, 0, 0, time.UTC)
+	next := cal.NextSync(conn, nil, before)
+	tick := time.Date(2026, 3, 4, 2, 22, 0, 0, time.UTC)
+	if next == nil || next.Before(tick) || !next.Before(tick.Add(30*time.Minute)) {
+		t.Fatalf("scheduled: %v, want within 30 min after %v", next, tick)
 	}
-	// A fresh pending sync without a task is queued again.
-	s.h.Now = nil
-	fresh := s.newSync(t, false)
-	sweep(t, s)
-	if _, err := s.insp.GetTaskInfo(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String()); err != nil {
-		t.Fatalf("not re-queued: %v", err)
+	if again := cal.NextSync(conn, nil, before.Add(-24*time.Hour)); again == nil || next.Sub(*again) != 24*time.Hour {
+		t.Fatalf("the jitter is not stable: %v then %v", again, next)
 	}
-	_ = s.insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+fresh.ID.String())
+	// The fan-out on that tick queues the sync for exactly that time.
+	s.h.Now = func() time.Time { return tick }
+	schedule(t, s)
+	scheduled, err := s.store.ActiveSync(ctx, s.f.Family.ID, conn.ID)
+	if err != nil || scheduled.Trigger != models.TriggerSchedule {
+		t.Fatalf("scheduled sync: %+v %v", scheduled, err)
+	}
+	if d := scheduled.NotBefore.Sub(*next); d < -time.Microsecond || d > time.Microsecond {
+		t.Fatalf("the fan-out queued it at %v, next_sync_at said %v", scheduled.NotBefore, next)
+	}
+	_ = s.insp.DeleteTask(jobs.QueueDefault, "simplefin:sync:"+scheduled.ID.String())
+
+	// In the scheduler's zone: 02:22 in New York is 07:22 UTC in March.
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nyCal, err := simplefin.NewSyncCalendar("22 2 * * *", ny, 30*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nyCal.NextSync(conn, nil, tick); got == nil || got.Sub(tick.Add(5*time.Hour)) != next.Sub(tick) {
+		t.Fatalf("New York: %v", got)
+	}
+
+	retry := before.Add(3 * time.Hour)
+	limited := *conn
+	limited.Status, limited.RetryAfter = models.ConnRateLimited, &retry
+	if got := cal.NextSync(&limited, nil, before); got == nil || !got.Equal(retry) {
+		t.Fatalf("rate limited: %v, want %v", got, retry)
+	}
+	if got := cal.NextSync(&limited, nil, retry.Add(time.Minute)); got == nil || !got.After(retry) {
+		t.Fatalf("rate limit over: %v", got)
+	}
+	for _, status := range []string{models.ConnClaiming, models.ConnClaimFailed, models.ConnRequiresReconnect, models.ConnDisconnected} {
+		waiting := *conn
+		waiting.Status = status
+		if got := cal.NextSync(&waiting, nil, before); got != nil {
+			t.Errorf("%s: %v, want none", status, got)
+		}
+	}
+	if _, err := simplefin.NewSyncCalendar("not a cron", nil, 0); err == nil {
+		t.Error("a bad cron was accepted")
+	}
+	if got := (&simplefin.SyncCalendar{}).NextSync(conn, nil, before); got != nil {
+		t.Errorf("without a cron: %v", got)
+	}
 }
 
 // TestBankLevelError: one bank's sign-in problem flags its accounts and
@@ -207,7 +241,6 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // the probe's 402 fails it without a retry.
 func TestPaymentRequiredProbedDaily(t *testing.T) {
 	s := newSyncSetup(t)
-	ctx := context.Background()
 	s.bridge.SetAccounts(bridgetest.Accounts402, "")
 	if got, err := s.run(t, s.first); err != nil || got.Status != models.SyncFailed {
 		t.Fatalf("402: %v %s", err, got.Status)
@@ -216,26 +249,12 @@ func TestPaymentRequiredProbedDaily(t *testing.T) {
 	d0 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -3)
 	day := d0
 	s.h.Now = func() time.Time { return day }
-	scheduled := func() []models.Sync {
-		t.Helper()
-		syncs, _, err := s.store.Syncs(ctx, s.f.Family.ID, models.SyncFilter{}, models.Page{Number: 1, Size: 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []models.Sync
-		for _, sy := range syncs {
-			if sy.Trigger == models.TriggerSchedule {
-				out = append(out, sy)
-			}
-		}
-		return out
-	}
 	for i, want := range []int{1, 1, 2} {
 		day = d0.Add([]time.Duration{time.Hour, 13 * time.Hour, 25 * time.Hour}[i]) // the same day twice, then the next
 		for i := 0; i < 2; i++ {
 			schedule(t, s)
 		}
-		probes := scheduled()
+		probes := s.scheduledSyncs(t)
 		if len(probes) != want {
 			t.Fatalf("%d probes, want %d", len(probes), want)
 		}

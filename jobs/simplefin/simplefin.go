@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
@@ -75,4 +76,20 @@ func (h *Handlers) now() time.Time {
 
 func (h *Handlers) logger(ctx context.Context, t *asynq.Task) *slog.Logger {
 	return jobs.TaskLog(ctx, h.Log, t)
+}
+
+// ConnectionPayload names a connection: the payload of the /info read
+// and of the purge.
+type ConnectionPayload struct {
+	FamilyID     uuid.UUID `json:"family_id"`
+	ConnectionID uuid.UUID `json:"connection_id"`
+}
+
+// payloadConnection loads the connection that t's ConnectionPayload names.
+func (h *Handlers) payloadConnection(ctx context.Context, t *asynq.Task) (*models.Connection, error) {
+	var p ConnectionPayload
+	if err := jobs.Decode(t, &p); err != nil {
+		return nil, err
+	}
+	return h.Store.Connection(ctx, p.FamilyID, p.ConnectionID)
 }

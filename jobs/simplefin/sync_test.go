@@ -7,127 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hibiken/asynq"
-
 	"coffer/jobs"
-	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
-	"coffer/models/modelstest"
 )
-
-// syncSetup is a family with an active connection to a fresh fake Bridge
-// (claimed through the real claim job) and its initial sync row.
-type syncSetup struct {
-	h      *simplefin.Handlers
-	store  *models.Store
-	bridge *bridgetest.Server
-	f      *modelstest.FamilyFixture
-	conn   *models.Connection
-	first  *models.Sync
-
-	insp *asynq.Inspector // of the test Redis
-}
-
-func newSyncSetup(t *testing.T) *syncSetup {
-	t.Helper()
-	return newSyncSetupWith(t, bridgetest.Options{})
-}
-
-// newSyncSetupWith starts the fake with o; a clock in o.Now is shared by
-// the fake, the handlers and the store, and an HTTPS fake's CA is trusted.
-func newSyncSetupWith(t *testing.T, o bridgetest.Options) *syncSetup {
-	t.Helper()
-	h, store, rdb := newHandlers(t)
-	h.Redis = rdb
-	h.Options.OverlapDays = 7 // the production default
-	fake := bridgetest.Start(t, o)
-	if o.Now != nil {
-		h.Now, store.Now = o.Now, o.Now
-	}
-	h.Bridge = bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true, ClaimTimeout: 2 * time.Second,
-		AccountsTimeout: 5 * time.Second, RetryInitial: time.Millisecond, RootCAs: fake.CertPool()})
-	s := &syncSetup{h: h, store: store, bridge: fake, f: modelstest.NewFamily(t, store, "sync"),
-		insp: asynq.NewInspectorFromRedisClient(rdb)}
-	s.conn = connect(t, store, s.f, s.bridge.Token("c1"))
-	if err := runClaim(t, h, s.conn); err != nil {
-		t.Fatal(err)
-	}
-	s.conn = reload(t, store, s.conn)
-	sy, err := store.ActiveSync(context.Background(), s.f.Family.ID, s.conn.ID)
-	if err != nil || sy.Trigger != models.TriggerConnect {
-		t.Fatalf("initial sync: %+v %v", sy, err)
-	}
-	rdb.Del(context.Background(), "simplefin:budget:{"+s.conn.ID.String()+"}")
-	s.first = sy
-	return s
-}
-
-// fetchInfo runs the /info read of the setup's connection.
-func (s *syncSetup) fetchInfo(t *testing.T) {
-	t.Helper()
-	if err := s.h.FetchInfo(context.Background(), task(t, func() (*asynq.Task, error) {
-		return simplefin.NewFetchInfoTask(s.f.Family.ID, s.conn.ID)
-	})); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func task(t *testing.T, build func() (*asynq.Task, error)) *asynq.Task {
-	t.Helper()
-	tk, err := build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return asynq.NewTask(tk.Type(), tk.Payload())
-}
-
-// run runs a sync's fetch, then each of its account steps, as direct
-// handler calls, and returns the sync as it ends.
-func (s *syncSetup) run(t *testing.T, sy *models.Sync) (*models.Sync, error) {
-	t.Helper()
-	ctx := context.Background()
-	err := s.h.Sync(ctx, task(t, func() (*asynq.Task, error) { return simplefin.NewSyncTask(sy.FamilyID, sy.ID) }))
-	if err != nil {
-		got, _ := s.store.Sync(ctx, sy.FamilyID, sy.ID)
-		return got, err
-	}
-	got, err := s.store.Sync(ctx, sy.FamilyID, sy.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range got.Children {
-		if err := s.h.Import(ctx, task(t, func() (*asynq.Task, error) { return simplefin.NewImportTask(c.FamilyID, c.ID) })); err != nil {
-			t.Fatalf("import %s: %v", c.ID, err)
-		}
-	}
-	got, err = s.store.Sync(ctx, sy.FamilyID, sy.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got, nil
-}
-
-func (s *syncSetup) newSync(t *testing.T, full bool) *models.Sync {
-	t.Helper()
-	sy, created, err := s.store.CreateSync(context.Background(), &models.Sync{FamilyID: s.f.Family.ID, ConnectionID: s.conn.ID,
-		Trigger: models.TriggerManual, Full: full})
-	if err != nil || !created {
-		t.Fatalf("new sync: created %v, %v", created, err)
-	}
-	return sy
-}
-
-func (s *syncSetup) imported(t *testing.T) []models.Transaction {
-	t.Helper()
-	var out []models.Transaction
-	if err := s.store.DB().NewSelect().Model(&out).Where("family_id = ?", s.f.Family.ID).
-		Where("source = 'simplefin'").OrderExpr("account_id, external_id").Scan(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 	s := newSyncSetup(t)
@@ -310,20 +194,12 @@ func TestSyncRevokedAccessURL(t *testing.T) {
 	}
 }
 
-func syncTask(sy *models.Sync) func() (*asynq.Task, error) {
-	return func() (*asynq.Task, error) { return simplefin.NewSyncTask(sy.FamilyID, sy.ID) }
-}
-
 // TestIncrementalWindow: after a completed sync, the next one reads from
 // the overlap before the day the last one started, in one request.
 func TestIncrementalWindow(t *testing.T) {
 	s := newSyncSetup(t)
 	s.h.Options.OverlapDays = 7
-	s.bridge.SetDataset(bridgetest.Generate(12, 1, 20, 60, time.Now().UTC()))
-	first, err := s.run(t, s.first)
-	if err != nil || first.Status != models.SyncCompleted {
-		t.Fatalf("first: %v", err)
-	}
+	first := s.synced(t, bridgetest.Generate(12, 1, 20, 60, time.Now().UTC()))
 	second, err := s.run(t, s.newSync(t, false))
 	if err != nil || second.Status != models.SyncCompleted {
 		t.Fatalf("second: %v", err)

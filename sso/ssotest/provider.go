@@ -255,14 +255,7 @@ func (p *Provider) discovery(w http.ResponseWriter, _ *http.Request) {
 	p.mu.Lock()
 	b := p.behaviour
 	p.mu.Unlock()
-	if b.DiscoveryBody != "" {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(statusOr(b.DiscoveryStatus, http.StatusOK))
-		_, _ = io.WriteString(w, b.DiscoveryBody)
-		return
-	}
-	if b.DiscoveryStatus != 0 {
-		http.Error(w, http.StatusText(b.DiscoveryStatus), b.DiscoveryStatus)
+	if overridden(w, b.DiscoveryBody, b.DiscoveryStatus) {
 		return
 	}
 	doc := map[string]any{
@@ -304,9 +297,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v) // the client went away; nothing to do
 }
 
-func statusOr(status, def int) int {
-	if status != 0 {
-		return status
+// overridden answers with a behaviour's body (as HTML, with its status
+// or 200) or its bare status, when either is set, and says whether it did.
+func overridden(w http.ResponseWriter, body string, status int) bool {
+	switch {
+	case body != "":
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if status == 0 {
+			status = http.StatusOK
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	case status != 0:
+		http.Error(w, http.StatusText(status), status)
+	default:
+		return false
 	}
-	return def
+	return true
 }

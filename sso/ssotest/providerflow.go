@@ -288,14 +288,7 @@ func (p *Provider) userinfo(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "invalid token", http.StatusUnauthorized)
 		return
 	}
-	if b.UserinfoBody != "" {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(statusOr(b.UserinfoStatus, http.StatusOK))
-		_, _ = io.WriteString(w, b.UserinfoBody)
-		return
-	}
-	if b.UserinfoStatus != 0 {
-		http.Error(w, http.StatusText(b.UserinfoStatus), b.UserinfoStatus)
+	if overridden(w, b.UserinfoBody, b.UserinfoStatus) {
 		return
 	}
 	claims := userClaims(user, b.GroupsIn == GroupsInUserinfo || b.GroupsIn == GroupsInBoth)
