@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"net/url"
@@ -84,6 +85,9 @@ func (h *Handler) adminAuditExport(c *fiber.Ctx) error {
 	if _, _, err := store.AuditLogPage(ctx, f, models.Page{Number: 1, Size: 1}); err != nil {
 		return err
 	}
+	// The stream is written after the handler returns, when the request's
+	// deadline has been cancelled; a client that goes away ends it instead.
+	ctx = context.WithoutCancel(ctx)
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		out := csv.NewWriter(w)
 		_ = out.Write([]string{"id", "created_at", "event_type", "user_id", "user_email", "provider", "ip", "user_agent", "metadata"})
