@@ -27,6 +27,11 @@ import (
 	"coffer/models/modelstest"
 )
 
+// redisDB is this package's own Redis database number: the processes its
+// tests start queue their jobs there (jobs/simplefin uses 10, api 11, jobs
+// 12, worker 13, the worker benchmark 14).
+const redisDB = 15
+
 // TestDeployFilesStart runs `coffer config` with the environment that
 // deploy/compose.yaml and deploy/app.json give the processes: each must be
 // a configuration the binary accepts in production.
@@ -153,7 +158,7 @@ func TestServicesAwayAndBack(t *testing.T) {
 		t.Skip("the embedded mode's services live in the process")
 	}
 	bin := buildCoffer(t)
-	flushRedis(t, 13)
+	flushRedis(t, redisDB)
 	for _, service := range []string{"Redis", "PostgreSQL"} {
 		t.Run(service, func(t *testing.T) { awayAndBack(t, bin, service) })
 	}
@@ -180,7 +185,7 @@ func awayAndBack(t *testing.T, bin, service string) {
 	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
 	env := []string{"COFFER_ENV=development", "LOG_LEVEL=error", "DATA_DIR=" + t.TempDir(), "PORT=" + port,
-		"DATABASE_URL=" + pg.String(), "REDIS_URL=redis://" + redisAddr + "/13"}
+		"DATABASE_URL=" + pg.String(), "REDIS_URL=redis://" + redisAddr + "/" + fmt.Sprint(redisDB)}
 	coffer(t, bin, env, "migrate")
 	coffer(t, bin, env, "users", "create", "--email", "ann@example.com", "--password", "correct horse battery")
 	out := strings.Fields(coffer(t, bin, env, "apikeys", "create", "--email", "ann@example.com"))
@@ -361,11 +366,11 @@ func TestTwoWebTwoWorkers(t *testing.T) {
 		t.Skip("the embedded mode is one process")
 	}
 	bin := buildCoffer(t)
-	flushRedis(t, 14)
+	flushRedis(t, redisDB)
 	ports := [2]string{freePort(t), freePort(t)}
 	appURL := "http://127.0.0.1:" + ports[0]
 	env := []string{"COFFER_ENV=development", "LOG_LEVEL=error", "DATA_DIR=" + t.TempDir(), "APP_URL=" + appURL,
-		"API_RATE_LIMIT_PER_HOUR=300", "DATABASE_URL=" + modelstest.PostgresURL(t), "REDIS_URL=redis://127.0.0.1:6379/14"}
+		"API_RATE_LIMIT_PER_HOUR=300", "DATABASE_URL=" + modelstest.PostgresURL(t), "REDIS_URL=redis://127.0.0.1:6379/" + fmt.Sprint(redisDB)}
 	coffer(t, bin, env, "migrate")
 	coffer(t, bin, env, "users", "create", "--email", "ann@example.com", "--password", "correct horse battery")
 	keyOf := func(name string) string {
