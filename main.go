@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"coffer/api"
+	"coffer/api/rest"
 	"coffer/api/cli"
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
@@ -222,6 +223,7 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 		return nil, fmt.Errorf("connect to Redis: %w", err)
 	}
 	s.queue = asynq.NewClientFromRedisClient(s.rdb)
+	s.store.OnAuthChange(rest.AnnounceAuthChange(s.rdb))
 	return s, nil
 }
 
@@ -375,6 +377,11 @@ func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) e
 	s := models.NewStore(db)
 	if s.Secrets, err = models.NewSealer(cfg.EncryptionKey, cfg.OldEncryptionKeys...); err != nil {
 		return err
+	}
+	if opt, err := asynq.ParseRedisURI(cfg.RedisURL); err == nil { // web processes drop a revoked key at once
+		rdb := requestRedis(opt, cfg.RedisTimeout)
+		defer rdb.Close()
+		s.OnAuthChange(rest.AnnounceAuthChange(rdb))
 	}
 	return fn(s)
 }

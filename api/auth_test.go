@@ -59,14 +59,58 @@ func TestAPIKeyAuth(t *testing.T) {
 		t.Errorf("message %v", m["message"])
 	}
 
-	// A suspended user's keys stop at once.
-	if _, err := e.store.DB().NewUpdate().Table("users").Set("status = 'suspended'").
-		Where("id = ?", e.alpha.User.ID).Exec(ctx); err != nil {
+	// A suspended user's keys stop at once, on every instance, though
+	// each has the key in its cache.
+	other := e.instance(t)
+	for _, in := range []*env{e, other} {
+		if r := in.do("GET", "/api/v1/chats", e.alpha.Key, nil); r.status != 200 {
+			t.Fatalf("before suspension: %d", r.status)
+		}
+	}
+	member := &models.User{FamilyID: e.alpha.Family.ID, Email: "m-" + e.alpha.User.Email, Role: models.RoleAdmin}
+	if err := e.store.CreateUser(ctx, member); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.store.SuspendUser(ctx, models.AdminChange{ActorID: member.ID, ActorRole: models.RoleAdmin,
+		ActorFamilyID: e.alpha.Family.ID, TargetID: e.alpha.User.ID}); err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, other.do("GET", "/api/v1/chats", e.alpha.Key, nil), 401, "unauthorized")
 	m = wantError(t, e.do("GET", "/api/v1/chats", e.alpha.Key, nil), 401, "unauthorized")
 	if m["message"] != "Account has been deactivated" {
 		t.Errorf("message %v", m["message"])
+	}
+}
+
+// TestRevokedKeyEverywhere: a key cached by two web processes stops on
+// both at the next request after one of them revokes it.
+func TestRevokedKeyEverywhere(t *testing.T) {
+	e := newEnv(t)
+	other := e.instance(t)
+	ctx := t.Context()
+	k := &models.APIKey{UserID: e.alpha.User.ID, Name: "phone", Scope: models.ScopeReadWrite}
+	secret, err := e.store.CreateAPIKey(ctx, e.alpha.Family.ID, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		for _, in := range []*env{e, other} {
+			if r := in.do("GET", "/api/v1/accounts", secret, nil); r.status != 200 {
+				t.Fatalf("before: %d", r.status)
+			}
+		}
+	}
+	if err := e.store.RevokeUserAPIKey(ctx, e.alpha.Family.ID, e.alpha.User.ID, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []*env{e, other} {
+		wantError(t, in.do("GET", "/api/v1/accounts", secret, nil), 401, "unauthorized")
+	}
+	// The family's other keys go on working, read again from the database.
+	for _, in := range []*env{e, other} {
+		if r := in.do("GET", "/api/v1/accounts", e.alpha.Key, nil); r.status != 200 {
+			t.Errorf("other key: %d", r.status)
+		}
 	}
 }
 

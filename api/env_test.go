@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api"
+	"coffer/api/rest"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
@@ -49,6 +50,7 @@ func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 	t.Helper()
 	store := modelstest.NewStore(t)
 	ropt, rdb := modelstest.RedisClient(t, redisDB)
+	store.OnAuthChange(rest.AnnounceAuthChange(rdb)) // as main.go wires it
 	queue := asynq.NewClientFromRedisClient(rdb)
 	o := api.Options{
 		Store: store, Redis: rdb, Queue: queue,

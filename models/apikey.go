@@ -130,7 +130,11 @@ func (s *Store) RevokeAPIKey(ctx context.Context, familyID, id uuid.UUID) error 
 		Where("id = ?", id).
 		Where("revoked_at IS NULL").
 		Exec(ctx)
-	return affectedOne(res, err, "revoke api key")
+	if err := affectedOne(res, err, "revoke api key"); err != nil {
+		return err
+	}
+	s.authChange(ctx)
+	return nil
 }
 
 // APIKeys lists a user's keys, newest first.
@@ -153,7 +157,11 @@ func (s *Store) RevokeUserAPIKey(ctx context.Context, familyID, userID, id uuid.
 		Where("id = ?", id).
 		Where("revoked_at IS NULL").
 		Exec(ctx)
-	return affectedOne(res, err, "revoke api key")
+	if err := affectedOne(res, err, "revoke api key"); err != nil {
+		return err
+	}
+	s.authChange(ctx)
+	return nil
 }
 
 // CreateAPIKeyByEmail makes key k for the user with this email (any

@@ -85,6 +85,7 @@ func (s *Store) ApplyMappedRole(ctx context.Context, m MappedRole) (role, guard 
 			return err
 		}
 		role = next
+		tx.authChange(ctx)
 		actor := m.ActorID
 		if actor == nil {
 			actor = &u.ID

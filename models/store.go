@@ -27,6 +27,9 @@ type Store struct {
 	Now func() time.Time
 	// Secrets seals the secrets stored at rest (access URLs, setup tokens).
 	Secrets *Sealer
+
+	authChanged func(context.Context) // see OnAuthChange
+	txAuth      *bool                 // inside a transaction: a change to report after the commit
 }
 
 // NewStore wraps an open database.
@@ -49,9 +52,17 @@ func (s *Store) Ping(ctx context.Context) error {
 // when fn returns nil and rolled back otherwise. A failed begin or commit
 // comes back from the driver unwrapped, so it is mapped here too.
 func (s *Store) RunInTx(ctx context.Context, fn func(tx *Store) error) error {
-	return unavailable("transaction", s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(&Store{db: tx, raw: s.raw, Now: s.Now, Secrets: s.Secrets})
+	changed := s.txAuth
+	if changed == nil {
+		changed = new(bool)
+	}
+	err := unavailable("transaction", s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return fn(&Store{db: tx, raw: s.raw, Now: s.Now, Secrets: s.Secrets, authChanged: s.authChanged, txAuth: changed})
 	}))
+	if err == nil && *changed && s.txAuth == nil {
+		s.authChange(ctx)
+	}
+	return err
 }
 
 // now is the store clock at the precision both databases keep.

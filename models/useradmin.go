@@ -170,6 +170,7 @@ func (s *Store) adminChange(ctx context.Context, c AdminChange, fn func(tx *Stor
 			return err
 		}
 		meta["target_user_id"] = target.ID.String()
+		tx.authChange(ctx)
 		return tx.CreateAuditLog(ctx, &AuditLog{EventType: event, UserID: &c.ActorID, IP: c.IP, UserAgent: c.UserAgent, Metadata: meta})
 	})
 }
@@ -257,6 +258,9 @@ func (s *Store) PurgeFamilyIfEmpty(ctx context.Context, familyID uuid.UUID) (boo
 		return false, dbErr("purge family", err)
 	}
 	n, _ := res.RowsAffected()
+	if n == 1 {
+		s.authChange(ctx)
+	}
 	return n == 1, nil
 }
 

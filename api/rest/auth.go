@@ -2,12 +2,15 @@ package rest
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
 	"coffer/models"
@@ -34,7 +37,8 @@ func (h *Handler) APIKey(scope string) fiber.Handler {
 			return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: msgInvalidKey}
 		}
 		ctx := c.UserContext()
-		k, err := h.store.APIKeyBySecret(ctx, secret)
+		hash := sha256.Sum256([]byte(secret))
+		k, count, err := h.authenticate(ctx, hash, secret)
 		if errors.Is(err, models.ErrNotFound) {
 			return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: msgInvalidKey}
 		}
@@ -45,49 +49,103 @@ func (h *Handler) APIKey(scope string) fiber.Handler {
 			return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: "Account has been deactivated"}
 		}
 		c.Locals(localKey, k)
-		if err := h.countRequest(ctx, c, k); err != nil {
+		if err := h.applyLimit(c, count); err != nil {
 			return err
 		}
 		if scope == models.ScopeReadWrite && !k.Writable() {
 			return &httperr.Error{Status: fiber.StatusForbidden, Code: "insufficient_scope", Message: "This action requires the 'write' scope"}
 		}
-		if k.LastUsedAt == nil || h.now().Sub(*k.LastUsedAt) > time.Minute {
+		if now := h.now(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
 			if err := h.store.TouchAPIKey(ctx, k.FamilyID, k.ID); err != nil {
 				return err
 			}
+			h.keys.touched(hash, now)
 		}
 		return c.Next()
 	}
 }
 
-// countRequest applies the per-key hourly limit in a fixed window counted
-// in Redis, so that every web process shares one count.
-func (h *Handler) countRequest(ctx context.Context, c *fiber.Ctx, k *models.APIKey) error {
+// authenticate finds the key whose secret hashes to hash, and counts the
+// request against its limit (count is 0 when there is no limit). A key
+// this process read before is taken from its cache when the auth version
+// in Redis has not moved since: that version is read in the same pipeline
+// as the count, so a cached key costs one Redis round trip and no query.
+func (h *Handler) authenticate(ctx context.Context, hash [sha256.Size]byte, secret string) (*models.APIKey, int64, error) {
+	now := h.now()
+	cachedID, cached := h.keys.peek(hash)
+	pipe := h.redis.Pipeline()
+	version := pipe.Get(ctx, AuthVersionKey)
+	var incr *redis.IntCmd
+	if cached {
+		incr = h.limitCmds(ctx, pipe, cachedID, now)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, 0, fmt.Errorf("api: authenticate: %w", err)
+	}
+	v, _ := version.Int64() // no version yet: 0
+	if k, ok := h.keys.get(hash, v, now); ok {
+		return k, countOf(incr), nil
+	}
+	k, err := h.store.APIKeyBySecret(ctx, secret)
+	if err != nil {
+		return nil, 0, err
+	}
+	h.keys.put(hash, v, k, now)
+	if cached && cachedID == k.ID {
+		return k, countOf(incr), nil
+	}
+	count, err := h.count(ctx, k.ID, now)
+	return k, count, err
+}
+
+func countOf(incr *redis.IntCmd) int64 {
+	if incr == nil {
+		return 0
+	}
+	return incr.Val()
+}
+
+// limitCmds adds the per-key hourly count, a fixed window in Redis shared
+// by every web process, to pipe. It returns nil when there is no limit.
+func (h *Handler) limitCmds(ctx context.Context, pipe redis.Pipeliner, keyID uuid.UUID, now time.Time) *redis.IntCmd {
+	if h.rateLimit <= 0 {
+		return nil
+	}
+	key := "coffer:ratelimit:api:" + keyID.String() + ":" + strconv.FormatInt(now.Truncate(time.Hour).Unix(), 10)
+	incr := pipe.Incr(ctx, key)
+	pipe.ExpireNX(ctx, key, time.Hour+time.Minute)
+	return incr
+}
+
+// count counts a request of a key that was not in the cache.
+func (h *Handler) count(ctx context.Context, keyID uuid.UUID, now time.Time) (int64, error) {
+	if h.rateLimit <= 0 {
+		return 0, nil
+	}
+	pipe := h.redis.Pipeline()
+	incr := h.limitCmds(ctx, pipe, keyID, now)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("api: rate limit: %w", err)
+	}
+	return incr.Val(), nil
+}
+
+// applyLimit sets the rate-limit headers for the request's count and
+// refuses it past the limit.
+func (h *Handler) applyLimit(c *fiber.Ctx, count int64) error {
 	if h.rateLimit <= 0 {
 		return nil
 	}
 	now := h.now()
-	window := now.Truncate(time.Hour)
-	reset := int(window.Add(time.Hour).Sub(now).Seconds())
+	reset := int(now.Truncate(time.Hour).Add(time.Hour).Sub(now).Seconds())
 	if reset < 1 {
 		reset = 1
 	}
-	key := fmt.Sprintf("coffer:ratelimit:api:%s:%d", k.ID, window.Unix())
-	pipe := h.redis.Pipeline()
-	incr := pipe.Incr(ctx, key)
-	pipe.ExpireNX(ctx, key, time.Hour+time.Minute)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("api: rate limit: %w", err)
-	}
-	count := int(incr.Val())
-	remaining := h.rateLimit - count
-	if remaining < 0 {
-		remaining = 0
-	}
+	remaining := max(h.rateLimit-int(count), 0)
 	c.Set("X-RateLimit-Limit", strconv.Itoa(h.rateLimit))
 	c.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
 	c.Set("X-RateLimit-Reset", strconv.Itoa(reset))
-	if count > h.rateLimit {
+	if count > int64(h.rateLimit) {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(reset))
 		return &httperr.Error{Status: fiber.StatusTooManyRequests, Code: "rate_limited", Message: "Rate limit exceeded; try again after the time in Retry-After"}
 	}

@@ -51,7 +51,8 @@ type Handler struct {
 	dailyBudget int
 	calendar    *simplefin.SyncCalendar
 
-	docs *docs // the API reference page
+	docs *docs     // the API reference page
+	keys *keyCache // keys authenticated recently, see authenticate
 }
 
 // New returns the JSON API's handler.
@@ -64,6 +65,6 @@ func New(o Options) (*Handler, error) {
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
-		docs: docs,
+		docs: docs, keys: newKeyCache(),
 	}, nil
 }

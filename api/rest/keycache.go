@@ -1,0 +1,112 @@
+package rest
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/models"
+)
+
+// AuthVersionKey is the Redis counter that every committed change to a
+// credential's grant bumps (see models.Store.OnAuthChange). Each request
+// reads it in the same pipeline as its rate-limit count, so a web process
+// drops its cached keys on the first request after a revoke, a suspension
+// or a deletion anywhere, at no extra round trip.
+const AuthVersionKey = "coffer:auth:version"
+
+// keyTTL bounds how long a cached key is trusted when an announcement
+// never reached Redis (it was away when the change committed).
+const keyTTL = 15 * time.Second
+
+// keyCacheMax bounds the cache; past it the cache starts over.
+const keyCacheMax = 10_000
+
+// AnnounceAuthChange returns the function a store calls after a committed
+// change to a grant: it bumps AuthVersionKey, trying three times.
+func AnnounceAuthChange(rdb redis.UniversalClient) func(context.Context) {
+	return func(ctx context.Context) {
+		// The change is committed: a request that ended meanwhile must
+		// not stop the announcement.
+		ctx = context.WithoutCancel(ctx)
+		for attempt := range 3 {
+			if rdb.Incr(ctx, AuthVersionKey).Err() == nil {
+				return
+			}
+			time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
+		}
+	}
+}
+
+// keyCache holds the keys this process authenticated recently, tagged with
+// the auth version they were read under.
+type keyCache struct {
+	mu      sync.Mutex
+	version int64
+	entries map[[sha256.Size]byte]cachedKey
+}
+
+type cachedKey struct {
+	key  models.APIKey
+	read time.Time
+}
+
+func newKeyCache() *keyCache {
+	return &keyCache{version: -1, entries: map[[sha256.Size]byte]cachedKey{}}
+}
+
+// peek returns the id of the key cached under hash, if any, so that its
+// request can be counted before the cache is known to be current.
+func (kc *keyCache) peek(hash [sha256.Size]byte) (uuid.UUID, bool) {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	e, ok := kc.entries[hash]
+	return e.key.ID, ok
+}
+
+// get returns a copy of the key cached under hash if it was read under
+// version and not longer ago than keyTTL. A newer version empties the
+// cache.
+func (kc *keyCache) get(hash [sha256.Size]byte, version int64, now time.Time) (*models.APIKey, bool) {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	if version != kc.version {
+		clear(kc.entries)
+		kc.version = version
+		return nil, false
+	}
+	e, ok := kc.entries[hash]
+	if !ok || now.Sub(e.read) > keyTTL {
+		return nil, false
+	}
+	k := e.key
+	return &k, true
+}
+
+// put caches k, read from the database after version was read from Redis.
+func (kc *keyCache) put(hash [sha256.Size]byte, version int64, k *models.APIKey, now time.Time) {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	if version != kc.version {
+		clear(kc.entries)
+		kc.version = version
+	}
+	if len(kc.entries) >= keyCacheMax {
+		clear(kc.entries)
+	}
+	kc.entries[hash] = cachedKey{key: *k, read: now}
+}
+
+// touched records that the key's last use was written at now.
+func (kc *keyCache) touched(hash [sha256.Size]byte, now time.Time) {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	if e, ok := kc.entries[hash]; ok {
+		e.key.LastUsedAt = &now
+		kc.entries[hash] = e
+	}
+}
