@@ -32,8 +32,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"coffer/api"
-	"coffer/api/rest"
 	"coffer/api/cli"
+	"coffer/api/rest"
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
