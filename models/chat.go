@@ -24,14 +24,37 @@ type Chat struct {
 	UpdatedAt     time.Time  `bun:"updated_at"`
 }
 
-// Chats lists a page of one user's chats, newest first.
+// Chats lists a page of one user's chats, newest first, with the count of
+// all of them.
 func (s *Store) Chats(ctx context.Context, familyID, userID uuid.UUID, p Page) ([]Chat, int, error) {
-	chats := []Chat{}
-	n, err := p.scan(ctx, s.db.NewSelect().Model(&chats).
-		Where("ch.family_id = ?", familyID).
-		Where("ch.user_id = ?", userID).
-		OrderExpr("ch.created_at DESC, ch.id DESC"))
-	return chats, n, dbErr("list chats", err)
+	mine := func(q *bun.SelectQuery) *bun.SelectQuery {
+		return q.Where("ch.family_id = ?", familyID).Where("ch.user_id = ?", userID)
+	}
+	// The count rides along as a subquery that runs once: one round trip
+	// for the page and its count. A page past the end brings no count.
+	var rows []countedChat
+	err := mine(s.db.NewSelect().Model(&rows).ColumnExpr("ch.*").
+		ColumnExpr("(?) AS total_count", mine(s.db.NewSelect().Model((*Chat)(nil)).ColumnExpr("count(*)")))).
+		OrderExpr("ch.created_at DESC, ch.id DESC").
+		Limit(int64(p.Size)).Offset(int64(p.Number-1) * int64(p.Size)).Scan(ctx)
+	if err != nil {
+		return nil, 0, dbErr("list chats", err)
+	}
+	chats := make([]Chat, len(rows))
+	for i := range rows {
+		chats[i] = rows[i].Chat
+	}
+	if len(rows) > 0 {
+		return chats, rows[0].Total, nil
+	}
+	n, err := mine(s.db.NewSelect().Model((*Chat)(nil))).Count(ctx)
+	return chats, int(n), dbErr("count chats", err)
+}
+
+// countedChat is a chat read with the count of the query's every row.
+type countedChat struct {
+	Chat  `bun:",extend"`
+	Total int `bun:"total_count,scanonly"`
 }
 
 // Chat returns one chat of a user.
