@@ -170,21 +170,6 @@ func openRedis(cfg *Config, log *slog.Logger) (asynq.RedisConnOpt, func(), error
 	return opt, stop, nil
 }
 
-// requestRedis is the client that requests and jobs use for counters,
-// budgets and enqueuing. With Redis away a request answers 503 within about
-// timeout, not after go-redis's 3 s read timeout and three retries (a dead
-// pooled connection is dropped when taken, so a retry buys little); asynq's
-// own server connections keep its defaults.
-func requestRedis(opt asynq.RedisConnOpt, timeout time.Duration) redis.UniversalClient {
-	o, ok := opt.(asynq.RedisClientOpt)
-	if !ok {
-		return opt.MakeRedisClient().(redis.UniversalClient)
-	}
-	return redis.NewClient(&redis.Options{Network: o.Network, Addr: o.Addr, Username: o.Username, Password: o.Password,
-		DB: o.DB, TLSConfig: o.TLSConfig, PoolSize: o.PoolSize, MaxRetries: -1,
-		DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout, PoolTimeout: timeout})
-}
-
 // services is what the long-running commands share.
 type services struct {
 	db      *bun.DB
@@ -216,7 +201,7 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 		s.close()
 		return nil, err
 	}
-	s.redis, s.rdb = opt, requestRedis(opt, cfg.RedisTimeout)
+	s.redis, s.rdb = opt, worker.RequestRedis(opt, cfg.RedisTimeout)
 	s.closers = append(s.closers, stopRedis, func() { s.rdb.Close() })
 	if err := s.rdb.Ping(ctx).Err(); err != nil {
 		s.close()
@@ -237,6 +222,13 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger, cmd string, fn fu
 		return err
 	}
 	defer s.close()
+	if cfg.PprofAddr != "" {
+		go func() {
+			if err := api.ServeDebug(ctx, cfg.PprofAddr, log); err != nil {
+				log.Error("profiler stopped", "error", err)
+			}
+		}()
+	}
 	return fn(s)
 }
 
@@ -322,7 +314,7 @@ func runDev(ctx context.Context, cfg *Config, log *slog.Logger) error {
 			return fmt.Errorf("re-queue unfinished work: %w", err)
 		}
 	}
-	fmt.Printf(welcome, cfg.AppURL, cfg.AppURL, cfg.AppURL)
+	fmt.Print(cli.Welcome(cfg.AppURL))
 	g, ctx := errgroup.WithContext(ctx)
 	opts := workerOptions(cfg, s, log)
 	g.Go(func() error { return worker.Run(ctx, opts) })
@@ -330,17 +322,6 @@ func runDev(ctx context.Context, cfg *Config, log *slog.Logger) error {
 	g.Go(func() error { return serveWeb(ctx, cfg, s, log) })
 	return g.Wait()
 }
-
-const welcome = `
-coffer is running at %s  (API docs: %s/api/docs)
-
-Create a first user and an API key in another terminal, in this directory:
-  go run . users create --email you@example.com --role super_admin
-  go run . apikeys create --email you@example.com
-Then:
-  curl -H "X-Api-Key: <key>" %s/api/v1/accounts
-
-`
 
 func runMigrate(ctx context.Context, cfg *Config, stdout io.Writer) error {
 	db, err := openDB(ctx, cfg)
@@ -379,7 +360,7 @@ func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) e
 		return err
 	}
 	if opt, err := asynq.ParseRedisURI(cfg.RedisURL); err == nil { // web processes drop a revoked key at once
-		rdb := requestRedis(opt, cfg.RedisTimeout)
+		rdb := worker.RequestRedis(opt, cfg.RedisTimeout)
 		defer rdb.Close()
 		s.OnAuthChange(rest.AnnounceAuthChange(rdb))
 	}
@@ -407,6 +388,7 @@ type Config struct {
 	APIRateLimitPerHour int           `env:"API_RATE_LIMIT_PER_HOUR" default:"10000" min:"0" max:"100000000"`
 	LogLevel            slog.Level    `env:"LOG_LEVEL" default:"info" want:"debug, info, warn or error"`
 	LogFormat           string        `env:"LOG_FORMAT" default:"text" oneof:"text json"`
+	PprofAddr           string        `env:"PPROF_ADDR"` // e.g. 127.0.0.1:6060: Go's profiler, loopback only
 
 	JITMode             string        `env:"AUTH_JIT_MODE" default:"create_and_link" oneof:"create_and_link link_only"`
 	AllowedOIDCDomains  []string      `env:"ALLOWED_OIDC_DOMAINS"`

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -96,11 +97,11 @@ func TestLoad(t *testing.T) {
 	}
 	accountID := uuid.MustParse(account)
 	results := []loadResult{
-		createHTTP(),
+		profiled("create", dur, createHTTP),
 		measure("  bare INSERT through pgx", conns, dur, func(n int64) error {
 			return bareCreate(ctx, pool, familyID, accountID, fmt.Sprintf("raw-%s-%d", run, n))
 		}),
-		chatsHTTP(),
+		profiled("chats", dur, chatsHTTP),
 		measure("  bare page + count through pgx", conns, dur, func(n int64) error {
 			return bareChatsPage(ctx, pool, familyID, userID)
 		}),
@@ -115,6 +116,37 @@ func TestLoad(t *testing.T) {
 		}
 		fmt.Printf("%-34s %10.0f %10s %10s %8d %9s\n", r.name, r.rps, r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.errors, ratio)
 	}
+}
+
+// profiled runs the HTTP side while the web process records a CPU profile
+// into COFFER_LOAD_RESULTS/NAME.pprof, when COFFER_LOAD_PPROF (the web
+// process's PPROF_ADDR) is set.
+func profiled(name string, d time.Duration, run func() loadResult) loadResult {
+	addr, dir := os.Getenv("COFFER_LOAD_PPROF"), os.Getenv("COFFER_LOAD_RESULTS")
+	if addr == "" || dir == "" {
+		return run()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		secs := max(int(d.Seconds())-1, 1)
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(filepath.Join(dir, name+".pprof"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "profile:", err)
+			return
+		}
+		defer f.Close()
+		_, _ = io.Copy(f, resp.Body)
+	}()
+	r := run()
+	<-done
+	return r
 }
 
 type loadResult struct {

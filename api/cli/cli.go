@@ -160,3 +160,19 @@ func secretsBackfill(fs *flag.FlagSet, o *Options) func() (Command, error) {
 		}, nil
 	}
 }
+
+// Welcome is what `coffer dev` prints once it listens at appURL.
+func Welcome(appURL string) string {
+	return strings.ReplaceAll(welcome, "APP_URL", appURL)
+}
+
+const welcome = `
+coffer is running at APP_URL  (API docs: APP_URL/api/docs)
+
+Create a first user and an API key in another terminal, in this directory:
+  go run . users create --email you@example.com --role super_admin
+  go run . apikeys create --email you@example.com
+Then:
+  curl -H "X-Api-Key: <key>" APP_URL/api/v1/accounts
+
+`

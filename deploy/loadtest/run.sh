@@ -2,7 +2,9 @@
 # Load test of the hot endpoints against a real `coffer web` + `coffer
 # worker` on PostgreSQL and Redis (loopback only, bounded, stops by itself).
 # Prints idle RSS, then requests/s and p50/p99 for POST /transactions and
-# GET /chats (1,000 chats) next to the same SQL sent straight through pgx.
+# GET /chats (1,000 chats) next to the bare SQL each request needs (the
+# single INSERT; the page query and its count) sent straight through pgx,
+# and the web process's CPU profile under each.
 #   bash deploy/loadtest/run.sh          (DURATION=10s by default)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -25,7 +27,7 @@ key=$(bin/coffer apikeys create --email load@example.com --name load | tail -1)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
-bin/coffer web & pids+=($!)
+PPROF_ADDR=127.0.0.1:6931 bin/coffer web & pids+=($!)
 web=$!
 bin/coffer worker & pids+=($!)
 worker=$!
@@ -54,8 +56,18 @@ echo "after seeding 1,000 chats: $(memory)"
 
 wrk=$(command -v wrk || true)
 [ -n "$wrk" ] || echo "(wrk not found: the HTTP side uses Go's client; apt-get install wrk for lighter load generation)"
+results=$root/deploy/loadtest/results
+mkdir -p "$results"
+COFFER_LOAD_PPROF=127.0.0.1:6931 COFFER_LOAD_RESULTS=$results \
 COFFER_LOAD_WRK=$wrk COFFER_LOAD_WRK_SCRIPT="$root/deploy/loadtest/create.lua" \
 COFFER_LOAD_URL=$base COFFER_LOAD_KEY=$key COFFER_LOAD_ACCOUNT=$account COFFER_LOAD_DSN="$DATABASE_URL" \
   COFFER_LOAD_DURATION=${DURATION:-10s} go test -count=1 -run '^TestLoad$' ./models/ -v 2>&1 |
   grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS' -e '^ok '
 echo "after the load: $(memory)"
+sleep 5
+echo "idle after the load: $(memory)"
+for p in create chats; do
+  [ -s "$results/$p.pprof" ] || continue
+  echo; echo "web CPU profile under $p (top entries; deploy/loadtest/results/$p.pprof):"
+  go tool pprof -top -nodecount=25 bin/coffer "$results/$p.pprof" 2>/dev/null | sed -n '4,32p'
+done
