@@ -29,6 +29,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzScreenQueries -fuzztime 15s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzRegistration -fuzztime 10s ./api/signin/
 	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/bridge/
 	$(GO) test -run '^$$' -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/bridge/
 	$(GO) test -run '^$$' -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/bridge/

@@ -277,7 +277,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	web.Secret, web.Origin, web.SecureCookies = formKey[:], u.Scheme+"://"+u.Host, u.Scheme == "https"
 	web.Development = cfg.Env == "development"
 	app, err := api.New(api.Options{
-		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail,
+		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail, OAuth: cfg.OAuth,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout,
 		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
 		SimpleFINAllowHTTP: cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
@@ -405,7 +405,8 @@ type Config struct {
 	OldEncryptionKeys [][]byte `env:"SECRETS_ENCRYPTION_OLD_KEYS"` // former keys, decrypt only
 	Retention         jobs.Retention
 
-	Web             api.WebOptions  // serveWeb adds what APP_URL and SECRET_KEY_BASE give
+	Web             api.WebOptions // serveWeb adds what APP_URL and SECRET_KEY_BASE give
+	OAuth           api.OAuthOptions
 	Mail            api.MailOptions // SMTP_URL empty in development: mail goes to the log
 	Worker          worker.Options
 	SimpleFINClient bridge.Options

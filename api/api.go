@@ -41,6 +41,8 @@ type (
 	MailOptions = web.MailOptions
 	// SSOOptions configure single sign-on.
 	SSOOptions = signin.SSOOptions
+	// OAuthOptions configure the OAuth authorization server.
+	OAuthOptions = signin.AuthServerOptions
 )
 
 // The AUTH_JIT_MODE values.
@@ -90,6 +92,7 @@ type Options struct {
 	SimpleFINSyncLocation *time.Location
 	SimpleFINSyncJitter   time.Duration
 	SSO                   SSOOptions
+	OAuth                 OAuthOptions
 }
 
 // server holds the audiences' handlers and what the app-wide middleware
@@ -131,23 +134,24 @@ func New(o Options) (*fiber.App, error) {
 	// functions.
 	connections := &simplefin.Actions{Store: o.Store, Queue: o.Queue, Redis: o.Redis, Log: o.Logger,
 		DailyBudget: o.SimpleFINDailyBudget, AllowHTTP: o.SimpleFINAllowHTTP, Now: o.Clock}
+	mailer := web.NewMailer(o.Mail, o.Logger)
+	if s.signin, err = signin.New(s.site, signin.Options{
+		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock,
+		Mail: mailer, SSO: o.SSO, OAuth: o.OAuth,
+	}); err != nil {
+		return nil, err
+	}
 	if s.rest, err = rest.New(rest.Options{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+		Bearer: s.signin.Bearer,
 	}); err != nil {
 		return nil, err
 	}
-	mailer := web.NewMailer(o.Mail, o.Logger)
 	if s.screens, err = screens.New(s.site, screens.Options{
 		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer,
 		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
-	}); err != nil {
-		return nil, err
-	}
-	if s.signin, err = signin.New(s.site, signin.Options{
-		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock,
-		Mail: mailer, SSO: o.SSO,
 	}); err != nil {
 		return nil, err
 	}

@@ -58,5 +58,9 @@ func (s *server) logPanic(c *fiber.Ctx, e any) {
 // screenPath reports whether a path is a browser screen (HTML errors)
 // rather than part of the JSON API.
 func screenPath(p string) bool {
-	return !strings.HasPrefix(p, "/api/") && p != "/healthz" && p != "/readyz"
+	if p == "/oauth/authorize" {
+		return true // the consent screen; the other /oauth/ endpoints answer apps
+	}
+	return !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/oauth/") && !strings.HasPrefix(p, "/.well-known/") &&
+		p != "/healthz" && p != "/readyz"
 }

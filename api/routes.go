@@ -19,12 +19,17 @@ func (s *server) routes(app *fiber.App) {
 	}
 	// /, /settings/api_keys, /settings/connections (screens/handler.go)
 	s.screens.Routes(app, screen)
-	// /sessions, /registrations, /password, /settings/security and
-	// single sign-on under /auth (signin/handler.go)
+	// /sessions, /registrations, /password, /settings/security, single
+	// sign-on under /auth, the OAuth authorization server under /oauth
+	// and /settings/authorized_apps (signin/handler.go)
 	s.signin.Routes(app, screen)
 	// /admin: users, sso_providers, sso_audit_logs, jobs (admin/handler.go)
 	s.admin.Routes(app)
-	// /api/v1 with an API key of the scope each route needs (rest/routes.go)
+	// The mobile app's sign-in, /api/v1/auth/login, /signup, /refresh
+	// (signin/mobile.go), before the routes that need a key.
+	s.signin.AppRoutes(app.Group("/api/v1/auth"))
+	// /api/v1 with an API key or an OAuth access token of the scope each
+	// route needs (rest/routes.go)
 	s.rest.Routes(app.Group("/api/v1"))
 	// Anything else: 404 route_not_found naming the route (middleware.go).
 	app.Use(noRoute)

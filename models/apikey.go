@@ -41,6 +41,10 @@ type APIKey struct {
 
 	User   *User   `bun:"rel:belongs-to,join:user_id=id,join:family_id=family_id"`
 	Family *Family `bun:"rel:belongs-to,join:family_id=id"`
+
+	// OAuth marks the principal of an OAuth access token (see
+	// APIKeyByAccessToken), which is no row of this table.
+	OAuth bool `bun:"-"`
 }
 
 // LogValue keeps the hash out of logs.

@@ -193,7 +193,9 @@ func (s *Store) SetUserRole(ctx context.Context, c AdminChange, role string) err
 	})
 }
 
-// SuspendUser disables a user's access and ends every session at once.
+// SuspendUser disables a user's access and ends every session and OAuth
+// grant at once (API keys stop at the status check; tokens are deleted so
+// that reactivation does not bring back grants given before).
 func (s *Store) SuspendUser(ctx context.Context, c AdminChange) error {
 	return s.adminChange(ctx, c, func(tx *Store, u *User) (string, map[string]any, error) {
 		if u.Status == UserSuspended {
@@ -210,6 +212,9 @@ func (s *Store) SuspendUser(ctx context.Context, c AdminChange) error {
 			return "", nil, err
 		}
 		if err := tx.DeleteUserSessions(ctx, u.ID, uuid.Nil); err != nil {
+			return "", nil, err
+		}
+		if err := tx.deleteUserOAuthTokens(ctx, u.FamilyID, u.ID); err != nil {
 			return "", nil, err
 		}
 		return EventUserSuspended, map[string]any{"target_role": u.Role}, nil

@@ -33,6 +33,9 @@ func KeyOf(c *fiber.Ctx) *models.APIKey {
 func (h *Handler) APIKey(scope string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		secret := c.Get(headerAPIKey)
+		if token, ok := bearerToken(c); ok && secret == "" {
+			return h.bearerAuth(c, token, scope)
+		}
 		if secret == "" || len(secret) > 256 {
 			return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: msgInvalidKey}
 		}

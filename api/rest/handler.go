@@ -5,6 +5,7 @@
 package rest
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -35,6 +36,10 @@ type Options struct {
 	SimpleFINDailyBudget int
 	// Calendar works out a connection's next scheduled sync.
 	Calendar *simplefin.SyncCalendar
+	// Bearer turns an OAuth access token into the principal an API key
+	// gives, or models.ErrNotFound (signin.Handler.Bearer); nil: bearer
+	// tokens are refused.
+	Bearer func(ctx context.Context, token string) (*models.APIKey, error)
 }
 
 // Handler serves /api/v1; handlers are its methods.
@@ -46,6 +51,7 @@ type Handler struct {
 	log       *slog.Logger
 	rateLimit int
 	now       func() time.Time
+	bearer    func(ctx context.Context, token string) (*models.APIKey, error)
 
 	connections *simplefin.Actions
 	dailyBudget int
@@ -65,6 +71,6 @@ func New(o Options) (*Handler, error) {
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
-		docs: docs, keys: newKeyCache(),
+		docs: docs, keys: newKeyCache(), bearer: o.Bearer,
 	}, nil
 }

@@ -33,6 +33,7 @@ type Options struct {
 	Clock  func() time.Time
 	Mail   *web.Mailer
 	SSO    SSOOptions
+	OAuth  AuthServerOptions
 }
 
 // SSOOptions configure single sign-on.
@@ -57,6 +58,7 @@ type Handler struct {
 	web   web.Options
 	sso   SSOOptions
 	mail  *web.Mailer
+	auth  *authServer
 
 	dummyOnce sync.Once
 	dummyHash string // checked for unknown emails, so they take as long as known ones; made on first use
@@ -64,13 +66,16 @@ type Handler struct {
 
 // New parses the sign-in templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
-	pages, err := site.Parse(templates, nil, "login", "register", "password_forgot", "password_reset", "security", "link", "invitation")
+	pages, err := site.Parse(templates, nil, "login", "register", "password_forgot", "password_reset", "security", "link", "invitation",
+		"consent", "authorized_apps")
 	if err != nil {
 		return nil, err
 	}
+	issuer := o.SSO.Registry.Options().BaseURL
 	return &Handler{
 		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock,
 		web: site.Options(), sso: o.SSO, mail: o.Mail,
+		auth: newAuthServer(o.Store, o.OAuth, issuer, site.Options().Secret),
 	}, nil
 }
 
@@ -102,6 +107,24 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/auth/saml/:id/logout", screen(h.samlLogout)...)
 	app.Get("/auth/link", screen(h.linkPage)...)
 	app.Post("/auth/link", screen(h.confirmLink)...)
+	// The OAuth authorization server: the consent screen is a screen; the
+	// protocol endpoints are for apps (no session, no CSRF, OAuth errors).
+	app.Get("/.well-known/oauth-authorization-server", h.metadata)
+	app.Get("/oauth/authorize", screen(h.authorize)...)
+	app.Post("/oauth/authorize", screen(h.decideAuthorization)...)
+	app.Post("/oauth/token", h.token)
+	app.Post("/oauth/revoke", h.revoke)
+	app.Post("/oauth/register", h.register)
+	app.Get("/settings/authorized_apps", screen(signedIn, h.authorizedApps)...)
+	app.Post("/settings/authorized_apps/revoke", screen(signedIn, h.revokeAuthorizedApp)...)
 	app.Get("/auth/:name", screen(h.startSSO)...)
 	app.Get("/auth/:name/callback", screen(h.ssoCallback)...)
+}
+
+// AppRoutes mounts the mobile app's sign-in on /api/v1/auth: JSON in and
+// out, no key and no session; the answers carry tokens.
+func (h *Handler) AppRoutes(auth fiber.Router) {
+	auth.Post("/login", h.mobileLogin)
+	auth.Post("/signup", h.mobileSignup)
+	auth.Post("/refresh", h.mobileRefresh)
 }

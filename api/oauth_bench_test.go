@@ -1,0 +1,62 @@
+package api_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"testing"
+
+	"coffer/models"
+)
+
+// BenchmarkAccountsBearerVsKey measures GET /api/v1/accounts with an
+// OAuth access token and with an API key of the same user, in one run, so
+// that their ratio can be read off (issue 13: a bearer call costs no more
+// than a key's).
+func BenchmarkAccountsBearerVsKey(b *testing.B) {
+	e := benchEnv(b)
+	h, err := hashFor("correct horse battery")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := e.store.DB().NewUpdate().Table("users").Set("password_hash = ?", h).Where("id = ?", e.alpha.User.ID).Exec(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	r := e.do("POST", "/api/v1/auth/login", "", map[string]any{"email": e.alpha.User.Email, "password": "correct horse battery", "device": phone})
+	if r.status != 200 {
+		b.Fatalf("login: %d %s", r.status, r.body)
+	}
+	var tok struct {
+		AccessToken string `json:"access_token"`
+	}
+	if err := jsonUnmarshal(r.body, &tok); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ name, header, value string }{
+		{"api_key", "X-Api-Key", e.alpha.Key},
+		{"bearer", "Authorization", "Bearer " + tok.AccessToken},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("GET", "/api/v1/accounts", nil)
+				req.Header.Set(c.header, c.value)
+				resp, err := e.app.Test(req, -1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+}
+
+func hashFor(pw string) (string, error) {
+	return models.HashPassword(pw, models.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1})
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

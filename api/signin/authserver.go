@@ -1,0 +1,230 @@
+package signin
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/google/uuid"
+	"github.com/ory/fosite"
+	"github.com/ory/fosite/compose"
+	"github.com/ory/fosite/handler/oauth2"
+
+	"coffer/api/httperr"
+	"coffer/models"
+)
+
+// The OAuth authorization server (issue 13): fosite does the protocol
+// (codes, PKCE, rotation, reuse detection, revocation); this file builds
+// it on our storage and turns its net/http answers into fiber's.
+
+const (
+	// mobileClientID is the server's own client for the mobile app's
+	// sign-in endpoints, which issue tokens without a redirect.
+	mobileClientID = "coffer-mobile"
+	// codeLifespan bounds the wait between consent and the exchange.
+	codeLifespan = 10 * time.Minute
+	// The per-IP limits of the token endpoint (the seed's) and of dynamic
+	// client registration, counted in Redis so that every web process
+	// shares them.
+	tokenLimitPerMinute    = 10
+	registerLimitPerHour   = 10
+	accessTokenPrefix      = "ory_at_"
+	maxPresentedTokenBytes = 512
+)
+
+// AuthServerOptions configure the OAuth authorization server.
+type AuthServerOptions struct {
+	// AccessTokenTTL is how long an access token works; a client then
+	// uses its refresh token.
+	AccessTokenTTL time.Duration `env:"OAUTH_ACCESS_TOKEN_TTL" default:"1h"`
+	// RefreshTokenTTL is how long a grant lasts unused: each refresh
+	// issues a new refresh token with this lifetime.
+	RefreshTokenTTL time.Duration `env:"OAUTH_REFRESH_TOKEN_TTL" default:"720h"`
+}
+
+// authServer is fosite, composed on our storage, with what the handlers
+// need of it.
+type authServer struct {
+	provider fosite.OAuth2Provider
+	strategy *oauth2.HMACSHAStrategy
+	config   *fosite.Config
+	storage  *authStorage
+	issuer   string
+}
+
+// newAuthServer composes fosite for the authorization code grant with
+// mandatory S256 PKCE, refresh tokens and revocation. secret (the form
+// secret) is hashed into the HMAC key that signs codes and tokens.
+func newAuthServer(store *models.Store, o AuthServerOptions, issuer string, secret []byte) *authServer {
+	if o.AccessTokenTTL <= 0 {
+		o.AccessTokenTTL = time.Hour
+	}
+	if o.RefreshTokenTTL <= 0 {
+		o.RefreshTokenTTL = 30 * 24 * time.Hour
+	}
+	key := sha256.Sum256(append([]byte("coffer oauth tokens\x00"), secret...))
+	cfg := &fosite.Config{
+		AccessTokenLifespan:            o.AccessTokenTTL,
+		RefreshTokenLifespan:           o.RefreshTokenTTL,
+		AuthorizeCodeLifespan:          codeLifespan,
+		GlobalSecret:                   key[:],
+		EnforcePKCE:                    true,
+		EnablePKCEPlainChallengeMethod: false,
+		ScopeStrategy:                  fosite.ExactScopeStrategy,
+		// Every grant gets a refresh token; there is no offline scope.
+		RefreshTokenScopes: []string{},
+		TokenURL:           issuer + "/oauth/token",
+		AccessTokenIssuer:  issuer,
+	}
+	st := &authStorage{store: store}
+	strategy := compose.NewOAuth2HMACStrategy(cfg)
+	provider := compose.Compose(cfg, st, strategy,
+		compose.OAuth2AuthorizeExplicitFactory,
+		compose.OAuth2RefreshTokenGrantFactory,
+		compose.OAuth2TokenRevocationFactory,
+		compose.OAuth2PKCEFactory,
+	)
+	return &authServer{provider: provider, strategy: strategy, config: cfg, storage: st, issuer: issuer}
+}
+
+// grantSession is fosite's session with the family the user belongs to.
+type grantSession struct {
+	fosite.DefaultSession
+	FamilyID uuid.UUID `json:"family_id"`
+}
+
+func newGrantSession(u *models.User) *grantSession {
+	s := &grantSession{}
+	if u != nil {
+		s.Subject, s.FamilyID = u.ID.String(), u.FamilyID
+	}
+	return s
+}
+
+// Clone is what fosite copies a session with.
+func (s *grantSession) Clone() fosite.Session {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	if d, ok := s.DefaultSession.Clone().(*fosite.DefaultSession); ok && d != nil {
+		c.DefaultSession = *d
+	}
+	return &c
+}
+
+// Bearer turns an access token into the principal of an API key (user,
+// family, scope), or models.ErrNotFound. It is the one check of bearer
+// tokens, for /api/v1 and for whatever else accepts them (/mcp).
+func (h *Handler) Bearer(ctx context.Context, token string) (*models.APIKey, error) {
+	if len(token) > maxPresentedTokenBytes || !strings.HasPrefix(token, accessTokenPrefix) {
+		return nil, models.ErrNotFound
+	}
+	a := h.auth
+	sig := a.strategy.AccessTokenSignature(ctx, token)
+	k, err := h.store.APIKeyByAccessToken(ctx, sig)
+	if err != nil {
+		return nil, err
+	}
+	// The row was found by the signature; checking the token's own HMAC
+	// too keeps a forged token with a leaked signature out.
+	if err := a.strategy.Enigma.Validate(ctx, strings.TrimPrefix(token, accessTokenPrefix)); err != nil {
+		return nil, models.ErrNotFound
+	}
+	if k.LastUsedAt == nil || h.now().Sub(*k.LastUsedAt) > time.Minute {
+		if err := h.store.TouchOAuthToken(ctx, k.FamilyID, sig); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+// metadata is the RFC 8414 document of the authorization server.
+func (h *Handler) metadata(c *fiber.Ctx) error {
+	iss := h.auth.issuer
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	return c.JSON(fiber.Map{
+		"issuer":                                     iss,
+		"authorization_endpoint":                     iss + "/oauth/authorize",
+		"token_endpoint":                             iss + "/oauth/token",
+		"revocation_endpoint":                        iss + "/oauth/revoke",
+		"registration_endpoint":                      iss + "/oauth/register",
+		"scopes_supported":                           []string{models.ScopeRead, models.ScopeReadWrite},
+		"response_types_supported":                   []string{"code"},
+		"grant_types_supported":                      []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":           []string{"S256"},
+		"token_endpoint_auth_methods_supported":      []string{"none"},
+		"revocation_endpoint_auth_methods_supported": []string{"none"},
+		"service_documentation":                      iss + "/api/docs",
+	})
+}
+
+// httpRequest is the request as net/http sees it, for fosite.
+func httpRequest(c *fiber.Ctx) (*http.Request, error) {
+	r, err := adaptor.ConvertRequest(c, true)
+	if err != nil {
+		return nil, httperr.BadRequest("The request could not be read.")
+	}
+	return r.WithContext(c.UserContext()), nil
+}
+
+// recorder is the http.ResponseWriter fosite writes to; send copies it to
+// fiber.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func newRecorder() *recorder { return &recorder{header: http.Header{}, status: http.StatusOK} }
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
+
+// send copies what fosite wrote. An OAuth error body keeps its RFC 6749
+// fields and gains the message every coffer error has.
+func (r *recorder) send(c *fiber.Ctx) error {
+	for k, vs := range r.header {
+		for _, v := range vs {
+			c.Set(k, v)
+		}
+	}
+	body := r.body.Bytes()
+	if r.status >= 400 && strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+		var m map[string]any
+		if json.Unmarshal(body, &m) == nil {
+			if _, ok := m["message"]; !ok {
+				m["message"] = oauthMessage(m)
+			}
+			if out, err := json.Marshal(m); err == nil {
+				body = out
+			}
+		}
+	}
+	return c.Status(r.status).Send(body)
+}
+
+func oauthMessage(m map[string]any) string {
+	if d, _ := m["error_description"].(string); d != "" {
+		return d
+	}
+	return "The OAuth request was refused."
+}
+
+// oauthError is an RFC 6749 error answer written by us rather than fosite.
+func oauthError(c *fiber.Ctx, status int, code, description string) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Status(status).JSON(fiber.Map{"error": code, "error_description": description, "message": description})
+}
+
+// isNotFound reports a storage miss in fosite's terms.
+func isNotFound(err error) bool { return errors.Is(err, models.ErrNotFound) }

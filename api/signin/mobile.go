@@ -1,0 +1,340 @@
+package signin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/ory/fosite"
+
+	"coffer/api/web"
+	"coffer/models"
+)
+
+// The mobile app's sign-in (issue 13, part 3), with the request and answer
+// shapes of the reference app (we-promise/sure mobile/lib/services/
+// auth_service.dart). The app shows a refused request's error field to
+// the person as it is, so that field holds a sentence, not a code.
+
+// mobileDevice is the device block every request of the app carries.
+type mobileDevice struct {
+	DeviceID   string `json:"device_id"`
+	DeviceName string `json:"device_name"`
+	DeviceType string `json:"device_type"`
+	OSVersion  string `json:"os_version"`
+	AppVersion string `json:"app_version"`
+}
+
+func (d *mobileDevice) valid() bool {
+	if d == nil {
+		return false
+	}
+	for _, v := range []string{d.DeviceID, d.DeviceName, d.DeviceType, d.OSVersion, d.AppVersion} {
+		if strings.TrimSpace(v) == "" || len(v) > 255 || web.HasControl(v) {
+			return false
+		}
+	}
+	return d.DeviceType == "ios" || d.DeviceType == "android" || d.DeviceType == "web"
+}
+
+type mobileLogin struct {
+	Email    string        `json:"email"`
+	Password string        `json:"password"`
+	OTPCode  string        `json:"otp_code"`
+	Device   *mobileDevice `json:"device"`
+}
+
+// mobileRefusal answers with the sentence in error, as the app reads it.
+func mobileRefusal(c *fiber.Ctx, status int, msg string) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Status(status).JSON(fiber.Map{"error": msg, "message": msg})
+}
+
+// mobileTokens are the tokens of the app, in the reference's shape.
+type mobileTokens struct {
+	AccessToken  string      `json:"access_token"`
+	RefreshToken string      `json:"refresh_token"`
+	TokenType    string      `json:"token_type"`
+	ExpiresIn    int64       `json:"expires_in"`
+	CreatedAt    int64       `json:"created_at"`
+	User         *mobileUser `json:"user,omitempty"`
+}
+
+type mobileUser struct {
+	ID        uuid.UUID `json:"id"`
+	Email     string    `json:"email"`
+	FirstName *string   `json:"first_name"`
+	LastName  *string   `json:"last_name"`
+	UILayout  string    `json:"ui_layout"`
+	AIEnabled bool      `json:"ai_enabled"`
+}
+
+func mobileUserOf(u *models.User) *mobileUser {
+	return &mobileUser{ID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName, UILayout: "dashboard"}
+}
+
+// mobileLogin is POST /api/v1/auth/login: the password sign-in of
+// POST /sessions (local login setting, admin override, lockout counted
+// before the password is checked, login audit rows), answered with tokens.
+func (h *Handler) mobileLogin(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	var in mobileLogin
+	if err := json.Unmarshal(c.Body(), &in); err != nil {
+		return mobileRefusal(c, fiber.StatusBadRequest, "The request body must be a JSON object.")
+	}
+	email := strings.TrimSpace(in.Email)
+	fail := func(status int, reason, msg string, userID *uuid.UUID) error {
+		rec := h.auditRecord(c, models.EventLoginFailed, userID, map[string]any{"reason": reason, "method": "password", "client": mobileClientID})
+		if err := h.writeFailure(c, rec); err != nil {
+			return err
+		}
+		return mobileRefusal(c, status, msg)
+	}
+	if !h.web.LocalLogin && !h.web.AdminOverride {
+		return fail(fiber.StatusForbidden, "local_login_disabled", "Password sign-in is disabled. Use single sign-on.", nil)
+	}
+	if email == "" || len(email) > 320 || len(in.Password) > models.MaxPasswordLen || web.HasControl(email) {
+		return fail(fiber.StatusUnauthorized, "bad_credentials", "Invalid email or password", nil)
+	}
+	wait, err := h.claimAttempt(ctx, email, web.ClientIP(c))
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(int(wait.Seconds()+0.999)))
+		return fail(fiber.StatusTooManyRequests, "locked",
+			fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(wait.Minutes()+0.999)), nil)
+	}
+	u, err := h.store.UserByEmail(ctx, email)
+	if err != nil && !errors.Is(err, models.ErrNotFound) {
+		return err
+	}
+	hash := h.dummy()
+	if err == nil && u.PasswordHash != nil {
+		hash = *u.PasswordHash
+	}
+	ok, rehash, herr := models.CheckPassword(hash, in.Password, h.web.Argon2)
+	if herr != nil && !errors.Is(herr, models.ErrBadHash) {
+		return herr
+	}
+	if !ok || err != nil || u.PasswordHash == nil {
+		var uid *uuid.UUID
+		if u != nil && u.ID != uuid.Nil {
+			uid = &u.ID
+		}
+		return fail(fiber.StatusUnauthorized, "bad_credentials", "Invalid email or password", uid)
+	}
+	if err := h.releaseAttempt(ctx, email, web.ClientIP(c)); err != nil {
+		return err
+	}
+	override := !h.web.LocalLogin
+	if override && u.Role != models.RoleSuperAdmin {
+		return fail(fiber.StatusForbidden, "override_not_allowed", "Password sign-in is limited to super administrators.", &u.ID)
+	}
+	if u.Status != models.UserActive {
+		return fail(fiber.StatusForbidden, "suspended", "Your account has been suspended.", &u.ID)
+	}
+	if !in.Device.valid() {
+		return mobileRefusal(c, fiber.StatusBadRequest, "Device information is required")
+	}
+	var newHash *string
+	if rehash {
+		s, err := models.HashPassword(in.Password, h.web.Argon2)
+		if err != nil {
+			return err
+		}
+		newHash = &s
+	}
+	if err := h.store.RecordAppLogin(ctx, u, override, newHash, h.signIn(c), deviceMeta(in.Device)); err != nil {
+		return err
+	}
+	t, err := h.issueMobileTokens(ctx, u)
+	if err != nil {
+		return err
+	}
+	t.User = mobileUserOf(u)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(t)
+}
+
+type mobileSignup struct {
+	User *struct {
+		Email     string `json:"email"`
+		Password  string `json:"password"`
+		FirstName string `json:"first_name"`
+		LastName  string `json:"last_name"`
+	} `json:"user"`
+	Device     *mobileDevice `json:"device"`
+	InviteCode string        `json:"invite_code"`
+}
+
+// mobileSignup is POST /api/v1/auth/signup: a new family with its first
+// user, as /registrations makes, when sign-up is open; 201 with tokens.
+func (h *Handler) mobileSignup(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	var in mobileSignup
+	if err := json.Unmarshal(c.Body(), &in); err != nil || in.User == nil {
+		return mobileRefusal(c, fiber.StatusBadRequest, "The request body must be a JSON object with user and device.")
+	}
+	if !h.web.LocalLogin {
+		return mobileRefusal(c, fiber.StatusForbidden, "Password sign-in is disabled. Use single sign-on.")
+	}
+	if !h.web.SignupEnabled {
+		return mobileRefusal(c, fiber.StatusForbidden, "Sign-up is closed. Ask an administrator for an invitation.")
+	}
+	email := strings.TrimSpace(in.User.Email)
+	var problems []string
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || len(email) > 320 {
+		problems = append(problems, "Email must be an email address.")
+	}
+	if p := passwordProblem(in.User.Password); p != "" {
+		problems = append(problems, p)
+	}
+	first, last := strings.TrimSpace(in.User.FirstName), strings.TrimSpace(in.User.LastName)
+	if len(first) > maxName || len(last) > maxName || web.HasControl(first) || web.HasControl(last) {
+		problems = append(problems, "Names must be at most 255 characters.")
+	}
+	if len(problems) > 0 {
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": strings.Join(problems, " "), "message": strings.Join(problems, " "), "errors": problems})
+	}
+	if !in.Device.valid() {
+		return mobileRefusal(c, fiber.StatusBadRequest, "Device information is required")
+	}
+	hash, err := models.HashPassword(in.User.Password, h.web.Argon2)
+	if err != nil {
+		return err
+	}
+	name := first
+	if name == "" {
+		name = strings.SplitN(email, "@", 2)[0]
+	}
+	f := &models.Family{Name: name + "'s family", Currency: "USD"}
+	u := &models.User{Email: email, Role: models.RoleAdmin, PasswordHash: &hash, FirstName: nonEmpty(first), LastName: nonEmpty(last)}
+	err = h.store.RegisterAppFamily(ctx, f, u, h.signIn(c), deviceMeta(in.Device))
+	if errors.Is(err, models.ErrConflict) {
+		msg := "An account with this email already exists. Sign in, or reset its password."
+		return c.Status(fiber.StatusUnprocessableEntity).JSON(fiber.Map{"error": msg, "message": msg, "errors": []string{msg}})
+	}
+	if err != nil {
+		return err
+	}
+	t, err := h.issueMobileTokens(ctx, u)
+	if err != nil {
+		return err
+	}
+	t.User = mobileUserOf(u)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Status(fiber.StatusCreated).JSON(t)
+}
+
+type mobileRefresh struct {
+	RefreshToken string        `json:"refresh_token"`
+	Device       *mobileDevice `json:"device"`
+}
+
+// mobileRefresh is POST /api/v1/auth/refresh: fosite's refresh_token
+// grant for the mobile client, so the token rotates and a replayed one
+// revokes its grant, as at /oauth/token.
+func (h *Handler) mobileRefresh(c *fiber.Ctx) error {
+	if err := h.limitIP(c, "token", tokenLimitPerMinute, time.Minute); err != nil {
+		return err
+	}
+	var in mobileRefresh
+	if err := json.Unmarshal(c.Body(), &in); err != nil {
+		return mobileRefusal(c, fiber.StatusBadRequest, "The request body must be a JSON object.")
+	}
+	if in.RefreshToken == "" {
+		return mobileRefusal(c, fiber.StatusBadRequest, "Refresh token is required")
+	}
+	if len(in.RefreshToken) > maxPresentedTokenBytes {
+		return mobileRefusal(c, fiber.StatusUnauthorized, "Invalid refresh token")
+	}
+	ctx := c.UserContext()
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {in.RefreshToken}, "client_id": {mobileClientID}}
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, h.auth.issuer+"/oauth/token", strings.NewReader(form.Encode()))
+	if err != nil {
+		return err
+	}
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	p := h.auth.provider
+	ar, err := p.NewAccessRequest(ctx, r, newGrantSession(nil))
+	if err != nil {
+		return h.refusedRefresh(c, err)
+	}
+	resp, err := p.NewAccessResponse(ctx, ar)
+	if err != nil {
+		return h.refusedRefresh(c, err)
+	}
+	rt, _ := resp.GetExtra("refresh_token").(string)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(mobileTokens{AccessToken: resp.GetAccessToken(), RefreshToken: rt, TokenType: "Bearer",
+		ExpiresIn: int64(h.auth.config.AccessTokenLifespan.Seconds()), CreatedAt: h.now().Unix()})
+}
+
+func (h *Handler) refusedRefresh(c *fiber.Ctx, err error) error {
+	rfc := fosite.ErrorToRFC6749Error(err)
+	if rfc.CodeField >= 500 {
+		return err
+	}
+	return mobileRefusal(c, fiber.StatusUnauthorized, "Invalid refresh token")
+}
+
+// issueMobileTokens makes a read_write grant of the mobile client for u:
+// fosite's strategy makes the tokens and our storage keeps them, so that
+// they refresh and revoke like any other grant.
+func (h *Handler) issueMobileTokens(ctx context.Context, u *models.User) (*mobileTokens, error) {
+	a := h.auth
+	cl := &models.OAuthClient{ID: mobileClientID, Name: "Mobile app", FirstParty: true,
+		Scope: models.ScopeRead + " " + models.ScopeReadWrite}
+	if err := h.store.EnsureOAuthClient(ctx, cl); err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	sess := newGrantSession(u)
+	sess.SetExpiresAt(fosite.AccessToken, now.Add(a.config.AccessTokenLifespan).Round(time.Second))
+	sess.SetExpiresAt(fosite.RefreshToken, now.Add(a.config.RefreshTokenLifespan).Round(time.Second))
+	req := fosite.NewAccessRequest(sess)
+	req.Client = fositeClient(cl)
+	req.RequestedAt = now
+	req.GrantTypes = fosite.Arguments{"password"}
+	req.SetRequestedScopes(fosite.Arguments{models.ScopeReadWrite})
+	req.GrantScope(models.ScopeReadWrite)
+	at, atSig, err := a.strategy.GenerateAccessToken(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	rt, rtSig, err := a.strategy.GenerateRefreshToken(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.storage.CreateAccessTokenSession(ctx, atSig, req); err != nil {
+		return nil, err
+	}
+	if err := a.storage.CreateRefreshTokenSession(ctx, rtSig, atSig, req); err != nil {
+		return nil, err
+	}
+	return &mobileTokens{AccessToken: at, RefreshToken: rt, TokenType: "Bearer",
+		ExpiresIn: int64(a.config.AccessTokenLifespan.Seconds()), CreatedAt: now.Unix()}, nil
+}
+
+func deviceMeta(d *mobileDevice) map[string]any {
+	if d == nil {
+		return map[string]any{"client": mobileClientID}
+	}
+	return map[string]any{"client": mobileClientID, "device_type": d.DeviceType, "device_name": web.Clip(d.DeviceName, 255)}
+}
+
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
