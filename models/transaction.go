@@ -198,6 +198,36 @@ SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 FROM accounts WHERE id = ? AND family_id = ? AND status = 'active'
 ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING`
 
+// createOneSQL is insertTransactionSQL that also checks the category and
+// the merchant against the family and returns the row.
+const createOneSQL = `
+INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
+                          pending, category_id, merchant_id, created_at, updated_at)
+SELECT ?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13
+FROM accounts WHERE id = ?2 AND family_id = ?1 AND status = 'active'
+  AND (?11::uuid IS NULL OR EXISTS (SELECT 1 FROM categories WHERE id = ?11 AND family_id = ?1))
+  AND (?12::uuid IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = ?12 AND family_id = ?1))
+ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING
+RETURNING *`
+
+// createOne is CreateTransaction's happy path on PostgreSQL, for a
+// transaction without tags: the checks, the insert and the reading back
+// of t with its account, category and merchant are one statement and one
+// round trip. ErrNotFound means nothing was inserted.
+func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, error) {
+	err := s.db.NewSelect().
+		With("ins", s.db.NewRaw(createOneSQL, t.ID, t.FamilyID, t.AccountID, t.Date, t.Amount, t.Currency, t.Name,
+			t.Notes, t.ExternalID, t.Source, t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt)).
+		Model(t).ModelTableExpr("ins AS t").
+		Relation("Account").Relation("Category").Relation("Merchant").
+		Scan(ctx)
+	if err != nil {
+		return nil, dbErr("create transaction", err)
+	}
+	t.Tags = []Tag{}
+	return t, nil
+}
+
 // CreateTransaction checks a transaction's references against the family,
 // then inserts it with its tags, atomically, and returns it with its
 // account, category, merchant and tags filled in. With an external id, a
@@ -210,6 +240,14 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 	t.ID = NewID()
 	t.CreatedAt = s.now()
 	t.UpdatedAt = t.CreatedAt
+	if len(tagIDs) == 0 && s.Postgres() {
+		row, err := s.createOne(ctx, t)
+		if !errors.Is(err, ErrNotFound) {
+			return row, err == nil, err
+		}
+		// No row: a reference that does not resolve, or a replay; the
+		// steps below tell which.
+	}
 	refs, problems, err := s.resolveRefs(ctx, t.FamilyID, TransactionRefs{
 		AccountID: &t.AccountID, CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tagIDs,
 	})

@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/uuid"
@@ -44,6 +45,61 @@ func TestTransactionIdempotencyAndScope(t *testing.T) {
 	var inv *models.InvalidError
 	if _, _, err := s.CreateTransaction(ctx, foreign, []uuid.UUID{uuid.New()}); !errors.As(err, &inv) || len(inv.Problems) != 2 {
 		t.Fatalf("foreign account: err=%v, want 2 problems", err)
+	}
+}
+
+// TestCreateTransactionRefs: a create whose category, merchant or account
+// is not the family's (or the account not active) writes nothing and names
+// each problem; with the family's own it answers with them filled in.
+func TestCreateTransactionRefs(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	a := modelstest.NewFamily(t, s, "alpha")
+	b := modelstest.NewFamily(t, s, "beta")
+	cat := &models.Category{FamilyID: a.Family.ID, Name: "Food", Color: "#112233", Icon: "utensils", Classification: "expense"}
+	foreignCat := &models.Category{FamilyID: b.Family.ID, Name: "Food", Color: "#112233", Icon: "utensils", Classification: "expense"}
+	mer := &models.Merchant{FamilyID: a.Family.ID, Name: "Shop"}
+	foreignMer := &models.Merchant{FamilyID: b.Family.ID, Name: "Shop"}
+	for _, err := range []error{s.CreateCategory(ctx, cat), s.CreateCategory(ctx, foreignCat), s.CreateMerchant(ctx, mer), s.CreateMerchant(ctx, foreignMer)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed := &models.Account{FamilyID: a.Family.ID, Name: "Closed", AccountType: "depository", Currency: "USD", Status: models.AccountDisabled}
+	if err := s.CreateAccount(ctx, closed); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		account  uuid.UUID
+		cat, mer *uuid.UUID
+		problems []string
+	}{
+		{"own references", a.Account.ID, &cat.ID, &mer.ID, nil},
+		{"another family's category", a.Account.ID, &foreignCat.ID, &mer.ID, []string{"Category " + foreignCat.ID.String() + " not found"}},
+		{"another family's merchant", a.Account.ID, nil, &foreignMer.ID, []string{"Merchant " + foreignMer.ID.String() + " not found"}},
+		{"another family's account", b.Account.ID, &cat.ID, nil, []string{"Account not found"}},
+		{"a closed account", closed.ID, nil, nil, []string{"Account is not active"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tx := &models.Transaction{FamilyID: a.Family.ID, AccountID: tc.account, Date: "2024-03-01", Amount: 4200,
+				Currency: "USD", Name: tc.name, CategoryID: tc.cat, MerchantID: tc.mer}
+			row, created, err := s.CreateTransaction(ctx, tx, nil)
+			var inv *models.InvalidError
+			if tc.problems != nil {
+				if !errors.As(err, &inv) || !slices.Equal(inv.Problems, tc.problems) {
+					t.Fatalf("err = %v, want problems %q", err, tc.problems)
+				}
+				if _, err := s.Transaction(ctx, a.Family.ID, tx.ID); !errors.Is(err, models.ErrNotFound) {
+					t.Errorf("a refused create wrote a row: %v", err)
+				}
+				return
+			}
+			if err != nil || !created || row.Account == nil || row.Account.Name != "Checking" || row.Category == nil ||
+				row.Category.Icon != "utensils" || row.Merchant == nil || row.Merchant.Name != "Shop" || row.Tags == nil {
+				t.Fatalf("created=%v err=%v row=%+v", created, err, row)
+			}
+		})
 	}
 }
 
