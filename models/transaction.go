@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 )
 
@@ -199,32 +200,53 @@ FROM accounts WHERE id = ? AND family_id = ? AND status = 'active'
 ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING`
 
 // createOneSQL is insertTransactionSQL that also checks the category and
-// the merchant against the family and returns the row.
+// the merchant against the family and returns what the answer shows of
+// them and of the account. It is a prepared statement, planned once per
+// connection.
 const createOneSQL = `
-INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
-                          pending, category_id, merchant_id, created_at, updated_at)
-SELECT ?0, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13
-FROM accounts WHERE id = ?2 AND family_id = ?1 AND status = 'active'
-  AND (?11::uuid IS NULL OR EXISTS (SELECT 1 FROM categories WHERE id = ?11 AND family_id = ?1))
-  AND (?12::uuid IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = ?12 AND family_id = ?1))
-ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING
-RETURNING *`
+WITH ins AS (
+  INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
+                            pending, category_id, merchant_id, created_at, updated_at)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14
+  FROM accounts WHERE id = $3 AND family_id = $2 AND status = 'active'
+    AND ($12::uuid IS NULL OR EXISTS (SELECT 1 FROM categories WHERE id = $12 AND family_id = $2))
+    AND ($13::uuid IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = $13 AND family_id = $2))
+  ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING
+  RETURNING account_id, category_id, merchant_id)
+SELECT a.name, COALESCE(a.account_type, ''), a.subtype, a.currency, a.status,
+       c.name, c.color, c.icon, c.classification, c.parent_id, m.name
+FROM ins JOIN accounts a ON a.id = ins.account_id
+LEFT JOIN categories c ON c.id = ins.category_id
+LEFT JOIN merchants m ON m.id = ins.merchant_id`
 
-// createOne is CreateTransaction's happy path on PostgreSQL, for a
-// transaction without tags: the checks, the insert and the reading back
-// of t with its account, category and merchant are one statement and one
-// round trip. ErrNotFound means nothing was inserted.
+// createOne is CreateTransaction's happy path on PostgreSQL, outside a
+// transaction and without tags: the checks, the insert and the reading of
+// what the answer shows of the account (its identity, not its balances),
+// category and merchant are one prepared statement and one round trip.
+// ErrNotFound means nothing was inserted.
 func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, error) {
-	err := s.db.NewSelect().
-		With("ins", s.db.NewRaw(createOneSQL, t.ID, t.FamilyID, t.AccountID, t.Date, t.Amount, t.Currency, t.Name,
-			t.Notes, t.ExternalID, t.Source, t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt)).
-		Model(t).ModelTableExpr("ins AS t").
-		Relation("Account").Relation("Category").Relation("Merchant").
-		Scan(ctx)
+	a := &Account{ID: t.AccountID, FamilyID: t.FamilyID}
+	var cat struct {
+		name, color, icon, class *string
+		parent                   *uuid.UUID
+	}
+	var merchant *string
+	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, pgx.QueryExecModeCacheStatement,
+		t.ID, t.FamilyID, t.AccountID, t.Date, int64(t.Amount), t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
+		t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt).
+		Scan(&a.Name, &a.AccountType, &a.Subtype, &a.Currency, &a.Status,
+			&cat.name, &cat.color, &cat.icon, &cat.class, &cat.parent, &merchant)
 	if err != nil {
 		return nil, dbErr("create transaction", err)
 	}
-	t.Tags = []Tag{}
+	t.Account, t.Tags = a, []Tag{}
+	if t.CategoryID != nil && cat.name != nil {
+		t.Category = &Category{ID: *t.CategoryID, FamilyID: t.FamilyID, ParentID: cat.parent, Name: *cat.name,
+			Color: Str(cat.color), Icon: Str(cat.icon), Classification: Str(cat.class)}
+	}
+	if t.MerchantID != nil && merchant != nil {
+		t.Merchant = &Merchant{ID: *t.MerchantID, FamilyID: t.FamilyID, Name: *merchant}
+	}
 	return t, nil
 }
 
@@ -240,7 +262,7 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 	t.ID = NewID()
 	t.CreatedAt = s.now()
 	t.UpdatedAt = t.CreatedAt
-	if len(tagIDs) == 0 && s.Postgres() {
+	if len(tagIDs) == 0 && s.Postgres() && s.db == bun.IDB(s.raw) {
 		row, err := s.createOne(ctx, t)
 		if !errors.Is(err, ErrNotFound) {
 			return row, err == nil, err
