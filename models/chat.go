@@ -24,20 +24,18 @@ type Chat struct {
 	UpdatedAt     time.Time  `bun:"updated_at"`
 }
 
+// chatsPageSQL reads a page of a user's chats with the count of all of
+// them, as a subquery that runs once: one round trip for both.
+const chatsPageSQL = `
+SELECT ch.*, (SELECT count(*) FROM chats WHERE family_id = $1 AND user_id = $2) AS total_count
+FROM chats AS ch WHERE ch.family_id = $1 AND ch.user_id = $2
+ORDER BY ch.created_at DESC, ch.id DESC LIMIT $3 OFFSET $4`
+
 // Chats lists a page of one user's chats, newest first, with the count of
 // all of them.
 func (s *Store) Chats(ctx context.Context, familyID, userID uuid.UUID, p Page) ([]Chat, int, error) {
-	mine := func(q *bun.SelectQuery) *bun.SelectQuery {
-		return q.Where("ch.family_id = ?", familyID).Where("ch.user_id = ?", userID)
-	}
-	// The count rides along as a subquery that runs once: one round trip
-	// for the page and its count. A page past the end brings no count.
 	var rows []countedChat
-	err := mine(s.db.NewSelect().Model(&rows).ColumnExpr("ch.*").
-		ColumnExpr("(?) AS total_count", mine(s.db.NewSelect().Model((*Chat)(nil)).ColumnExpr("count(*)")))).
-		OrderExpr("ch.created_at DESC, ch.id DESC").
-		Limit(int64(p.Size)).Offset(int64(p.Number-1) * int64(p.Size)).Scan(ctx)
-	if err != nil {
+	if err := s.queryHot(ctx, &rows, chatsPageSQL, familyID, userID, p.Size, (p.Number-1)*p.Size); err != nil {
 		return nil, 0, dbErr("list chats", err)
 	}
 	chats := make([]Chat, len(rows))
@@ -47,7 +45,8 @@ func (s *Store) Chats(ctx context.Context, familyID, userID uuid.UUID, p Page) (
 	if len(rows) > 0 {
 		return chats, rows[0].Total, nil
 	}
-	n, err := mine(s.db.NewSelect().Model((*Chat)(nil))).Count(ctx)
+	// A page past the end brings no count.
+	n, err := s.db.NewSelect().Model((*Chat)(nil)).Where("ch.family_id = ?", familyID).Where("ch.user_id = ?", userID).Count(ctx)
 	return chats, int(n), dbErr("count chats", err)
 }
 

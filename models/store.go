@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
@@ -63,6 +64,26 @@ func (s *Store) RunInTx(ctx context.Context, fn func(tx *Store) error) error {
 		s.authChange(ctx)
 	}
 	return err
+}
+
+// queryHot reads rows into dest with a query that a hot path sends on
+// every request, written with $n placeholders: on PostgreSQL a prepared
+// statement, planned once per connection instead of on every call.
+func (s *Store) queryHot(ctx context.Context, dest any, query string, args ...any) error {
+	if s.Postgres() {
+		args = append([]any{pgx.QueryExecModeCacheStatement}, args...)
+	}
+	// bun's own QueryContext would format the query and drop the
+	// arguments; database/sql passes them to the driver.
+	run := s.raw.DB.QueryContext
+	if tx, ok := s.db.(bun.Tx); ok {
+		run = tx.Tx.QueryContext
+	}
+	rows, err := run(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	return s.raw.ScanRows(ctx, rows, dest)
 }
 
 // now is the store clock at the precision both databases keep.
