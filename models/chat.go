@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 )
 
@@ -27,23 +28,34 @@ type Chat struct {
 // chatsPageSQL reads a page of a user's chats with the count of all of
 // them, as a subquery that runs once: one round trip for both.
 const chatsPageSQL = `
-SELECT ch.*, (SELECT count(*) FROM chats WHERE family_id = $1 AND user_id = $2) AS total_count
+SELECT ch.id, ch.family_id, ch.user_id, ch.title, ch.error, ch.message_count, ch.last_message_at, ch.created_at,
+       ch.updated_at, (SELECT count(*) FROM chats WHERE family_id = $1 AND user_id = $2) AS total_count
 FROM chats AS ch WHERE ch.family_id = $1 AND ch.user_id = $2
 ORDER BY ch.created_at DESC, ch.id DESC LIMIT $3 OFFSET $4`
 
 // Chats lists a page of one user's chats, newest first, with the count of
 // all of them.
 func (s *Store) Chats(ctx context.Context, familyID, userID uuid.UUID, p Page) ([]Chat, int, error) {
-	var rows []countedChat
-	if err := s.queryHot(ctx, &rows, chatsPageSQL, familyID, userID, p.Size, (p.Number-1)*p.Size); err != nil {
-		return nil, 0, dbErr("list chats", err)
+	chats, total := []Chat{}, -1
+	args := []any{familyID, userID, p.Size, (p.Number - 1) * p.Size}
+	var err error
+	if s.Postgres() {
+		err = s.queryPgx(ctx, chatsPageSQL, args, func(rows pgx.Rows) error {
+			var c Chat
+			err := rows.Scan(&c.ID, &c.FamilyID, &c.UserID, &c.Title, &c.Error, &c.MessageCount, &c.LastMessageAt,
+				&c.CreatedAt, &c.UpdatedAt, &total)
+			chats = append(chats, c)
+			return err
+		})
+	} else {
+		var rows []countedChat
+		err = s.queryHot(ctx, &rows, chatsPageSQL, args...)
+		for _, r := range rows {
+			chats, total = append(chats, r.Chat), r.Total
+		}
 	}
-	chats := make([]Chat, len(rows))
-	for i := range rows {
-		chats[i] = rows[i].Chat
-	}
-	if len(rows) > 0 {
-		return chats, rows[0].Total, nil
+	if err != nil || total >= 0 {
+		return chats, total, dbErr("list chats", err)
 	}
 	// A page past the end brings no count.
 	n, err := s.db.NewSelect().Model((*Chat)(nil)).Where("ch.family_id = ?", familyID).Where("ch.user_id = ?", userID).Count(ctx)

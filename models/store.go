@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
 )
@@ -66,15 +67,14 @@ func (s *Store) RunInTx(ctx context.Context, fn func(tx *Store) error) error {
 	return err
 }
 
-// queryHot reads rows into dest with a query that a hot path sends on
-// every request, written with $n placeholders: on PostgreSQL a prepared
-// statement, planned once per connection instead of on every call.
+// queryHot reads rows into dest with a query written with $n
+// placeholders, through database/sql: bun's own QueryContext would format
+// the query and drop the arguments. On PostgreSQL it is a prepared
+// statement, planned once per connection.
 func (s *Store) queryHot(ctx context.Context, dest any, query string, args ...any) error {
 	if s.Postgres() {
 		args = append([]any{pgx.QueryExecModeCacheStatement}, args...)
 	}
-	// bun's own QueryContext would format the query and drop the
-	// arguments; database/sql passes them to the driver.
 	run := s.raw.DB.QueryContext
 	if tx, ok := s.db.(bun.Tx); ok {
 		run = tx.Tx.QueryContext
@@ -84,6 +84,35 @@ func (s *Store) queryHot(ctx context.Context, dest any, query string, args ...an
 		return err
 	}
 	return s.raw.ScanRows(ctx, rows, dest)
+}
+
+// queryPgx runs a query of a hot path as a prepared statement on a pgx
+// connection of the pool, outside any transaction, and hands each row to
+// scan: pgx scans into typed fields directly, where database/sql and bun
+// convert every value through reflection. PostgreSQL only.
+func (s *Store) queryPgx(ctx context.Context, query string, args []any, scan func(pgx.Rows) error) error {
+	conn, err := s.raw.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("models: %T is not pgx's driver", dc)
+		}
+		rows, err := c.Conn().Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
 }
 
 // now is the store clock at the precision both databases keep.
