@@ -123,7 +123,9 @@ func (s *grantSession) Clone() fosite.Session {
 
 // Bearer turns an access token into the principal of an API key (user,
 // family, scope), or models.ErrNotFound. It is the one check of bearer
-// tokens, for /api/v1 and for whatever else accepts them (/mcp).
+// tokens, for /api/v1 and for whatever else accepts them (/mcp); the
+// caller caches the principal (see rest.Handler.APIKey) and records its
+// use.
 func (h *Handler) Bearer(ctx context.Context, token string) (*models.APIKey, error) {
 	if len(token) > maxPresentedTokenBytes || !strings.HasPrefix(token, accessTokenPrefix) {
 		return nil, models.ErrNotFound
@@ -138,11 +140,6 @@ func (h *Handler) Bearer(ctx context.Context, token string) (*models.APIKey, err
 	// too keeps a forged token with a leaked signature out.
 	if err := a.strategy.Enigma.Validate(ctx, strings.TrimPrefix(token, accessTokenPrefix)); err != nil {
 		return nil, models.ErrNotFound
-	}
-	if k.LastUsedAt == nil || h.now().Sub(*k.LastUsedAt) > time.Minute {
-		if err := h.store.TouchOAuthToken(ctx, k.FamilyID, sig); err != nil {
-			return nil, err
-		}
 	}
 	return k, nil
 }

@@ -1,0 +1,113 @@
+package api_test
+
+import (
+	"net/url"
+	"testing"
+
+	"coffer/models"
+)
+
+// mobileLogin signs u in through the mobile app's endpoint and returns
+// its access and refresh tokens.
+func mobileLogin(t *testing.T, e *env, u *models.User, password string) (access, refresh string) {
+	t.Helper()
+	m := e.do("POST", "/api/v1/auth/login", "", map[string]any{"email": u.Email, "password": password, "device": phone}).wantJSON(t, 200)
+	return m["access_token"].(string), m["refresh_token"].(string)
+}
+
+// wantBearer fails unless the token gets status on every instance, each
+// asked twice (the second answer is the cached one).
+func wantBearer(t *testing.T, token string, status int, instances ...*env) {
+	t.Helper()
+	for range 2 {
+		for i, in := range instances {
+			r := in.doBearer("GET", "/api/v1/accounts", token)
+			if r.status != status {
+				t.Fatalf("instance %d: %d, want %d: %s", i, r.status, status, r.body)
+			}
+			if status == 401 && r.header.Get("WWW-Authenticate") == "" {
+				t.Fatalf("instance %d: a refused token without WWW-Authenticate", i)
+			}
+		}
+	}
+}
+
+// TestBearerRevokedEverywhere: an access token cached by two web
+// processes stops on both at the next request after any path that ends
+// it: RFC 7009 revocation, the authorized-apps screen (the user's own and
+// an admin's on another member), and the user's deletion.
+func TestBearerRevokedEverywhere(t *testing.T) {
+	e := newEnv(t)
+	other := e.instance(t)
+	ctx := t.Context()
+	setPassword(t, e, e.alpha.User, "correct horse battery")
+
+	// RFC 7009, the access token given back.
+	access, _ := mobileLogin(t, e, e.alpha.User, "correct horse battery")
+	wantBearer(t, access, 200, e, other)
+	b := e.browser(t)
+	if r := b.send("POST", "/oauth/revoke", url.Values{"token": {access}, "client_id": {"coffer-mobile"}}, nil); r.status != 200 {
+		t.Fatalf("revoke: %d %s", r.status, r.body)
+	}
+	wantBearer(t, access, 401, e, other)
+
+	// RFC 7009, the refresh token given back: its grant's access token
+	// ends too.
+	access, refresh := mobileLogin(t, e, e.alpha.User, "correct horse battery")
+	wantBearer(t, access, 200, e, other)
+	if r := b.send("POST", "/oauth/revoke", url.Values{"token": {refresh}, "token_type_hint": {"refresh_token"}, "client_id": {"coffer-mobile"}}, nil); r.status != 200 {
+		t.Fatalf("revoke refresh: %d %s", r.status, r.body)
+	}
+	wantBearer(t, access, 401, e, other)
+
+	// The user revokes the app on the authorized-apps screen.
+	access, _ = mobileLogin(t, e, e.alpha.User, "correct horse battery")
+	wantBearer(t, access, 200, e, other)
+	admin := signedInBrowser(t, e)
+	admin.get("/settings/authorized_apps")
+	if r := admin.post("/settings/authorized_apps/revoke", url.Values{"client_id": {"coffer-mobile"}}); r.status != 303 {
+		t.Fatalf("revoke own app: %d %s", r.status, r.body)
+	}
+	wantBearer(t, access, 401, e, other)
+
+	// An admin revokes another member's app; the member may not revoke
+	// the admin's.
+	member := &models.User{FamilyID: e.alpha.Family.ID, Email: "member-" + e.alpha.User.Email, Role: models.RoleMember}
+	if err := e.store.CreateUser(ctx, member); err != nil {
+		t.Fatal(err)
+	}
+	setPassword(t, e, member, "member horse battery")
+	memberAccess, _ := mobileLogin(t, e, member, "member horse battery")
+	adminAccess, _ := mobileLogin(t, e, e.alpha.User, "correct horse battery")
+	wantBearer(t, memberAccess, 200, e, other)
+	wantBearer(t, adminAccess, 200, e, other)
+	mb := e.browser(t)
+	if r := mb.login(member.Email, "member horse battery"); r.status != 303 {
+		t.Fatalf("member login: %d", r.status)
+	}
+	mb.get("/settings/authorized_apps")
+	if r := mb.post("/settings/authorized_apps/revoke", url.Values{"client_id": {"coffer-mobile"}, "user_id": {e.alpha.User.ID.String()}}); r.status != 404 {
+		t.Fatalf("member revoking the admin's app: %d", r.status)
+	}
+	wantBearer(t, adminAccess, 200, e, other)
+	admin.get("/settings/authorized_apps")
+	if r := admin.post("/settings/authorized_apps/revoke", url.Values{"client_id": {"coffer-mobile"}, "user_id": {member.ID.String()}}); r.status != 303 {
+		t.Fatalf("admin revoking a member's app: %d %s", r.status, r.body)
+	}
+	wantBearer(t, memberAccess, 401, e, other)
+	wantBearer(t, adminAccess, 200, e, other)
+	// Another family's admin cannot reach this family's members.
+	if err := e.store.RevokeAuthorizedApp(ctx, e.beta.Family.ID, e.alpha.User.ID, "coffer-mobile"); err != models.ErrNotFound {
+		t.Fatalf("revoke across families: %v", err)
+	}
+
+	// The user deleted: their tokens stop everywhere.
+	memberAccess, _ = mobileLogin(t, e, member, "member horse battery")
+	wantBearer(t, memberAccess, 200, e, other)
+	if err := e.store.DeleteUser(ctx, models.AdminChange{ActorID: e.alpha.User.ID, ActorRole: models.RoleAdmin,
+		ActorFamilyID: e.alpha.Family.ID, TargetID: member.ID}); err != nil {
+		t.Fatal(err)
+	}
+	wantBearer(t, memberAccess, 401, e, other)
+
+}
