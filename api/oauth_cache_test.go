@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"coffer/models"
@@ -110,4 +112,27 @@ func TestBearerRevokedEverywhere(t *testing.T) {
 	}
 	wantBearer(t, memberAccess, 401, e, other)
 
+}
+
+// TestProtectedResourceMetadata: RFC 9728's document for /mcp, with and
+// without the resource's path, names this server as its authorization
+// server.
+func TestProtectedResourceMetadata(t *testing.T) {
+	e := newEnv(t)
+	b := e.browser(t)
+	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		r := b.get(path)
+		m := r.wantJSON(t, 200)
+		if m["resource"] != "http://example.com/mcp" || fmt.Sprint(m["authorization_servers"]) != "[http://example.com]" ||
+			fmt.Sprint(m["scopes_supported"]) != "[read read_write]" || fmt.Sprint(m["bearer_methods_supported"]) != "[header]" {
+			t.Fatalf("%s: %v", path, m)
+		}
+		if !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+			t.Fatalf("%s: content type %s", path, r.header.Get("Content-Type"))
+		}
+	}
+	// The authorization server it names answers at its RFC 8414 address.
+	if m := b.get("/.well-known/oauth-authorization-server").wantJSON(t, 200); m["issuer"] != "http://example.com" {
+		t.Fatalf("authorization server metadata: %v", m)
+	}
 }

@@ -164,6 +164,23 @@ func (h *Handler) metadata(c *fiber.Ctx) error {
 	})
 }
 
+// resourceMetadata is the RFC 9728 document of the protected resource
+// /mcp, at /.well-known/oauth-protected-resource/mcp and (for clients
+// that look there first) without the suffix: an MCP client finds the
+// authorization server through it. /api/v1 takes the same tokens.
+func (h *Handler) resourceMetadata(c *fiber.Ctx) error {
+	iss := h.auth.issuer
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	return c.JSON(fiber.Map{
+		"resource":                 iss + "/mcp",
+		"authorization_servers":    []string{iss},
+		"scopes_supported":         []string{models.ScopeRead, models.ScopeReadWrite},
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            "coffer",
+		"resource_documentation":   iss + "/api/docs",
+	})
+}
+
 // httpRequest is the request as net/http sees it, for fosite.
 func httpRequest(c *fiber.Ctx) (*http.Request, error) {
 	r, err := adaptor.ConvertRequest(c, true)

@@ -110,6 +110,8 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	// The OAuth authorization server: the consent screen is a screen; the
 	// protocol endpoints are for apps (no session, no CSRF, OAuth errors).
 	app.Get("/.well-known/oauth-authorization-server", h.metadata)
+	app.Get("/.well-known/oauth-protected-resource", h.resourceMetadata)
+	app.Get("/.well-known/oauth-protected-resource/mcp", h.resourceMetadata)
 	app.Get("/oauth/authorize", screen(h.authorize)...)
 	app.Post("/oauth/authorize", screen(h.decideAuthorization)...)
 	app.Post("/oauth/token", h.token)
