@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"fmt"
+	"io"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -135,4 +137,57 @@ func TestProtectedResourceMetadata(t *testing.T) {
 	if m := b.get("/.well-known/oauth-authorization-server").wantJSON(t, 200); m["issuer"] != "http://example.com" {
 		t.Fatalf("authorization server metadata: %v", m)
 	}
+}
+
+// TestConcurrentRefresh: two refreshes of one refresh token at once, over
+// and over; exactly one of each pair succeeds. The writes of a token
+// request are one transaction (fosite's storage.Transactional), and the
+// rotation claims the presented token only while it is still active.
+func TestConcurrentRefresh(t *testing.T) {
+	e := newEnv(t)
+	setPassword(t, e, e.alpha.User, "correct horse battery")
+	for attempt := range 15 {
+		_, refresh := mobileLogin(t, e, e.alpha.User, "correct horse battery")
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {"coffer-mobile"}}
+		// Two clients, each from an address of its own (the token
+		// endpoint counts per IP).
+		bs := []*browser{e.browser(t), e.browser(t)}
+		statuses := make(chan int, 2)
+		start := make(chan struct{})
+		for _, b := range bs {
+			go func() {
+				<-start
+				statuses <- b.sendAsync("POST", "/oauth/token", form)
+			}()
+		}
+		close(start)
+		ok := 0
+		for range 2 {
+			switch st := <-statuses; st {
+			case 200:
+				ok++
+			case 400:
+			default:
+				t.Fatalf("attempt %d: status %d", attempt, st)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("attempt %d: %d refreshes of one token succeeded", attempt, ok)
+		}
+	}
+}
+
+// sendAsync posts a form from another goroutine than the test's: it
+// reports the status rather than failing the test.
+func (b *browser) sendAsync(method, path string, form url.Values) int {
+	req := httptest.NewRequest(method, path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", b.ip)
+	resp, err := b.e.app.Test(req, -1)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
 }
