@@ -233,3 +233,17 @@ func (s *Store) RegisterAppFamily(ctx context.Context, f *Family, u *User, in Si
 		return tx.CreateAuditLog(ctx, in.audit(EventLogin, u.ID, m))
 	})
 }
+
+// DeleteExpiredOAuthTokens deletes the access and refresh tokens, active
+// or not, whose time ran out before now, across families, and returns
+// how many. Nothing is announced (OnAuthChange): an expired access token
+// is refused by its expiry already, cached or not, and a rotated refresh
+// token is kept only while it could still be replayed.
+func (s *Store) DeleteExpiredOAuthTokens(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.db.NewDelete().Model((*OAuthToken)(nil)).Where("expires_at < ?", now.UTC()).Exec(ctx)
+	if err != nil {
+		return 0, dbErr("delete expired oauth tokens", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
