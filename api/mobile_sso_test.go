@@ -51,6 +51,7 @@ func TestMobileSSO(t *testing.T) {
 		t.Fatalf("web sign-in: %d %s", r.status, r.body)
 	}
 	pat := s.user(t, "pat@example.com")
+	ip := s.browser(t).ip // the app's address, counted by the token endpoints' limit
 	logins := auditCount(t, s.env, models.EventLogin, "")
 
 	q := s.mobileSSO(t, "/auth/mobile/corp?"+mobileSSOQuery)
@@ -70,7 +71,7 @@ func TestMobileSSO(t *testing.T) {
 		t.Fatalf("code TTL %v", ttl)
 	}
 
-	m := s.do("POST", "/api/v1/auth/sso_exchange", "", map[string]any{"code": code}).wantJSON(t, 200)
+	m := s.doFrom(ip, "POST", "/api/v1/auth/sso_exchange", map[string]any{"code": code}).wantJSON(t, 200)
 	user, _ := m["user"].(map[string]any)
 	if m["token_type"] != "Bearer" || m["access_token"] == "" || m["refresh_token"] == "" || user["email"] != pat.Email || user["id"] != pat.ID.String() {
 		t.Fatalf("exchange: %v", m)
@@ -78,13 +79,13 @@ func TestMobileSSO(t *testing.T) {
 	if r := s.doBearer("GET", "/api/v1/accounts", m["access_token"].(string)); r.status != 200 {
 		t.Fatalf("bearer: %d", r.status)
 	}
-	r := s.do("POST", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": m["refresh_token"], "device": phone})
+	r := s.doFrom(ip, "POST", "/api/v1/auth/refresh", map[string]any{"refresh_token": m["refresh_token"], "device": phone})
 	r.wantJSON(t, 200)
 
 	// Single use; unknown and missing codes alike.
 	for _, body := range []any{map[string]any{"code": code}, map[string]any{"code": "nope"}, map[string]any{}, "not json",
 		map[string]any{"code": strings.Repeat("x", 500)}} {
-		m := s.do("POST", "/api/v1/auth/sso_exchange", "", body).wantJSON(t, 401)
+		m := s.doFrom(ip, "POST", "/api/v1/auth/sso_exchange", body).wantJSON(t, 401)
 		if m["error"] != "invalid_or_expired_code" || m["message"] == "" {
 			t.Fatalf("%v: %v", body, m)
 		}
@@ -95,14 +96,14 @@ func TestMobileSSO(t *testing.T) {
 	if err := s.rdb.Del(ctx, "mobile_sso:"+hex.EncodeToString(sum[:])).Err(); err != nil {
 		t.Fatal(err)
 	}
-	s.do("POST", "/api/v1/auth/sso_exchange", "", map[string]any{"code": q.Get("code")}).wantJSON(t, 401)
+	s.doFrom(ip, "POST", "/api/v1/auth/sso_exchange", map[string]any{"code": q.Get("code")}).wantJSON(t, 401)
 
 	// Suspended between the sign-in and the exchange.
 	q = s.mobileSSO(t, "/auth/mobile/corp?"+mobileSSOQuery)
 	if err := s.store.SuspendUser(ctx, models.AdminChange{ActorRole: models.RoleSuperAdmin, TargetID: pat.ID}); err != nil {
 		t.Fatal(err)
 	}
-	s.do("POST", "/api/v1/auth/sso_exchange", "", map[string]any{"code": q.Get("code")}).wantJSON(t, 401)
+	s.doFrom(ip, "POST", "/api/v1/auth/sso_exchange", map[string]any{"code": q.Get("code")}).wantJSON(t, 401)
 	// And a suspended user's sign-in ends at the app with an error.
 	if q := s.mobileSSO(t, "/auth/mobile/corp?"+mobileSSOQuery); q.Get("error") != "suspended" || q.Get("code") != "" || q.Get("message") == "" {
 		t.Fatalf("suspended: %v", q)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"coffer/api/rest"
 	"coffer/models"
 )
 
@@ -55,9 +56,19 @@ func TestBearerRevokedEverywhere(t *testing.T) {
 	}
 	wantBearer(t, access, 401, e, other)
 
+	// A refresh replaces the client's own token: it empties no cache.
+	access, refresh := mobileLogin(t, e, e.alpha.User, "correct horse battery")
+	before, _ := e.rdb.Get(ctx, rest.AuthVersionKey).Int64()
+	if r := b.send("POST", "/oauth/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}, "client_id": {"coffer-mobile"}}, nil); r.status != 200 {
+		t.Fatalf("refresh: %d %s", r.status, r.body)
+	}
+	if after, _ := e.rdb.Get(ctx, rest.AuthVersionKey).Int64(); after != before {
+		t.Fatalf("a refresh moved the auth version from %d to %d", before, after)
+	}
+
 	// RFC 7009, the refresh token given back: its grant's access token
 	// ends too.
-	access, refresh := mobileLogin(t, e, e.alpha.User, "correct horse battery")
+	access, refresh = mobileLogin(t, e, e.alpha.User, "correct horse battery")
 	wantBearer(t, access, 200, e, other)
 	if r := b.send("POST", "/oauth/revoke", url.Values{"token": {refresh}, "token_type_hint": {"refresh_token"}, "client_id": {"coffer-mobile"}}, nil); r.status != 200 {
 		t.Fatalf("revoke refresh: %d %s", r.status, r.body)

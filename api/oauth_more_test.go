@@ -44,20 +44,21 @@ func TestMobileAuth(t *testing.T) {
 		t.Fatal("no login audit row")
 	}
 	access, refresh := m["access_token"].(string), m["refresh_token"].(string)
+	ip := e.browser(t).ip // counted by the token endpoints' limit
 	if r := e.doBearer("GET", "/api/v1/accounts", access); r.status != 200 {
 		t.Fatalf("bearer: %d %s", r.status, r.body)
 	}
 
-	r = e.do("POST", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": refresh, "device": phone})
+	r = e.doFrom(ip, "POST", "/api/v1/auth/refresh", map[string]any{"refresh_token": refresh, "device": phone})
 	m = r.wantJSON(t, 200)
 	if m["refresh_token"] == refresh || m["access_token"] == "" {
 		t.Fatalf("refresh: %v", m)
 	}
-	r = e.do("POST", "/api/v1/auth/refresh", "", map[string]any{"refresh_token": refresh, "device": phone})
+	r = e.doFrom(ip, "POST", "/api/v1/auth/refresh", map[string]any{"refresh_token": refresh, "device": phone})
 	if m := r.wantJSON(t, 401); m["error"] != "Invalid refresh token" {
 		t.Fatalf("reused refresh: %v", m)
 	}
-	r = e.do("POST", "/api/v1/auth/refresh", "", map[string]any{"device": phone})
+	r = e.doFrom(ip, "POST", "/api/v1/auth/refresh", map[string]any{"device": phone})
 	if m := r.wantJSON(t, 400); m["error"] != "Refresh token is required" {
 		t.Fatalf("no refresh token: %v", m)
 	}

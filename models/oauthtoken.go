@@ -74,15 +74,32 @@ func (s *Store) DeactivateOAuthTokens(ctx context.Context, kind, requestID strin
 	return s.tokensEnded(ctx, kind, res, err, "deactivate oauth tokens")
 }
 
-// UseRefreshToken marks the refresh token with this signature used, as
-// its rotation does. Of two refreshes with one token at once, one changes
-// the row and the other gets ErrNotFound: the row lock (PostgreSQL) or
+// RotateOAuthGrant retires the refresh token with this signature as its
+// refresh does: it is marked used (kept, to recognise a replay), with any
+// other active refresh token of the grant, and the grant's access tokens
+// are deleted. Of two refreshes with one token at once, one changes the
+// token's row and the other gets ErrNotFound: the row lock (PostgreSQL) or
 // the write lock (SQLite) of the first one's transaction holds the second
 // until the first commits, and then the token is no longer active.
-func (s *Store) UseRefreshToken(ctx context.Context, signature string) error {
+//
+// Nothing is announced (OnAuthChange): the client replaced its own token,
+// and an access token another web process has cached lives on there for
+// at most that cache's lifetime (15 seconds); announcing every refresh
+// would empty every process's cache of every key each time an app
+// refreshes.
+func (s *Store) RotateOAuthGrant(ctx context.Context, requestID, signature string) error {
 	res, err := s.db.NewUpdate().Model((*OAuthToken)(nil)).Set("active = ?", false).
 		Where("signature = ?", signature).Where("kind = ?", TokenRefresh).Where("active = ?", true).Exec(ctx)
-	return affectedOne(res, err, "use refresh token")
+	if err := affectedOne(res, err, "use refresh token"); err != nil {
+		return err
+	}
+	_, err = s.db.NewUpdate().Model((*OAuthToken)(nil)).Set("active = ?", false).
+		Where("request_id = ?", requestID).Where("kind = ?", TokenRefresh).Where("active = ?", true).Exec(ctx)
+	if err != nil {
+		return dbErr("deactivate oauth tokens", err)
+	}
+	_, err = s.db.NewDelete().Model((*OAuthToken)(nil)).Where("request_id = ?", requestID).Where("kind = ?", TokenAccess).Exec(ctx)
+	return dbErr("delete oauth tokens", err)
 }
 
 // DeleteGrantOAuthTokens forgets every token of a kind in a grant.

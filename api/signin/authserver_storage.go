@@ -285,16 +285,12 @@ func (s *authStorage) DeleteRefreshTokenSession(ctx context.Context, sig string)
 // with one token at once, the second finds it used and fails, and its
 // transaction rolls back.
 func (s *authStorage) RotateRefreshToken(ctx context.Context, requestID, sig string) error {
-	st := s.st(ctx)
-	if err := st.UseRefreshToken(ctx, sig); isNotFound(err) {
+	if err := s.st(ctx).RotateOAuthGrant(ctx, requestID, sig); isNotFound(err) {
 		return fosite.ErrSerializationFailure
 	} else if err != nil {
 		return err
 	}
-	if err := st.DeactivateOAuthTokens(ctx, models.TokenRefresh, requestID); err != nil {
-		return err
-	}
-	return st.DeleteGrantOAuthTokens(ctx, models.TokenAccess, requestID)
+	return nil
 }
 
 // RevokeRefreshToken retires every refresh token of a grant.
