@@ -109,6 +109,13 @@ func TestMobileSSO(t *testing.T) {
 		t.Fatalf("suspended: %v", q)
 	}
 
+	// Cancelled at the provider: the app hears it, not a web page.
+	s.idp.SetBehaviour(ssotest.Behaviour{AuthorizeError: "access_denied"})
+	if q := s.mobileSSO(t, "/auth/mobile/corp?"+mobileSSOQuery); q.Get("error") != "idp_error" || q.Get("code") != "" || q.Get("message") == "" {
+		t.Fatalf("cancelled: %v", q)
+	}
+	s.idp.SetBehaviour(ssotest.Behaviour{})
+
 	// An identity linked to no account: refused at the app, nothing made.
 	s.idp.SetUser(ssotest.User{Subject: "user-2", Email: "kim@example.com", EmailVerified: true, GivenName: "Kim"})
 	if q := s.mobileSSO(t, "/auth/mobile/corp?"+mobileSSOQuery); q.Get("error") != "account_not_linked" || q.Get("code") != "" {
