@@ -1,6 +1,6 @@
 // Package jobs holds the generic background tasks (balances, audit
 // retention, chats, role syncs, family purges, the queue rebuild, the
-// secrets backfill): their types, payloads, constructors and handlers,
+// secrets backfill, the OAuth cleanup): their types, payloads, constructors and handlers,
 // and the Table through which the worker registers every task type.
 // Handlers are idempotent (asynq delivers at least once) and reload
 // current rows from the store rather than trusting the payload. Each
@@ -55,6 +55,7 @@ func (h *Handlers) Table() Table {
 		TypeRolesSync:       {Handler: h.RolesSync},
 		TypeSecretsBackfill: {Handler: h.SecretsBackfill},
 		TypeFamilyPurge:     {Handler: h.FamilyPurge},
+		TypeOAuthCleanup:    {Handler: h.OAuthCleanup},
 	}
 }
 

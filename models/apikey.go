@@ -45,6 +45,9 @@ type APIKey struct {
 	// OAuth marks the principal of an OAuth access token (see
 	// APIKeyByAccessToken), which is no row of this table.
 	OAuth bool `bun:"-"`
+	// TokenSignature is that token's signature, under which its last use
+	// is recorded (TouchOAuthToken).
+	TokenSignature string `bun:"-"`
 }
 
 // LogValue keeps the hash out of logs.

@@ -63,3 +63,16 @@ func (s *Store) UseOAuthCode(ctx context.Context, signature string) error {
 		Where("signature = ?", signature).Where("active = ?", true).Exec(ctx)
 	return affectedOne(res, err, "use oauth code")
 }
+
+// DeleteExpiredOAuthCodes deletes the codes, used or not, whose time ran
+// out before now, across families (a maintenance sweep), and returns how
+// many. A used code is kept until then so that its second use is
+// recognised and revokes what the first issued.
+func (s *Store) DeleteExpiredOAuthCodes(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.db.NewDelete().Model((*OAuthCode)(nil)).Where("expires_at < ?", now.UTC()).Exec(ctx)
+	if err != nil {
+		return 0, dbErr("delete expired oauth codes", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

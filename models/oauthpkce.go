@@ -43,3 +43,15 @@ func (s *Store) DeleteOAuthPKCE(ctx context.Context, signature string) error {
 	_, err := s.db.NewDelete().Model((*OAuthPKCE)(nil)).Where("signature = ?", signature).Exec(ctx)
 	return dbErr("delete oauth pkce", err)
 }
+
+// DeleteExpiredOAuthPKCE deletes the challenges of codes whose time ran
+// out before now (a code never exchanged leaves its challenge behind),
+// across families, and returns how many.
+func (s *Store) DeleteExpiredOAuthPKCE(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.db.NewDelete().Model((*OAuthPKCE)(nil)).Where("expires_at < ?", now.UTC()).Exec(ctx)
+	if err != nil {
+		return 0, dbErr("delete expired oauth pkce", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}

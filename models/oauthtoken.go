@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,22 +62,63 @@ func (s *Store) OAuthTokenBySignature(ctx context.Context, kind, signature strin
 
 // DeleteOAuthToken forgets one token.
 func (s *Store) DeleteOAuthToken(ctx context.Context, kind, signature string) error {
-	_, err := s.db.NewDelete().Model((*OAuthToken)(nil)).Where("signature = ?", signature).Where("kind = ?", kind).Exec(ctx)
-	return dbErr("delete oauth token", err)
+	res, err := s.db.NewDelete().Model((*OAuthToken)(nil)).Where("signature = ?", signature).Where("kind = ?", kind).Exec(ctx)
+	return s.tokensEnded(ctx, kind, res, err, "delete oauth token")
 }
 
 // DeactivateOAuthTokens marks every token of a kind in a grant used: a
 // rotated refresh token, or a whole grant whose reuse was detected.
 func (s *Store) DeactivateOAuthTokens(ctx context.Context, kind, requestID string) error {
-	_, err := s.db.NewUpdate().Model((*OAuthToken)(nil)).Set("active = ?", false).
-		Where("request_id = ?", requestID).Where("kind = ?", kind).Exec(ctx)
-	return dbErr("deactivate oauth tokens", err)
+	res, err := s.db.NewUpdate().Model((*OAuthToken)(nil)).Set("active = ?", false).
+		Where("request_id = ?", requestID).Where("kind = ?", kind).Where("active = ?", true).Exec(ctx)
+	return s.tokensEnded(ctx, kind, res, err, "deactivate oauth tokens")
+}
+
+// RotateOAuthGrant retires the refresh token with this signature as its
+// refresh does: it is marked used (kept, to recognise a replay), with any
+// other active refresh token of the grant, and the grant's access tokens
+// are deleted. Of two refreshes with one token at once, one changes the
+// token's row and the other gets ErrNotFound: the row lock (PostgreSQL) or
+// the write lock (SQLite) of the first one's transaction holds the second
+// until the first commits, and then the token is no longer active.
+//
+// Nothing is announced (OnAuthChange): the client replaced its own token,
+// and an access token another web process has cached lives on there for
+// at most that cache's lifetime (15 seconds); announcing every refresh
+// would empty every process's cache of every key each time an app
+// refreshes.
+func (s *Store) RotateOAuthGrant(ctx context.Context, requestID, signature string) error {
+	res, err := s.db.NewUpdate().Model((*OAuthToken)(nil)).Set("active = ?", false).
+		Where("signature = ?", signature).Where("kind = ?", TokenRefresh).Where("active = ?", true).Exec(ctx)
+	if err := affectedOne(res, err, "use refresh token"); err != nil {
+		return err
+	}
+	_, err = s.db.NewUpdate().Model((*OAuthToken)(nil)).Set("active = ?", false).
+		Where("request_id = ?", requestID).Where("kind = ?", TokenRefresh).Where("active = ?", true).Exec(ctx)
+	if err != nil {
+		return dbErr("deactivate oauth tokens", err)
+	}
+	_, err = s.db.NewDelete().Model((*OAuthToken)(nil)).Where("request_id = ?", requestID).Where("kind = ?", TokenAccess).Exec(ctx)
+	return dbErr("delete oauth tokens", err)
 }
 
 // DeleteGrantOAuthTokens forgets every token of a kind in a grant.
 func (s *Store) DeleteGrantOAuthTokens(ctx context.Context, kind, requestID string) error {
-	_, err := s.db.NewDelete().Model((*OAuthToken)(nil)).Where("request_id = ?", requestID).Where("kind = ?", kind).Exec(ctx)
-	return dbErr("delete oauth tokens", err)
+	res, err := s.db.NewDelete().Model((*OAuthToken)(nil)).Where("request_id = ?", requestID).Where("kind = ?", kind).Exec(ctx)
+	return s.tokensEnded(ctx, kind, res, err, "delete oauth tokens")
+}
+
+// tokensEnded reports an access token ended, deleted or deactivated, to
+// the processes that cache them (OnAuthChange). Refresh tokens are read
+// from the database at each use, so ending one needs no announcement.
+func (s *Store) tokensEnded(ctx context.Context, kind string, res sql.Result, err error, action string) error {
+	if err != nil {
+		return dbErr(action, err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 && kind == TokenAccess {
+		s.authChange(ctx)
+	}
+	return nil
 }
 
 // APIKeyByAccessToken turns the signature of a live access token into the
@@ -105,7 +147,7 @@ func (s *Store) APIKeyByAccessToken(ctx context.Context, signature string) (*API
 		id = uuid.NewSHA1(uuid.NameSpaceOID, []byte(t.RequestID))
 	}
 	return &APIKey{ID: id, FamilyID: t.FamilyID, UserID: t.UserID, Scope: t.Scope, ExpiresAt: &t.ExpiresAt,
-		LastUsedAt: t.LastUsedAt, User: t.User, Family: t.Family, OAuth: true}, nil
+		LastUsedAt: t.LastUsedAt, User: t.User, Family: t.Family, OAuth: true, TokenSignature: signature}, nil
 }
 
 // TouchOAuthToken records that an access token was used, at most once a
@@ -160,7 +202,11 @@ func (s *Store) AuthorizedApps(ctx context.Context, familyID, userID uuid.UUID) 
 func (s *Store) RevokeAuthorizedApp(ctx context.Context, familyID, userID uuid.UUID, clientID string) error {
 	res, err := s.db.NewDelete().Model((*OAuthToken)(nil)).
 		Where("family_id = ?", familyID).Where("user_id = ?", userID).Where("client_id = ?", clientID).Exec(ctx)
-	return affectedOne(res, err, "revoke authorized app")
+	if err := affectedOne(res, err, "revoke authorized app"); err != nil {
+		return err
+	}
+	s.authChange(ctx)
+	return nil
 }
 
 // deleteUserOAuthTokens ends every grant of a user, as suspension does.
@@ -203,4 +249,18 @@ func (s *Store) RegisterAppFamily(ctx context.Context, f *Family, u *User, in Si
 		}
 		return tx.CreateAuditLog(ctx, in.audit(EventLogin, u.ID, m))
 	})
+}
+
+// DeleteExpiredOAuthTokens deletes the access and refresh tokens, active
+// or not, whose time ran out before now, across families, and returns
+// how many. Nothing is announced (OnAuthChange): an expired access token
+// is refused by its expiry already, cached or not, and a rotated refresh
+// token is kept only while it could still be replayed.
+func (s *Store) DeleteExpiredOAuthTokens(ctx context.Context, now time.Time) (int64, error) {
+	res, err := s.db.NewDelete().Model((*OAuthToken)(nil)).Where("expires_at < ?", now.UTC()).Exec(ctx)
+	if err != nil {
+		return 0, dbErr("delete expired oauth tokens", err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
 }

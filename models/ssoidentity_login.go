@@ -211,3 +211,27 @@ func (s *Store) applyIdentity(ctx context.Context, in SSOSignIn, u *User, ident 
 	}
 	return meta, nil
 }
+
+// LoginAppWithSSO is LoginWithSSO for an app (the mobile app's sign-in
+// through single sign-on) and a known identity: the identity with what
+// the provider said, the role, the login time and the login record with
+// meta added, in one transaction, and no browser session: the app gets
+// tokens instead.
+func (s *Store) LoginAppWithSSO(ctx context.Context, in SSOSignIn, u *User, known *SSOIdentity, meta map[string]any) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if err := tx.lockRolesFor(ctx, in.Provider); err != nil {
+			return err
+		}
+		m, err := tx.applyIdentity(ctx, in, u, known, RoleSourceLogin)
+		if err != nil {
+			return err
+		}
+		if err := tx.recordLogin(ctx, u.ID, nil); err != nil {
+			return err
+		}
+		for k, v := range meta {
+			m[k] = v
+		}
+		return tx.CreateAuditLog(ctx, in.audit(EventLogin, u.ID, m))
+	})
+}

@@ -29,6 +29,9 @@ type Options struct {
 	BalanceSweepCron string `env:"BALANCE_SWEEP_CRON" default:"5 0 * * *"`
 	// AuditArchiveCron is when audit retention runs (UTC); empty: never.
 	AuditArchiveCron string `env:"AUDIT_ARCHIVE_CRON" default:"30 3 * * *"`
+	// OAuthCleanupCron is when expired OAuth codes and tokens are deleted
+	// (UTC); empty: never.
+	OAuthCleanupCron string `env:"OAUTH_CLEANUP_CRON" default:"17 * * * *"`
 	// SimplefinSyncCron is when every SimpleFIN connection syncs, in
 	// SimplefinSyncTZ (empty: UTC); empty: never.
 	SimplefinSyncCron string `env:"SIMPLEFIN_SYNC_CRON" default:"22 2 * * *"`
@@ -136,8 +139,8 @@ type Periodic struct {
 
 // Periodic lists the periodic tasks of o, as NewScheduler registers them:
 // the balance sweep always, the daily SimpleFIN fan-out (in its zone) and
-// the SimpleFIN sweep when a sync cron is set, audit retention when its
-// cron is set.
+// the SimpleFIN sweep when a sync cron is set, audit retention and the
+// OAuth cleanup when their crons are set.
 func (o Options) Periodic() ([]Periodic, error) {
 	list := []Periodic{{Spec: o.BalanceSweepCron, Task: jobs.NewBalanceSweepTask()}}
 	if o.SimplefinSyncCron != "" {
@@ -151,6 +154,9 @@ func (o Options) Periodic() ([]Periodic, error) {
 	}
 	if o.AuditArchiveCron != "" {
 		list = append(list, Periodic{Spec: o.AuditArchiveCron, Task: jobs.NewAuditArchiveTask()})
+	}
+	if o.OAuthCleanupCron != "" {
+		list = append(list, Periodic{Spec: o.OAuthCleanupCron, Task: jobs.NewOAuthCleanupTask()})
 	}
 	return list, nil
 }

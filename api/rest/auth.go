@@ -28,38 +28,49 @@ func KeyOf(c *fiber.Ctx) *models.APIKey {
 	return k
 }
 
-// APIKey authenticates X-Api-Key, counts the request against the key's
-// hourly limit and checks that the key's scope allows the route.
+// APIKey authenticates X-Api-Key or an OAuth access token in
+// Authorization: Bearer, counts the request against the credential's
+// hourly limit and checks that its scope allows the route. Both kinds go
+// through the same cache and Redis pipeline (authenticate); a refused
+// bearer token gets the WWW-Authenticate challenge of RFC 6750 §3.
 func (h *Handler) APIKey(scope string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		secret := c.Get(headerAPIKey)
-		if token, ok := bearerToken(c); ok && secret == "" {
-			return h.bearerAuth(c, token, scope)
-		}
-		if secret == "" || len(secret) > 256 {
-			return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: msgInvalidKey}
+		cred := credentialOf(c)
+		if cred.secret == "" || len(cred.secret) > 512 || !cred.bearer && len(cred.secret) > 256 {
+			return cred.refuse(c, msgInvalidKey)
 		}
 		ctx := c.UserContext()
-		hash := sha256.Sum256([]byte(secret))
-		k, count, err := h.authenticate(ctx, hash, secret)
+		hash := cred.hash()
+		k, count, err := h.authenticate(ctx, hash, func(ctx context.Context) (*models.APIKey, error) {
+			if !cred.bearer {
+				return h.store.APIKeyBySecret(ctx, cred.secret)
+			}
+			if h.bearer == nil {
+				return nil, models.ErrNotFound
+			}
+			return h.bearer(ctx, cred.secret)
+		})
 		if errors.Is(err, models.ErrNotFound) {
-			return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: msgInvalidKey}
+			return cred.refuse(c, msgInvalidKey)
 		}
 		if err != nil {
 			return err
 		}
 		if k.User == nil || k.Family == nil || k.User.Status != models.UserActive {
-			return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: "Account has been deactivated"}
+			return cred.refuse(c, "Account has been deactivated")
 		}
 		c.Locals(localKey, k)
 		if err := h.applyLimit(c, count); err != nil {
 			return err
 		}
 		if scope == models.ScopeReadWrite && !k.Writable() {
+			if cred.bearer {
+				c.Set(fiber.HeaderWWWAuthenticate, `Bearer error="insufficient_scope", scope="read_write"`)
+			}
 			return &httperr.Error{Status: fiber.StatusForbidden, Code: "insufficient_scope", Message: "This action requires the 'write' scope"}
 		}
 		if now := h.now(); k.LastUsedAt == nil || now.Sub(*k.LastUsedAt) > time.Minute {
-			if err := h.store.TouchAPIKey(ctx, k.FamilyID, k.ID); err != nil {
+			if err := h.touch(ctx, k); err != nil {
 				return err
 			}
 			h.keys.touched(hash, now)
@@ -68,12 +79,23 @@ func (h *Handler) APIKey(scope string) fiber.Handler {
 	}
 }
 
-// authenticate finds the key whose secret hashes to hash, and counts the
-// request against its limit (count is 0 when there is no limit). A key
-// this process read before is taken from its cache when the auth version
-// in Redis has not moved since: that version is read in the same pipeline
-// as the count, so a cached key costs one Redis round trip and no query.
-func (h *Handler) authenticate(ctx context.Context, hash [sha256.Size]byte, secret string) (*models.APIKey, int64, error) {
+// touch records the credential's use: the key's row, or the access
+// token's.
+func (h *Handler) touch(ctx context.Context, k *models.APIKey) error {
+	if k.OAuth {
+		return h.store.TouchOAuthToken(ctx, k.FamilyID, k.TokenSignature)
+	}
+	return h.store.TouchAPIKey(ctx, k.FamilyID, k.ID)
+}
+
+// authenticate finds the credential whose secret hashes to hash (load
+// reads it from the database), and counts the request against its limit
+// (count is 0 when there is no limit). A credential this process read
+// before is taken from its cache when the auth version in Redis has not
+// moved since and the credential has not expired: that version is read in
+// the same pipeline as the count, so a cached key or token costs one Redis
+// round trip and no query.
+func (h *Handler) authenticate(ctx context.Context, hash [sha256.Size]byte, load func(context.Context) (*models.APIKey, error)) (*models.APIKey, int64, error) {
 	now := h.now()
 	cachedID, cached := h.keys.peek(hash)
 	pipe := h.redis.Pipeline()
@@ -89,7 +111,7 @@ func (h *Handler) authenticate(ctx context.Context, hash [sha256.Size]byte, secr
 	if k, ok := h.keys.get(hash, v, now); ok {
 		return k, countOf(incr), nil
 	}
-	k, err := h.store.APIKeyBySecret(ctx, secret)
+	k, err := load(ctx)
 	if err != nil {
 		return nil, 0, err
 	}

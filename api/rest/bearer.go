@@ -1,58 +1,48 @@
 package rest
 
 import (
-	"errors"
+	"crypto/sha256"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/api/httperr"
-	"coffer/models"
 )
 
-// bearerToken is the token of an Authorization: Bearer header (RFC 6750
-// §2.1; the scheme in any letter case).
-func bearerToken(c *fiber.Ctx) (string, bool) {
-	auth := c.Get(fiber.HeaderAuthorization)
-	if len(auth) < 7 || !strings.EqualFold(auth[:7], "bearer ") {
-		return "", false
-	}
-	return strings.TrimSpace(auth[7:]), true
+// credential is what a request authenticates with: an API key or an OAuth
+// access token.
+type credential struct {
+	secret string
+	bearer bool
 }
 
-// bearerAuth is APIKey for an OAuth access token: the same principal, the
-// same limit, scopes and bodies, and the WWW-Authenticate challenge of
-// RFC 6750 §3 when the token is refused.
-func (h *Handler) bearerAuth(c *fiber.Ctx, token, scope string) error {
-	refuse := func(msg string) error {
+// credentialOf reads X-Api-Key, else an Authorization: Bearer header (RFC
+// 6750 §2.1; the scheme in any letter case).
+func credentialOf(c *fiber.Ctx) credential {
+	if key := c.Get(headerAPIKey); key != "" {
+		return credential{secret: key}
+	}
+	auth := c.Get(fiber.HeaderAuthorization)
+	if len(auth) < 7 || !strings.EqualFold(auth[:7], "bearer ") {
+		return credential{}
+	}
+	return credential{secret: strings.TrimSpace(auth[7:]), bearer: true}
+}
+
+// hash is the credential's name in the cache. A token is hashed apart
+// from keys, so that a key sent as a bearer token is never taken for one.
+func (cr credential) hash() [sha256.Size]byte {
+	if cr.bearer {
+		return sha256.Sum256([]byte("bearer\x00" + cr.secret))
+	}
+	return sha256.Sum256([]byte(cr.secret))
+}
+
+// refuse is the 401 of a missing or refused credential; a bearer token's
+// carries the challenge of RFC 6750 §3.
+func (cr credential) refuse(c *fiber.Ctx, msg string) error {
+	if cr.bearer {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer error="invalid_token", error_description="`+msg+`"`)
-		return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: msg}
 	}
-	if h.bearer == nil || token == "" {
-		return refuse(msgInvalidKey)
-	}
-	ctx := c.UserContext()
-	k, err := h.bearer(ctx, token)
-	if errors.Is(err, models.ErrNotFound) {
-		return refuse(msgInvalidKey)
-	}
-	if err != nil {
-		return err
-	}
-	if k.User == nil || k.Family == nil || k.User.Status != models.UserActive {
-		return refuse("Account has been deactivated")
-	}
-	c.Locals(localKey, k)
-	count, err := h.count(ctx, k.ID, h.now())
-	if err != nil {
-		return err
-	}
-	if err := h.applyLimit(c, count); err != nil {
-		return err
-	}
-	if scope == models.ScopeReadWrite && !k.Writable() {
-		c.Set(fiber.HeaderWWWAuthenticate, `Bearer error="insufficient_scope", scope="read_write"`)
-		return &httperr.Error{Status: fiber.StatusForbidden, Code: "insufficient_scope", Message: "This action requires the 'write' scope"}
-	}
-	return c.Next()
+	return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: msg}
 }

@@ -69,8 +69,9 @@ func (kc *keyCache) peek(hash [sha256.Size]byte) (uuid.UUID, bool) {
 }
 
 // get returns a copy of the key cached under hash if it was read under
-// version and not longer ago than keyTTL. A newer version empties the
-// cache.
+// version, not longer ago than keyTTL, and has not expired (an access
+// token's principal carries the token's expiry). A newer version empties
+// the cache.
 func (kc *keyCache) get(hash [sha256.Size]byte, version int64, now time.Time) (*models.APIKey, bool) {
 	kc.mu.Lock()
 	defer kc.mu.Unlock()
@@ -80,7 +81,7 @@ func (kc *keyCache) get(hash [sha256.Size]byte, version int64, now time.Time) (*
 		return nil, false
 	}
 	e, ok := kc.entries[hash]
-	if !ok || now.Sub(e.read) > keyTTL {
+	if !ok || now.Sub(e.read) > keyTTL || e.key.ExpiresAt != nil && !now.Before(*e.key.ExpiresAt) {
 		return nil, false
 	}
 	k := e.key

@@ -123,7 +123,9 @@ func (s *grantSession) Clone() fosite.Session {
 
 // Bearer turns an access token into the principal of an API key (user,
 // family, scope), or models.ErrNotFound. It is the one check of bearer
-// tokens, for /api/v1 and for whatever else accepts them (/mcp).
+// tokens, for /api/v1 and for whatever else accepts them (/mcp); the
+// caller caches the principal (see rest.Handler.APIKey) and records its
+// use.
 func (h *Handler) Bearer(ctx context.Context, token string) (*models.APIKey, error) {
 	if len(token) > maxPresentedTokenBytes || !strings.HasPrefix(token, accessTokenPrefix) {
 		return nil, models.ErrNotFound
@@ -138,11 +140,6 @@ func (h *Handler) Bearer(ctx context.Context, token string) (*models.APIKey, err
 	// too keeps a forged token with a leaked signature out.
 	if err := a.strategy.Enigma.Validate(ctx, strings.TrimPrefix(token, accessTokenPrefix)); err != nil {
 		return nil, models.ErrNotFound
-	}
-	if k.LastUsedAt == nil || h.now().Sub(*k.LastUsedAt) > time.Minute {
-		if err := h.store.TouchOAuthToken(ctx, k.FamilyID, sig); err != nil {
-			return nil, err
-		}
 	}
 	return k, nil
 }
@@ -164,6 +161,23 @@ func (h *Handler) metadata(c *fiber.Ctx) error {
 		"token_endpoint_auth_methods_supported":      []string{"none"},
 		"revocation_endpoint_auth_methods_supported": []string{"none"},
 		"service_documentation":                      iss + "/api/docs",
+	})
+}
+
+// resourceMetadata is the RFC 9728 document of the protected resource
+// /mcp, at /.well-known/oauth-protected-resource/mcp and (for clients
+// that look there first) without the suffix: an MCP client finds the
+// authorization server through it. /api/v1 takes the same tokens.
+func (h *Handler) resourceMetadata(c *fiber.Ctx) error {
+	iss := h.auth.issuer
+	c.Set(fiber.HeaderCacheControl, "public, max-age=3600")
+	return c.JSON(fiber.Map{
+		"resource":                 iss + "/mcp",
+		"authorization_servers":    []string{iss},
+		"scopes_supported":         []string{models.ScopeRead, models.ScopeReadWrite},
+		"bearer_methods_supported": []string{"header"},
+		"resource_name":            "coffer",
+		"resource_documentation":   iss + "/api/docs",
 	})
 }
 

@@ -14,9 +14,51 @@ import (
 )
 
 // authStorage is fosite's storage on models.Store: clients, codes, PKCE
-// challenges and tokens, each under its HMAC signature.
+// challenges and tokens, each under its HMAC signature. It is
+// transactional (fosite's storage.Transactional): fosite begins a
+// transaction around the writes of one token request (a code's exchange,
+// a refresh's rotation, a reuse's revocation), and every method runs in
+// the transaction its context carries.
 type authStorage struct {
 	store *models.Store
+}
+
+// txKey is the context key of the transaction BeginTX started.
+type txKey struct{}
+
+// st is the store of ctx's transaction, or the plain store.
+func (s *authStorage) st(ctx context.Context) *models.Store {
+	if tx, ok := ctx.Value(txKey{}).(*models.Tx); ok {
+		return tx.Store
+	}
+	return s.store
+}
+
+// BeginTX starts the transaction of one token request.
+func (s *authStorage) BeginTX(ctx context.Context) (context.Context, error) {
+	tx, err := s.store.Begin(ctx)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, txKey{}, tx), nil
+}
+
+// Commit commits the transaction of ctx.
+func (s *authStorage) Commit(ctx context.Context) error {
+	tx, ok := ctx.Value(txKey{}).(*models.Tx)
+	if !ok {
+		return errors.New("signin: commit without a transaction")
+	}
+	return tx.Commit(ctx)
+}
+
+// Rollback abandons the transaction of ctx.
+func (s *authStorage) Rollback(ctx context.Context) error {
+	tx, ok := ctx.Value(txKey{}).(*models.Tx)
+	if !ok {
+		return errors.New("signin: rollback without a transaction")
+	}
+	return tx.Rollback()
 }
 
 // keptForm are the parameters of an authorization that its exchange reads
@@ -28,7 +70,7 @@ func (s *authStorage) GetClient(ctx context.Context, id string) (fosite.Client, 
 	if id == "" || len(id) > 64 {
 		return nil, fosite.ErrNotFound
 	}
-	c, err := s.store.OAuthClient(ctx, id)
+	c, err := s.st(ctx).OAuthClient(ctx, id)
 	if isNotFound(err) {
 		return nil, fosite.ErrNotFound
 	}
@@ -111,14 +153,14 @@ func (s *authStorage) CreateAuthorizeCodeSession(ctx context.Context, sig string
 	if err != nil {
 		return err
 	}
-	return s.store.CreateOAuthCode(ctx, &models.OAuthCode{Signature: sig, RequestID: r.GetID(), ClientID: r.GetClient().GetID(),
+	return s.st(ctx).CreateOAuthCode(ctx, &models.OAuthCode{Signature: sig, RequestID: r.GetID(), ClientID: r.GetClient().GetID(),
 		FamilyID: familyID, UserID: userID, Request: k, ExpiresAt: expiry(r, fosite.AuthorizeCode, codeLifespan)})
 }
 
 // GetAuthorizeCodeSession finds a code; a used one comes back with
 // ErrInvalidatedAuthorizeCode, which makes fosite revoke its tokens.
 func (s *authStorage) GetAuthorizeCodeSession(ctx context.Context, sig string, _ fosite.Session) (fosite.Requester, error) {
-	c, err := s.store.OAuthCodeBySignature(ctx, sig)
+	c, err := s.st(ctx).OAuthCodeBySignature(ctx, sig)
 	if isNotFound(err) {
 		return nil, fosite.ErrNotFound
 	}
@@ -137,7 +179,7 @@ func (s *authStorage) GetAuthorizeCodeSession(ctx context.Context, sig string, _
 
 // InvalidateAuthorizeCodeSession marks a code used.
 func (s *authStorage) InvalidateAuthorizeCodeSession(ctx context.Context, sig string) error {
-	if err := s.store.UseOAuthCode(ctx, sig); isNotFound(err) {
+	if err := s.st(ctx).UseOAuthCode(ctx, sig); isNotFound(err) {
 		return fosite.ErrInvalidatedAuthorizeCode
 	} else if err != nil {
 		return err
@@ -151,13 +193,13 @@ func (s *authStorage) CreatePKCERequestSession(ctx context.Context, sig string, 
 	if err != nil {
 		return err
 	}
-	return s.store.CreateOAuthPKCE(ctx, &models.OAuthPKCE{Signature: sig, ClientID: r.GetClient().GetID(),
+	return s.st(ctx).CreateOAuthPKCE(ctx, &models.OAuthPKCE{Signature: sig, ClientID: r.GetClient().GetID(),
 		FamilyID: familyID, UserID: userID, Request: k, ExpiresAt: expiry(r, fosite.AuthorizeCode, codeLifespan)})
 }
 
 // GetPKCERequestSession finds a code's challenge.
 func (s *authStorage) GetPKCERequestSession(ctx context.Context, sig string, _ fosite.Session) (fosite.Requester, error) {
-	p, err := s.store.OAuthPKCEBySignature(ctx, sig)
+	p, err := s.st(ctx).OAuthPKCEBySignature(ctx, sig)
 	if isNotFound(err) {
 		return nil, fosite.ErrNotFound
 	}
@@ -169,7 +211,7 @@ func (s *authStorage) GetPKCERequestSession(ctx context.Context, sig string, _ f
 
 // DeletePKCERequestSession forgets a challenge.
 func (s *authStorage) DeletePKCERequestSession(ctx context.Context, sig string) error {
-	return s.store.DeleteOAuthPKCE(ctx, sig)
+	return s.st(ctx).DeleteOAuthPKCE(ctx, sig)
 }
 
 func (s *authStorage) createToken(ctx context.Context, kind, sig string, r fosite.Requester, ttl time.Duration) error {
@@ -181,13 +223,13 @@ func (s *authStorage) createToken(ctx context.Context, kind, sig string, r fosit
 	if kind == models.TokenRefresh {
 		tt = fosite.RefreshToken
 	}
-	return s.store.CreateOAuthToken(ctx, &models.OAuthToken{Signature: sig, Kind: kind, RequestID: r.GetID(),
+	return s.st(ctx).CreateOAuthToken(ctx, &models.OAuthToken{Signature: sig, Kind: kind, RequestID: r.GetID(),
 		ClientID: r.GetClient().GetID(), FamilyID: familyID, UserID: userID, Scope: grantedScope(r.GetGrantedScopes()),
 		Request: k, ExpiresAt: expiry(r, tt, ttl)})
 }
 
 func (s *authStorage) getToken(ctx context.Context, kind, sig string) (fosite.Requester, error) {
-	t, err := s.store.OAuthTokenBySignature(ctx, kind, sig)
+	t, err := s.st(ctx).OAuthTokenBySignature(ctx, kind, sig)
 	if isNotFound(err) {
 		return nil, fosite.ErrNotFound
 	}
@@ -219,7 +261,7 @@ func (s *authStorage) GetAccessTokenSession(ctx context.Context, sig string, _ f
 
 // DeleteAccessTokenSession forgets an access token.
 func (s *authStorage) DeleteAccessTokenSession(ctx context.Context, sig string) error {
-	return s.store.DeleteOAuthToken(ctx, models.TokenAccess, sig)
+	return s.st(ctx).DeleteOAuthToken(ctx, models.TokenAccess, sig)
 }
 
 // CreateRefreshTokenSession stores a refresh token.
@@ -235,26 +277,30 @@ func (s *authStorage) GetRefreshTokenSession(ctx context.Context, sig string, _ 
 
 // DeleteRefreshTokenSession forgets a refresh token.
 func (s *authStorage) DeleteRefreshTokenSession(ctx context.Context, sig string) error {
-	return s.store.DeleteOAuthToken(ctx, models.TokenRefresh, sig)
+	return s.st(ctx).DeleteOAuthToken(ctx, models.TokenRefresh, sig)
 }
 
 // RotateRefreshToken retires the refresh token just used (kept, inactive,
-// to recognise a replay) and the grant's access tokens.
+// to recognise a replay) and the grant's access tokens. Of two refreshes
+// with one token at once, the second finds it used and fails, and its
+// transaction rolls back.
 func (s *authStorage) RotateRefreshToken(ctx context.Context, requestID, sig string) error {
-	if err := s.store.DeactivateOAuthTokens(ctx, models.TokenRefresh, requestID); err != nil {
+	if err := s.st(ctx).RotateOAuthGrant(ctx, requestID, sig); isNotFound(err) {
+		return fosite.ErrSerializationFailure
+	} else if err != nil {
 		return err
 	}
-	return s.store.DeleteGrantOAuthTokens(ctx, models.TokenAccess, requestID)
+	return nil
 }
 
 // RevokeRefreshToken retires every refresh token of a grant.
 func (s *authStorage) RevokeRefreshToken(ctx context.Context, requestID string) error {
-	return s.store.DeactivateOAuthTokens(ctx, models.TokenRefresh, requestID)
+	return s.st(ctx).DeactivateOAuthTokens(ctx, models.TokenRefresh, requestID)
 }
 
 // RevokeAccessToken forgets every access token of a grant.
 func (s *authStorage) RevokeAccessToken(ctx context.Context, requestID string) error {
-	return s.store.DeleteGrantOAuthTokens(ctx, models.TokenAccess, requestID)
+	return s.st(ctx).DeleteGrantOAuthTokens(ctx, models.TokenAccess, requestID)
 }
 
 // expiry is when a token of the request ends: the session's time when

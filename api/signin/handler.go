@@ -110,6 +110,8 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	// The OAuth authorization server: the consent screen is a screen; the
 	// protocol endpoints are for apps (no session, no CSRF, OAuth errors).
 	app.Get("/.well-known/oauth-authorization-server", h.metadata)
+	app.Get("/.well-known/oauth-protected-resource", h.resourceMetadata)
+	app.Get("/.well-known/oauth-protected-resource/mcp", h.resourceMetadata)
 	app.Get("/oauth/authorize", screen(h.authorize)...)
 	app.Post("/oauth/authorize", screen(h.decideAuthorization)...)
 	app.Post("/oauth/token", h.token)
@@ -119,6 +121,8 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/settings/authorized_apps/revoke", screen(signedIn, h.revokeAuthorizedApp)...)
 	app.Get("/auth/:name", screen(h.startSSO)...)
 	app.Get("/auth/:name/callback", screen(h.ssoCallback)...)
+	// After the callback: a provider named "mobile" keeps its callback.
+	app.Get("/auth/mobile/:name", screen(h.startMobileSSO)...)
 }
 
 // AppRoutes mounts the mobile app's sign-in on /api/v1/auth: JSON in and
@@ -127,4 +131,5 @@ func (h *Handler) AppRoutes(auth fiber.Router) {
 	auth.Post("/login", h.mobileLogin)
 	auth.Post("/signup", h.mobileSignup)
 	auth.Post("/refresh", h.mobileRefresh)
+	auth.Post("/sso_exchange", h.mobileSSOExchange)
 }

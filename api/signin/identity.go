@@ -62,6 +62,12 @@ func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, f fl
 	if f.Intent == intentLink && f.LinkUser != nil {
 		return h.startPending(c, p, id, pendingLink{Intent: intentLink, User: *f.LinkUser, ReturnTo: "/settings/security"})
 	}
+	if f.Mobile != nil {
+		// Linking proves the account with a password in a browser
+		// session, which the app does not keep: it links on the web.
+		return h.ssoRefused(c, e, fiber.StatusForbidden, reasonAccountNotLinked,
+			fmt.Sprintf("This %s account is not linked to an account here yet. Sign in once on the web to link it, then try again.", p.Label), "", nil)
+	}
 	if id.Email == "" || !id.EmailVerified {
 		return h.emailUnverified(c, e)
 	}
@@ -156,6 +162,9 @@ func (h *Handler) knownIdentity(c *fiber.Ctx, e *sso.Entry, known *models.SSOIde
 	}
 	if f.Invitation != nil {
 		return h.acceptBySSO(c, e, id, f.Invitation, u, known)
+	}
+	if f.Mobile != nil {
+		return h.finishMobileSSO(c, e, id, u, known, f.Mobile)
 	}
 	token, err := h.store.LoginWithSSO(ctx, h.ssoSignIn(c, e, id), u, known)
 	if err != nil {

@@ -315,10 +315,18 @@ func (h *Handler) issueMobileTokens(ctx context.Context, u *models.User) (*mobil
 	if err != nil {
 		return nil, err
 	}
-	if err := a.storage.CreateAccessTokenSession(ctx, atSig, req); err != nil {
+	// Both tokens or neither, as fosite stores them at /oauth/token.
+	tx, err := a.storage.BeginTX(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if err := a.storage.CreateRefreshTokenSession(ctx, rtSig, atSig, req); err != nil {
+	if err := a.storage.CreateAccessTokenSession(tx, atSig, req); err != nil {
+		return nil, errors.Join(err, a.storage.Rollback(tx))
+	}
+	if err := a.storage.CreateRefreshTokenSession(tx, rtSig, atSig, req); err != nil {
+		return nil, errors.Join(err, a.storage.Rollback(tx))
+	}
+	if err := a.storage.Commit(tx); err != nil {
 		return nil, err
 	}
 	return &mobileTokens{AccessToken: at, RefreshToken: rt, TokenType: "Bearer",

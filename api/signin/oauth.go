@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"time"
 
@@ -82,6 +83,11 @@ func (h *Handler) ssoCallback(c *fiber.Ctx) error {
 	}
 	cookie := c.Cookies(cookieSSOState)
 	h.clearCookie(c, cookieSSOState, "/auth")
+	var started ssoState
+	if h.openCookie(cookieSSOState, cookie, &started) == nil && started.Mobile != nil {
+		// Refusals of the mobile app's sign-in go back to the app.
+		c.Locals(localMobileSSO, true)
+	}
 	if !e.Provider.Enabled {
 		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonProviderUnavailable, msgMethodDisabled, "provider disabled", nil)
 	}
@@ -173,6 +179,9 @@ func (h *Handler) ssoRefusedMeta(c *fiber.Ctx, e *sso.Entry, status int, reason,
 	rec.Provider = &name
 	if err := h.writeFailure(c, rec); err != nil {
 		return err
+	}
+	if mobile, _ := c.Locals(localMobileSSO).(bool); mobile {
+		return mobileSSORedirect(c, url.Values{"error": {reason}, "message": {msg}})
 	}
 	return h.loginPage(c, status, msg, loginData{ReturnTo: "/"})
 }

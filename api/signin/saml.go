@@ -32,11 +32,12 @@ type samlRequest struct {
 	Intent     string         `json:"intent"`
 	LinkUser   *uuid.UUID     `json:"link_user,omitempty"`
 	Invitation *invitationRef `json:"invitation,omitempty"`
+	Mobile     *mobileDevice  `json:"mobile,omitempty"`
 	BindHash   string         `json:"bind_hash"` // SHA-256 of this browser's saml_bind cookie
 }
 
 func (r *samlRequest) flow() flow {
-	return flow{ReturnTo: r.ReturnTo, Intent: r.Intent, LinkUser: r.LinkUser, Invitation: r.Invitation}
+	return flow{ReturnTo: r.ReturnTo, Intent: r.Intent, LinkUser: r.LinkUser, Invitation: r.Invitation, Mobile: r.Mobile}
 }
 
 func bindHash(v string) string {
@@ -72,7 +73,7 @@ func (h *Handler) beginSAML(c *fiber.Ctx, e *sso.Entry, f flow) error {
 		return err
 	}
 	rec, err := json.Marshal(samlRequest{ProviderID: e.Provider.ID, ReturnTo: f.ReturnTo, Intent: f.Intent, LinkUser: f.LinkUser,
-		Invitation: f.Invitation, BindHash: bindHash(bind)})
+		Invitation: f.Invitation, Mobile: f.Mobile, BindHash: bindHash(bind)})
 	if err != nil {
 		return err
 	}
@@ -152,6 +153,9 @@ func (h *Handler) samlACS(c *fiber.Ctx) error {
 			return h.samlRejected(c, e, sso.ReasonSAMLInvalid, "request of another provider")
 		case bind == "" || subtle.ConstantTimeCompare([]byte(bindHash(bind)), []byte(req.BindHash)) != 1:
 			return h.samlRejected(c, e, sso.ReasonSAMLInvalid, "saml_bind cookie does not match the request")
+		}
+		if req.Mobile != nil {
+			c.Locals(localMobileSSO, true) // refusals from here on go back to the app
 		}
 	} else if !e.Provider.AllowIdPInitiated {
 		return h.samlRejected(c, e, sso.ReasonSAMLUnsolicited, "no InResponseTo")

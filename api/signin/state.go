@@ -34,6 +34,7 @@ type flow struct {
 	Intent     string         `json:"i"`
 	LinkUser   *uuid.UUID     `json:"u,omitempty"` // a link: the signed-in user who pressed Connect
 	Invitation *invitationRef `json:"j,omitempty"` // a join: started from an invitation's page
+	Mobile     *mobileDevice  `json:"m,omitempty"` // the mobile app's sign-in: ends at the app, with a code
 }
 
 // invitationRef names the invitation a sign-in accepts. It travels only

@@ -1,0 +1,166 @@
+package signin
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+
+	"coffer/api/httperr"
+	"coffer/models"
+	"coffer/sso"
+)
+
+// The mobile app's single sign-on (issue 13, part 3), as the reference
+// app does it (we-promise/sure SessionsController#mobile_sso_start and
+// Api::V1::AuthController#sso_exchange): the app opens
+// GET /auth/mobile/<provider>?device_id=…&device_name=…&device_type=…
+// in the system browser; the ordinary sign-in at the provider follows;
+// the browser is sent to the app's callback with a one-time code (or
+// error and message), and the app trades the code for tokens at
+// POST /api/v1/auth/sso_exchange. The code, not the tokens, travels in
+// the URL: another app claiming the same scheme learns only a code that
+// is short-lived and single use.
+
+const (
+	// mobileCallback is the app's callback URL, registered by the app
+	// for its own scheme. It is the only place a code is sent: the app
+	// does not name it (a request that does must name exactly this one),
+	// so the sign-in cannot be turned into an open redirect or a code
+	// sent elsewhere.
+	mobileCallback = "sureapp://oauth/callback"
+	// mobileCodeLife bounds the wait between the browser's return to the
+	// app and the app's exchange.
+	mobileCodeLife = 5 * time.Minute
+	// localMobileSSO marks a request that finishes the app's sign-in, so
+	// that its refusals are sent to the app rather than shown.
+	localMobileSSO = "mobile_sso"
+	// reasonAccountNotLinked: the app's sign-in found no account linked
+	// to the identity.
+	reasonAccountNotLinked = "account_not_linked"
+)
+
+// mobileSSOGrant is what a one-time code stands for, kept in Redis under
+// the code's SHA-256 until it is exchanged. The tokens are made at the
+// exchange, so none rests in Redis.
+type mobileSSOGrant struct {
+	UserID   uuid.UUID     `json:"user_id"`
+	FamilyID uuid.UUID     `json:"family_id"`
+	Device   *mobileDevice `json:"device"`
+}
+
+func mobileCodeKey(code string) string {
+	sum := sha256.Sum256([]byte(code))
+	return "mobile_sso:" + hex.EncodeToString(sum[:])
+}
+
+// mobileSSORedirect sends the browser to the app's callback.
+func mobileSSORedirect(c *fiber.Ctx, q url.Values) error {
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.Redirect(mobileCallback+"?"+q.Encode(), fiber.StatusFound)
+}
+
+// startMobileSSO is GET /auth/mobile/:name: the provider's sign-in, for
+// the app.
+func (h *Handler) startMobileSSO(c *fiber.Ctx) error {
+	if cb := c.Query("redirect_uri"); cb != "" && cb != mobileCallback {
+		return httperr.BadRequest("redirect_uri must be the app's registered callback, " + mobileCallback + ".")
+	}
+	d := &mobileDevice{DeviceID: c.Query("device_id"), DeviceName: c.Query("device_name"), DeviceType: c.Query("device_type"),
+		OSVersion: c.Query("os_version"), AppVersion: c.Query("app_version")}
+	e, err := h.enabledProvider(c)
+	if err != nil {
+		var he *httperr.Error
+		if errors.As(err, &he) && he.Status == fiber.StatusNotFound {
+			return mobileSSORedirect(c, url.Values{"error": {"invalid_provider"}, "message": {"SSO provider not configured"}})
+		}
+		return err
+	}
+	if !d.valid() {
+		return mobileSSORedirect(c, url.Values{"error": {"missing_device_info"}, "message": {"Device information is required"}})
+	}
+	return h.beginSSO(c, e, flow{ReturnTo: "/", Intent: intentLogin, Mobile: d})
+}
+
+// finishMobileSSO ends the app's sign-in of a known identity: the login
+// is recorded as a web sign-in's is, and the browser goes back to the
+// app with a one-time code for its tokens.
+func (h *Handler) finishMobileSSO(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, u *models.User, known *models.SSOIdentity, d *mobileDevice) error {
+	ctx := c.UserContext()
+	if err := h.store.LoginAppWithSSO(ctx, h.ssoSignIn(c, e, id), u, known, deviceMeta(d)); err != nil {
+		return err
+	}
+	code, err := randomToken()
+	if err != nil {
+		return err
+	}
+	grant, err := json.Marshal(mobileSSOGrant{UserID: u.ID, FamilyID: u.FamilyID, Device: d})
+	if err != nil {
+		return err
+	}
+	if err := h.redis.Set(ctx, mobileCodeKey(code), grant, mobileCodeLife).Err(); err != nil {
+		return signInUnavailable(err)
+	}
+	return mobileSSORedirect(c, url.Values{"code": {code}})
+}
+
+// mobileSSOExchange is POST /api/v1/auth/sso_exchange: a one-time code
+// for the tokens and user of the reference's answer. The code is taken
+// from Redis and deleted in one command, so of two exchanges one wins.
+func (h *Handler) mobileSSOExchange(c *fiber.Ctx) error {
+	if err := h.limitIP(c, "token", tokenLimitPerMinute, time.Minute); err != nil {
+		return err
+	}
+	refuse := func(msg string) error {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return c.Status(fiber.StatusUnauthorized).JSON(fiber.Map{"error": "invalid_or_expired_code", "message": msg})
+	}
+	var in struct {
+		Code string `json:"code"`
+	}
+	if err := json.Unmarshal(c.Body(), &in); err != nil {
+		in.Code = c.FormValue("code")
+	}
+	if in.Code == "" {
+		return refuse("Authorization code is required")
+	}
+	if len(in.Code) > 128 {
+		return refuse("Authorization code is invalid or expired")
+	}
+	ctx := c.UserContext()
+	raw, err := h.redis.GetDel(ctx, mobileCodeKey(in.Code)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return refuse("Authorization code is invalid or expired")
+	}
+	if err != nil {
+		return signInUnavailable(err)
+	}
+	var g mobileSSOGrant
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return refuse("Authorization code is invalid or expired")
+	}
+	u, err := h.store.User(ctx, g.FamilyID, g.UserID)
+	if errors.Is(err, models.ErrNotFound) {
+		return refuse("Authorization code is invalid or expired")
+	}
+	if err != nil {
+		return err
+	}
+	if u.Status != models.UserActive {
+		// Suspended between the sign-in and the exchange.
+		return refuse("Your account has been suspended.")
+	}
+	t, err := h.issueMobileTokens(ctx, u)
+	if err != nil {
+		return err
+	}
+	t.User = mobileUserOf(u)
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(t)
+}
