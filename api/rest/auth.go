@@ -29,7 +29,8 @@ func KeyOf(c *fiber.Ctx) *models.APIKey {
 }
 
 // APIKey authenticates X-Api-Key, counts the request against the key's
-// hourly limit and checks that the key's scope allows the route.
+// hourly limit, checks that the key's scope allows the route and, on a
+// POST, applies Idempotency-Key (see idempotent).
 func (h *Handler) APIKey(scope string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		secret := c.Get(headerAPIKey)
@@ -63,6 +64,11 @@ func (h *Handler) APIKey(scope string) fiber.Handler {
 				return err
 			}
 			h.keys.touched(hash, now)
+		}
+		if c.Method() == fiber.MethodPost {
+			// Here rather than on each route, so that every POST of the
+			// API honours Idempotency-Key, routes added later included.
+			return h.idempotent(c)
 		}
 		return c.Next()
 	}
