@@ -264,13 +264,7 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 				}
 			}
 		}
-		for start := 0; start < len(links); start += MaxBulk {
-			part := links[start:min(start+MaxBulk, len(links))]
-			if _, err := tx.db.NewInsert().Model(&part).Exec(ctx); err != nil {
-				return dbErr("set transaction tags", err)
-			}
-		}
-		return nil
+		return tx.insertTags(ctx, links)
 	})
 	return created, err
 }

@@ -1,0 +1,267 @@
+package models_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"coffer/models"
+	"coffer/models/modelstest"
+)
+
+// ingestFixture is a family with a category, two tags and a disabled
+// account, and another family's account.
+type ingestFixture struct {
+	s        *models.Store
+	f        *modelstest.FamilyFixture
+	cat      *models.Category
+	tag, tg2 *models.Tag
+	disabled *models.Account
+	foreign  *models.Account
+}
+
+func newIngestFixture(t *testing.T) *ingestFixture {
+	t.Helper()
+	ctx := context.Background()
+	s := modelstest.NewStore(t)
+	x := &ingestFixture{s: s, f: modelstest.NewFamily(t, s, "ingest")}
+	x.foreign = modelstest.NewFamily(t, s, "other").Account
+	x.cat = &models.Category{FamilyID: x.f.Family.ID, Name: "Coffee", Color: "#000000", Icon: "cup", Classification: "expense"}
+	x.tag = &models.Tag{FamilyID: x.f.Family.ID, Name: "beans", Color: "#111111"}
+	x.tg2 = &models.Tag{FamilyID: x.f.Family.ID, Name: "Auto", Color: "#222222"}
+	x.disabled = &models.Account{FamilyID: x.f.Family.ID, Name: "Old", AccountType: "depository", Currency: "USD"}
+	for _, err := range []error{s.CreateCategory(ctx, x.cat), s.CreateTag(ctx, x.tag), s.CreateTag(ctx, x.tg2),
+		s.CreateAccount(ctx, x.disabled)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB().NewUpdate().Model((*models.Account)(nil)).Set("status = ?", models.AccountDisabled).
+		Where("id = ?", x.disabled.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+func (x *ingestFixture) row(account uuid.UUID, name, key string) *models.NewTransaction {
+	t := &models.Transaction{AccountID: account, Date: "2024-05-01", Amount: 1000, Currency: "USD", Name: name}
+	if key != "" {
+		t.ExternalID = &key
+	}
+	return &models.NewTransaction{Row: t}
+}
+
+// TestIngestTransactions runs one batch holding every case a bulk create
+// meets and checks each row's outcome, what was written and what was not.
+func TestIngestTransactions(t *testing.T) {
+	x := newIngestFixture(t)
+	ctx := context.Background()
+	fam := x.f.Family.ID
+	acct := x.f.Account.ID
+	stored, _, err := x.s.CreateTransaction(ctx, &models.Transaction{FamilyID: fam, AccountID: acct, Date: "2024-01-01",
+		Amount: 500, Currency: "USD", Name: "Stored", ExternalID: ptr("stored")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := uuid.New()
+
+	type want struct {
+		status   models.IngestStatus
+		problems []string
+		sameAs   int // for existing: the index whose row it is (-1: the stored row)
+	}
+	cases := []struct {
+		name string
+		row  *models.NewTransaction
+		want want
+	}{
+		{"plain", x.row(acct, "  Lunch  ", ""), want{status: models.IngestCreated}},
+		{"keyed", x.row(acct, "Keyed", "k1"), want{status: models.IngestCreated}},
+		{"the same key again in the batch", x.row(acct, "Keyed twice", "k1"), want{status: models.IngestExisting, sameAs: 1}},
+		{"the same key on another account is another key", x.row(x.disabled.ID, "Keyed", "k1"),
+			want{status: models.IngestInvalid, problems: []string{"Account is not active"}}},
+		{"another family's account", x.row(x.foreign.ID, "Foreign", ""),
+			want{status: models.IngestInvalid, problems: []string{"Account not found"}}},
+		{"another family's account with a key", x.row(x.foreign.ID, "Foreign", "stored"),
+			want{status: models.IngestInvalid, problems: []string{"Account not found"}}},
+		{"a stored key, with a category that is gone", func() *models.NewTransaction {
+			r := x.row(acct, "Replay", "stored")
+			r.Row.CategoryID = &gone
+			return r
+		}(), want{status: models.IngestExisting, sameAs: -1}},
+		{"a category that is gone", func() *models.NewTransaction {
+			r := x.row(acct, "Bad", "")
+			r.Row.CategoryID = &gone
+			r.TagIDs = []uuid.UUID{gone}
+			return r
+		}(), want{status: models.IngestInvalid, problems: []string{"Category " + gone.String() + " not found", "Tag " + gone.String() + " not found"}}},
+		{"tags, one twice", func() *models.NewTransaction {
+			r := x.row(acct, "Tagged", "")
+			r.Row.CategoryID = &x.cat.ID
+			r.TagIDs = []uuid.UUID{x.tag.ID, x.tg2.ID, x.tag.ID}
+			return r
+		}(), want{status: models.IngestCreated}},
+		{"the caller's own problems, no key", func() *models.NewTransaction {
+			r := x.row(acct, "", "")
+			r.Problems = []string{"name can't be blank"}
+			return r
+		}(), want{status: models.IngestInvalid, problems: []string{"name can't be blank"}}},
+		{"the caller's own problems, a stored key", func() *models.NewTransaction {
+			r := x.row(acct, "", "stored")
+			r.Problems = []string{"amount is required"}
+			return r
+		}(), want{status: models.IngestExisting, sameAs: -1}},
+	}
+	rows := make([]*models.NewTransaction, len(cases))
+	for i, c := range cases {
+		rows[i] = c.row
+	}
+	changed, err := x.s.IngestTransactions(ctx, fam, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changed) != 1 || changed[0] != acct {
+		t.Errorf("changed accounts %v, want [%s]", changed, acct)
+	}
+	for i, c := range cases {
+		r := rows[i]
+		if r.Status != c.want.status || !slices.Equal(r.Problems, c.want.problems) {
+			t.Errorf("%s: %s %q, want %s %q", c.name, r.Status, r.Problems, c.want.status, c.want.problems)
+			continue
+		}
+		switch r.Status {
+		case models.IngestExisting:
+			id := stored.ID
+			if c.want.sameAs >= 0 {
+				id = rows[c.want.sameAs].Row.ID
+			}
+			if r.Row.ID != id || r.Row.Account == nil || r.Row.Tags == nil {
+				t.Errorf("%s: row %s, want %s with its links", c.name, r.Row.ID, id)
+			}
+		case models.IngestCreated:
+			got, err := x.s.Transaction(ctx, fam, r.Row.ID)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got.Name != strings.TrimSpace(r.Row.Name) || r.Row.Account == nil || r.Row.Account.ID != acct ||
+				len(got.Tags) != len(r.Row.Tags) {
+				t.Errorf("%s: stored %+v, answered %+v", c.name, got, r.Row)
+			}
+			for k := range got.Tags {
+				if got.Tags[k].ID != r.Row.Tags[k].ID {
+					t.Errorf("%s: tags %v, answered %v", c.name, got.Tags, r.Row.Tags)
+				}
+			}
+		}
+	}
+	if names := tagNames(rows[8].Row.Tags); !slices.Equal(names, []string{"Auto", "beans"}) || rows[8].Row.Category == nil {
+		t.Errorf("tagged row: tags %v category %v", names, rows[8].Row.Category)
+	}
+	// Nothing but the three created rows and the stored one was written.
+	n, err := x.s.DB().NewSelect().Model((*models.Transaction)(nil)).Where("family_id = ?", fam).Count(ctx)
+	if err != nil || n != 4 {
+		t.Errorf("%d rows in the family (%v), want 4", n, err)
+	}
+	// The whole batch again: every keyed row is a replay, the rest new.
+	again := []*models.NewTransaction{x.row(acct, "Keyed", "k1"), x.row(acct, "Lunch", "")}
+	if _, err := x.s.IngestTransactions(ctx, fam, again); err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Status != models.IngestExisting || again[0].Row.ID != rows[1].Row.ID || again[1].Status != models.IngestCreated {
+		t.Errorf("again: %s %s", again[0].Status, again[1].Status)
+	}
+}
+
+func tagNames(tags []models.Tag) []string {
+	var out []string
+	for _, t := range tags {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// coffeeRule is a stand-in for the rules engine: rows named like coffee
+// get the category, the tag and a tidy name, unless a person locked them.
+func coffeeRule(cat, tag uuid.UUID, calls *int) models.RulesStep {
+	return func(ctx context.Context, tx *models.Store, familyID uuid.UUID, rows []*models.NewTransaction) error {
+		*calls++
+		for _, r := range rows {
+			if r.Row.FamilyID != familyID {
+				panic("a row of another family reached the rules")
+			}
+			if !strings.Contains(strings.ToLower(r.Row.Name), "coffee") {
+				continue
+			}
+			if !slices.Contains(r.Row.LockedFields, "category") {
+				r.Row.CategoryID = &cat
+			}
+			if !slices.Contains(r.Row.LockedFields, "name") {
+				r.Row.Name = "Coffee"
+			}
+			r.TagIDs = append(r.TagIDs, tag)
+		}
+		return nil
+	}
+}
+
+// TestIngestRules checks the rules seam through the single create and a
+// batch: the rules see the rows about to be written (once per batch, no
+// replay, no refused row) and what they set is stored and answered.
+func TestIngestRules(t *testing.T) {
+	x := newIngestFixture(t)
+	ctx := context.Background()
+	fam, acct := x.f.Family.ID, x.f.Account.ID
+	calls := 0
+	x.s.Rules = coffeeRule(x.cat.ID, x.tag.ID, &calls)
+
+	single, created, err := x.s.CreateTransaction(ctx, &models.Transaction{FamilyID: fam, AccountID: acct, Date: "2024-05-01",
+		Amount: 450, Currency: "USD", Name: "POS COFFEE 123"}, []uuid.UUID{x.tag.ID})
+	if err != nil || !created {
+		t.Fatal(created, err)
+	}
+	batch := []*models.NewTransaction{x.row(acct, "coffee shop", "c1"), x.row(acct, "Rent", ""), x.row(x.foreign.ID, "coffee", ""),
+		x.row(acct, "coffee again", "c1")}
+	if _, err := x.s.IngestTransactions(ctx, fam, batch); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Errorf("rules called %d times, want once per door's batch (2)", calls)
+	}
+	for _, tc := range []struct {
+		name  string
+		row   *models.Transaction
+		ruled bool
+	}{{"single", single, true}, {"batch", batch[0].Row, true}, {"batch, no match", batch[1].Row, false}} {
+		got, err := x.s.Transaction(ctx, fam, tc.row.ID)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		ruled := got.CategoryID != nil && *got.CategoryID == x.cat.ID && got.Name == "Coffee" &&
+			slices.Equal(tagNames(got.Tags), []string{"beans"})
+		if ruled != tc.ruled || tc.row.Name != got.Name || (got.Category == nil) != (tc.row.Category == nil) {
+			t.Errorf("%s: stored %q %v %v, answered %q; want ruled %v", tc.name, got.Name, got.CategoryID, tagNames(got.Tags), tc.row.Name, tc.ruled)
+		}
+	}
+	if batch[2].Status != models.IngestInvalid || batch[3].Status != models.IngestExisting || batch[3].Row.Name != "Coffee" {
+		t.Errorf("foreign %s, duplicate %s %q", batch[2].Status, batch[3].Status, batch[3].Row.Name)
+	}
+
+	// A rule naming a record that is not the family's is dropped, not
+	// written and not failing the row.
+	x.s.Rules = func(ctx context.Context, tx *models.Store, familyID uuid.UUID, rows []*models.NewTransaction) error {
+		for _, r := range rows {
+			id := uuid.New()
+			r.Row.CategoryID, r.Row.MerchantID = &id, &id
+			r.TagIDs = append(r.TagIDs, id)
+		}
+		return nil
+	}
+	row, created, err := x.s.CreateTransaction(ctx, &models.Transaction{FamilyID: fam, AccountID: acct, Date: "2024-05-01",
+		Amount: 1, Currency: "USD", Name: "stale rule"}, nil)
+	if err != nil || !created || row.CategoryID != nil || row.MerchantID != nil || len(row.Tags) != 0 {
+		t.Fatalf("stale rule: %+v %v %v", row, created, err)
+	}
+}
