@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -220,27 +221,23 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 		}
 		return created, nil
 	}
+	if s.Postgres() && len(rows) >= copyFrom {
+		created, err := s.copyNew(ctx, familyID, rows)
+		if !errors.Is(err, ErrConflict) {
+			return created, err
+		}
+		// A key was stored by a concurrent write after the check: the
+		// statement below lets the unique index sort it out.
+		clear(created)
+	}
 	err := s.RunInTx(ctx, func(tx *Store) error {
-		// The accounts stay active until the rows are in: FOR SHARE holds
-		// off a concurrent status change (SQLite has one writer anyway).
-		var accountIDs []uuid.UUID
-		for _, r := range rows {
-			if !slices.Contains(accountIDs, r.Row.AccountID) {
-				accountIDs = append(accountIDs, r.Row.AccountID)
-			}
-		}
-		var active []uuid.UUID
-		q := tx.db.NewSelect().Model((*Account)(nil)).Column("id").
-			Where("family_id = ?", familyID).Where("id IN (?)", bun.List(accountIDs)).Where("status = ?", AccountActive)
-		if tx.Postgres() {
-			q.For("SHARE")
-		}
-		if err := q.Scan(ctx, &active); err != nil {
-			return dbErr("lock accounts", err)
+		active, err := tx.lockActiveAccounts(ctx, familyID, rows)
+		if err != nil {
+			return err
 		}
 		batch := make([]Transaction, 0, len(rows))
 		for _, r := range rows {
-			if slices.Contains(active, r.Row.AccountID) {
+			if active[r.Row.AccountID] {
 				batch = append(batch, *r.Row)
 			}
 		}
@@ -265,6 +262,101 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 			}
 		}
 		return tx.insertTags(ctx, links)
+	})
+	return created, err
+}
+
+// copyFrom is the batch size from which PostgreSQL gets the rows by COPY:
+// below it, one multi-row INSERT is as fast and simpler.
+const copyFrom = 50
+
+// lockActiveAccounts returns which of the rows' accounts are active, and
+// keeps them so until the transaction ends: FOR SHARE holds off a
+// concurrent status change (SQLite has one writer anyway).
+func (s *Store) lockActiveAccounts(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (map[uuid.UUID]bool, error) {
+	var ids []uuid.UUID
+	for _, r := range rows {
+		if !slices.Contains(ids, r.Row.AccountID) {
+			ids = append(ids, r.Row.AccountID)
+		}
+	}
+	var active []uuid.UUID
+	q := s.db.NewSelect().Model((*Account)(nil)).Column("id").
+		Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("status = ?", AccountActive)
+	if s.Postgres() {
+		q.For("SHARE")
+	}
+	if err := q.Scan(ctx, &active); err != nil {
+		return nil, dbErr("lock accounts", err)
+	}
+	out := make(map[uuid.UUID]bool, len(active))
+	for _, id := range active {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// copyNew is writeNew on PostgreSQL for a large batch: the keys already
+// stored are read first and left out, and the rest goes in by COPY, the
+// fastest way in, which has no ON CONFLICT: a key stored meanwhile by a
+// concurrent write fails the COPY (ErrConflict, everything rolled back),
+// and the caller falls back to the INSERT that skips it.
+func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (map[uuid.UUID]bool, error) {
+	created := map[uuid.UUID]bool{}
+	err := s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
+		active, err := tx.lockActiveAccounts(ctx, familyID, rows)
+		if err != nil {
+			return err
+		}
+		var exts []string
+		for _, r := range rows {
+			if r.Row.ExternalID != nil {
+				exts = append(exts, *r.Row.ExternalID)
+			}
+		}
+		stored := map[string]bool{}
+		for start := 0; start < len(exts); start += MaxBulk {
+			var keys []Transaction
+			err := tx.db.NewSelect().Model(&keys).Column("account_id", "source", "external_id").
+				Where("family_id = ?", familyID).Where("external_id IN (?)", bun.List(exts[start:min(start+MaxBulk, len(exts))])).
+				Scan(ctx)
+			if err != nil {
+				return dbErr("get stored keys", err)
+			}
+			for i := range keys {
+				if k, ok := ingestKey(&keys[i]); ok {
+					stored[k] = true
+				}
+			}
+		}
+		var values, tags [][]any
+		for _, r := range rows {
+			t := r.Row
+			if k, ok := ingestKey(t); !active[t.AccountID] || ok && stored[k] {
+				continue
+			}
+			day, err := time.Parse(time.DateOnly, string(t.Date))
+			if err != nil {
+				return fmt.Errorf("models: create transactions: date %q: %w", t.Date, err)
+			}
+			values = append(values, []any{t.ID, t.FamilyID, t.AccountID, day, int64(t.Amount), t.Currency, t.Name, t.Notes,
+				t.ExternalID, t.Source, t.Pending, t.CategoryID, t.MerchantID, t.Excluded, t.ExcludedReason, t.CreatedAt, t.UpdatedAt})
+			for _, tag := range r.TagIDs {
+				tags = append(tags, []any{t.ID, tag, familyID})
+			}
+		}
+		if err := copyRows(ctx, "transactions", ingestColumns, values); err != nil {
+			return dbErr("copy transactions", err)
+		}
+		if len(tags) > 0 {
+			if err := copyRows(ctx, "transaction_tags", []string{"transaction_id", "tag_id", "family_id"}, tags); err != nil {
+				return dbErr("copy transaction tags", err)
+			}
+		}
+		for _, v := range values {
+			created[v[0].(uuid.UUID)] = true
+		}
+		return nil
 	})
 	return created, err
 }

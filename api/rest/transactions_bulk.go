@@ -37,9 +37,8 @@ func (h *Handler) createTransactions(c *fiber.Ctx) error {
 		return err
 	}
 	rows := make([]*models.NewTransaction, len(items))
-	for i, raw := range items {
-		obj, err := objectMembers(raw)
-		if err != nil {
+	for i, obj := range items {
+		if obj == nil {
 			rows[i] = &models.NewTransaction{Row: &models.Transaction{}, Problems: []string{"transaction must be a JSON object"}}
 			continue
 		}
@@ -65,9 +64,10 @@ func (h *Handler) createTransactions(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusOK).JSON(out)
 }
 
-// decodeBulk reads {"transactions": [...]}: a body of another shape is a
+// decodeBulk reads {"transactions": [...]} into one member map per item
+// (nil for an item that is not an object): a body of another shape is a
 // 400, an empty or oversized list a 422.
-func decodeBulk(c *fiber.Ctx) ([]json.RawMessage, error) {
+func decodeBulk(c *fiber.Ctx) ([]map[string]json.RawMessage, error) {
 	body := c.Body()
 	if !utf8.Valid(body) {
 		return nil, httperr.BadRequest("The request body must be valid UTF-8")
@@ -76,11 +76,22 @@ func decodeBulk(c *fiber.Ctx) ([]json.RawMessage, error) {
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
 		return nil, httperr.BadRequest("The request body must be a JSON object")
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(top["transactions"], &items); err != nil || items == nil {
-		return nil, httperr.BadRequest("The request body must contain a \"transactions\" array")
+	var items []map[string]json.RawMessage
+	if err := json.Unmarshal(top["transactions"], &items); err != nil {
+		// An item that is not an object: read them one by one, so that
+		// only that item is refused.
+		var raw []json.RawMessage
+		if err := json.Unmarshal(top["transactions"], &raw); err != nil {
+			return nil, httperr.BadRequest("The request body must contain a \"transactions\" array")
+		}
+		items = make([]map[string]json.RawMessage, len(raw))
+		for i, r := range raw {
+			items[i], _ = objectMembers(r)
+		}
 	}
 	switch {
+	case items == nil:
+		return nil, httperr.BadRequest("The request body must contain a \"transactions\" array")
 	case len(items) == 0:
 		return nil, httperr.Invalid([]string{"transactions must contain at least one transaction"})
 	case len(items) > maxBulkCreate:
