@@ -308,18 +308,12 @@ func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTran
 		if err != nil {
 			return err
 		}
-		var exts []string
-		for _, r := range rows {
-			if r.Row.ExternalID != nil {
-				exts = append(exts, *r.Row.ExternalID)
-			}
-		}
+		keyed := keysOf(rows, func(*NewTransaction) bool { return true })
 		stored := map[string]bool{}
-		for start := 0; start < len(exts); start += MaxBulk {
+		for start := 0; start < len(keyed.exts); start += MaxBulk {
 			var keys []Transaction
-			err := tx.db.NewSelect().Model(&keys).Column("account_id", "source", "external_id").
-				Where("family_id = ?", familyID).Where("external_id IN (?)", bun.List(exts[start:min(start+MaxBulk, len(exts))])).
-				Scan(ctx)
+			err := keyed.where(tx.db.NewSelect().Model(&keys).Column("account_id", "source", "external_id").
+				Where("family_id = ?", familyID), "", keyed.exts[start:min(start+MaxBulk, len(keyed.exts))]).Scan(ctx)
 			if err != nil {
 				return dbErr("get stored keys", err)
 			}
@@ -365,20 +359,14 @@ func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTran
 // its key, with one lookup for the batch: such a row is existing, whatever
 // its problems were.
 func (s *Store) replays(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) error {
-	var exts []string
-	for _, r := range rows {
-		if r.Status == "" && r.Row.ExternalID != nil && r.Row.AccountID != uuid.Nil {
-			exts = append(exts, *r.Row.ExternalID)
-		}
-	}
-	if len(exts) == 0 {
+	keyed := keysOf(rows, func(r *NewTransaction) bool { return r.Status == "" })
+	if len(keyed.exts) == 0 {
 		return nil
 	}
 	var stored []*Transaction
-	for start := 0; start < len(exts); start += MaxBulk {
+	for start := 0; start < len(keyed.exts); start += MaxBulk {
 		var part []*Transaction
-		err := s.transactionSelect(&part, familyID).
-			Where("t.external_id IN (?)", bun.List(exts[start:min(start+MaxBulk, len(exts))])).Scan(ctx)
+		err := keyed.where(s.transactionSelect(&part, familyID), "t.", keyed.exts[start:min(start+MaxBulk, len(keyed.exts))]).Scan(ctx)
 		if err != nil {
 			return dbErr("get transactions by external id", err)
 		}
@@ -402,6 +390,42 @@ func (s *Store) replays(ctx context.Context, familyID uuid.UUID, rows []*NewTran
 		}
 	}
 	return nil
+}
+
+// batchKeys are the (account, source, external id) keys of a batch's
+// rows, column by column.
+type batchKeys struct {
+	accounts []uuid.UUID
+	sources  []string
+	exts     []string
+}
+
+// keysOf gathers the keys of the keyed rows that pass.
+func keysOf(rows []*NewTransaction, pass func(*NewTransaction) bool) batchKeys {
+	var k batchKeys
+	for _, r := range rows {
+		t := r.Row
+		if t.ExternalID == nil || t.AccountID == uuid.Nil || !pass(r) {
+			continue
+		}
+		k.exts = append(k.exts, *t.ExternalID)
+		if !slices.Contains(k.accounts, t.AccountID) {
+			k.accounts = append(k.accounts, t.AccountID)
+		}
+		if !slices.Contains(k.sources, Str(t.Source)) {
+			k.sources = append(k.sources, Str(t.Source))
+		}
+	}
+	return k
+}
+
+// where narrows q to rows that may hold one of the keys (exts a part of
+// k.exts): every column of the unique index is named, so that it serves
+// the lookup however many rows the family has. The caller matches whole
+// keys.
+func (k batchKeys) where(q *bun.SelectQuery, alias string, exts []string) *bun.SelectQuery {
+	return q.Where(alias+"account_id IN (?)", bun.List(k.accounts)).Where(alias+"source IN (?)", bun.List(k.sources)).
+		Where(alias+"external_id IN (?)", bun.List(exts))
 }
 
 // refCache holds the records a batch's rows name, each loaded once.
