@@ -2,12 +2,14 @@ package rest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -37,7 +39,7 @@ type idempotencyRecord struct {
 	Done        bool   `json:"done"`
 	Status      int    `json:"status,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
-	Body        []byte `json:"body,omitempty"`
+	Body        []byte `json:"body,omitempty"` // gzip: a bulk answer is large, and kept a day
 }
 
 // idempotent runs a POST once per Idempotency-Key, the way payment APIs
@@ -89,9 +91,13 @@ func (h *Handler) idempotent(c *fiber.Ctx) error {
 		case rec.Request != fingerprint:
 			return httperr.Invalid([]string{"Idempotency-Key was already used with another request"})
 		case rec.Done:
+			body, err := gunzip(rec.Body)
+			if err != nil {
+				return fmt.Errorf("api: idempotency record of %s: %w", rkey, err)
+			}
 			c.Set("Idempotent-Replayed", "true")
 			c.Set(fiber.HeaderContentType, rec.ContentType)
-			return c.Status(rec.Status).Send(rec.Body)
+			return c.Status(rec.Status).Send(body)
 		case time.Now().After(deadline):
 			return &httperr.Error{Status: fiber.StatusConflict, Code: "conflict",
 				Message: "A request with this Idempotency-Key is still in progress; retry it shortly"}
@@ -122,13 +128,30 @@ func (h *Handler) idempotent(c *fiber.Ctx) error {
 		return nil
 	}
 	rec, _ := json.Marshal(idempotencyRecord{Request: fingerprint, Done: true, Status: status,
-		ContentType: string(c.Response().Header.ContentType()), Body: bytes.Clone(c.Response().Body())})
+		ContentType: string(c.Response().Header.ContentType()), Body: gzipped(c.Response().Body())})
 	if err := h.redis.Set(context.WithoutCancel(ctx), rkey, rec, idempotencyTTL).Err(); err != nil {
 		// The work is done and answered; a retry with this key within the
 		// claim's life gets a 409, after it the work would run again.
 		h.log.Error("idempotency answer not stored", "request_id", httperr.RequestID(c), "error", err)
 	}
 	return nil
+}
+
+func gzipped(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, _ = zw.Write(b) // writes to a bytes.Buffer do not fail
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	return io.ReadAll(zr)
 }
 
 // printable reports whether s is visible ASCII and spaces only.
