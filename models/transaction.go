@@ -302,10 +302,12 @@ func (s *Store) insertTransactionTags(ctx context.Context, familyID, id uuid.UUI
 	return dbErr("set transaction tags", err)
 }
 
-// UpdateTransaction writes the named columns of a transaction of
-// t.FamilyID and, when tagIDs is not nil, replaces its tags, in one
-// database transaction. It returns the account the transaction was on
-// before, whose balance also changes when the account does.
+// UpdateTransaction writes a person's edit: the named columns of a
+// transaction of t.FamilyID and, when tagIDs is not nil, its tags, in one
+// database transaction, and locks the fields edited (see lockEdited), so
+// that neither an import nor a rule overwrites them later. It returns the
+// account the transaction was on before, whose balance also changes when
+// the account does.
 func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns []string, tagIDs *[]uuid.UUID) (previousAccount uuid.UUID, err error) {
 	t.UpdatedAt = s.now()
 	err = s.RunInTx(ctx, func(tx *Store) error {
@@ -316,7 +318,16 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 			return dbErr("get transaction", err)
 		}
 		previousAccount = before.AccountID
-		if locked := lockEdited(before, columns); locked != nil {
+		tagsChanged := false
+		if tagIDs != nil {
+			var current []uuid.UUID
+			if err := tx.db.NewSelect().Model((*TransactionTag)(nil)).Column("tag_id").
+				Where("family_id = ?", t.FamilyID).Where("transaction_id = ?", t.ID).Scan(ctx, &current); err != nil {
+				return dbErr("get transaction tags", err)
+			}
+			tagsChanged = !sameIDs(current, *tagIDs)
+		}
+		if locked := lockEdited(before, columns, tagsChanged); locked != nil {
 			t.LockedFields, columns = locked, append(columns, "locked_fields")
 		}
 		refs := TransactionRefs{CategoryID: t.CategoryID, MerchantID: t.MerchantID}
@@ -372,27 +383,49 @@ func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (
 	return accountID, err
 }
 
-// lockedByColumn names the provider-owned field a user edit of a column
-// locks on an imported row.
+// lockedByColumn names the field a person's edit of a column locks: the
+// importer never writes a locked field of an imported row again, and the
+// rules never change a locked field of any row.
 var lockedByColumn = map[string]string{"date": "date", "amount": "amount", "name": "name", "notes": "notes",
-	"category_id": "category", "excluded": "excluded"}
+	"category_id": "category", "merchant_id": "merchant", "excluded": "excluded"}
 
-// lockEdited returns an imported row's locked fields with those the edit
-// touches added, or nil when nothing new is locked (or the row was not
-// imported): the importer never writes a locked field again.
-func lockEdited(before Transaction, columns []string) []string {
-	if before.Source == nil || *before.Source != SourceSimpleFIN {
-		return nil
-	}
+// lockEdited returns a row's locked fields with those the edit touches
+// added (tags when they are replaced), or nil when nothing new is locked.
+func lockEdited(before Transaction, columns []string, tags bool) []string {
 	locked := append([]string{}, before.LockedFields...)
 	added := false
-	for _, c := range columns {
-		if f, ok := lockedByColumn[c]; ok && !slices.Contains(locked, f) {
+	lock := func(f string) {
+		if !slices.Contains(locked, f) {
 			locked, added = append(locked, f), true
 		}
+	}
+	for _, c := range columns {
+		if f, ok := lockedByColumn[c]; ok {
+			lock(f)
+		}
+	}
+	if tags {
+		lock("tags")
 	}
 	if !added {
 		return nil
 	}
 	return locked
+}
+
+// sameIDs reports whether a and b hold the same ids, in any order and
+// counting each once.
+func sameIDs(a, b []uuid.UUID) bool {
+	in := make(map[uuid.UUID]bool, len(a))
+	for _, id := range a {
+		in[id] = true
+	}
+	seen := make(map[uuid.UUID]bool, len(b))
+	for _, id := range b {
+		if !in[id] {
+			return false
+		}
+		seen[id] = true
+	}
+	return len(seen) == len(in)
 }

@@ -355,3 +355,50 @@ func TestIngestConcurrentBatches(t *testing.T) {
 		t.Fatalf("%d tag links (%v), want %d", tagged, err, size/10)
 	}
 }
+
+// TestPersonEditsLock: a person's edit of any row, imported or not, locks
+// the fields it changed (tags only when the set changes), so that the
+// rules never overwrite them.
+func TestPersonEditsLock(t *testing.T) {
+	x := newIngestFixture(t)
+	ctx := context.Background()
+	fam := x.f.Family.ID
+	row, _, err := x.s.CreateTransaction(ctx, &models.Transaction{FamilyID: fam, AccountID: x.f.Account.ID, Date: "2024-05-01",
+		Amount: 1, Currency: "USD", Name: "x"}, []uuid.UUID{x.tag.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := func() []string {
+		t.Helper()
+		var got models.Transaction
+		if err := x.s.DB().NewSelect().Model(&got).Column("locked_fields").Where("id = ?", row.ID).Scan(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return got.LockedFields
+	}
+	for _, step := range []struct {
+		name string
+		cols []string
+		tags []uuid.UUID // nil: not given
+		want []string
+	}{
+		{"the same tags again", nil, []uuid.UUID{x.tag.ID, x.tag.ID}, nil},
+		{"a category and a name", []string{"category_id", "name"}, nil, []string{"category", "name"}},
+		{"other tags", nil, []uuid.UUID{x.tg2.ID}, []string{"category", "name", "tags"}},
+		{"a merchant and the name again", []string{"merchant_id", "name"}, nil, []string{"category", "name", "tags", "merchant"}},
+	} {
+		upd := *row
+		upd.CategoryID = &x.cat.ID
+		upd.Name = "edited"
+		var tags *[]uuid.UUID
+		if step.tags != nil {
+			tags = &step.tags
+		}
+		if _, err := x.s.UpdateTransaction(ctx, &upd, step.cols, tags); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got := locked(); !slices.Equal(got, step.want) {
+			t.Errorf("%s: locked %v, want %v", step.name, got, step.want)
+		}
+	}
+}
