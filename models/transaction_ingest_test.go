@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"coffer/models"
 	"coffer/models/modelstest"
@@ -399,6 +400,40 @@ func TestPersonEditsLock(t *testing.T) {
 		}
 		if got := locked(); !slices.Equal(got, step.want) {
 			t.Errorf("%s: locked %v, want %v", step.name, got, step.want)
+		}
+	}
+}
+
+// TestBulkEditsLock: the screens' bulk category and bulk tags are a
+// person's edits too: each row gets the field locked, once.
+func TestBulkEditsLock(t *testing.T) {
+	x := newIngestFixture(t)
+	ctx := context.Background()
+	fam := x.f.Family.ID
+	var ids []uuid.UUID
+	for range 2 {
+		row, _, err := x.s.CreateTransaction(ctx, &models.Transaction{FamilyID: fam, AccountID: x.f.Account.ID, Date: "2024-05-01",
+			Amount: 1, Currency: "USD", Name: "x"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, row.ID)
+	}
+	for range 2 {
+		if _, err := x.s.BulkSetCategory(ctx, fam, ids, &x.cat.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.s.BulkAddTags(ctx, fam, ids, []uuid.UUID{x.tag.ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var rows []models.Transaction
+	if err := x.s.DB().NewSelect().Model(&rows).Column("locked_fields").Where("id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if !slices.Equal(r.LockedFields, []string{"category", "tags"}) {
+			t.Errorf("locked %v, want [category tags]", r.LockedFields)
 		}
 	}
 }
