@@ -65,13 +65,18 @@ func (h *Handler) APIKey(scope string) fiber.Handler {
 			}
 			h.keys.touched(hash, now)
 		}
-		if c.Method() == fiber.MethodPost {
-			// Here rather than on each route, so that every POST of the
-			// API honours Idempotency-Key, routes added later included.
-			return h.idempotent(c)
-		}
-		return c.Next()
+		return h.authorized(c)
 	}
+}
+
+// authorized runs the rest of an authenticated request: every way in (an
+// API key, an OAuth bearer token) ends here, so that every POST of the
+// API honours Idempotency-Key, routes added later included.
+func (h *Handler) authorized(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodPost {
+		return h.idempotent(c)
+	}
+	return c.Next()
 }
 
 // authenticate finds the key whose secret hashes to hash, and counts the

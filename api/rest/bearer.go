@@ -54,5 +54,5 @@ func (h *Handler) bearerAuth(c *fiber.Ctx, token, scope string) error {
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer error="insufficient_scope", scope="read_write"`)
 		return &httperr.Error{Status: fiber.StatusForbidden, Code: "insufficient_scope", Message: "This action requires the 'write' scope"}
 	}
-	return c.Next()
+	return h.authorized(c)
 }

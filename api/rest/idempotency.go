@@ -52,7 +52,8 @@ type idempotencyRecord struct {
 // have happened, so a retry does it.
 func (h *Handler) idempotent(c *fiber.Ctx) error {
 	key := c.Get(headerIdempotencyKey)
-	if key == "" {
+	principal := KeyOf(c)
+	if key == "" || principal == nil { // no family to keep the key under
 		return c.Next()
 	}
 	if len(key) > maxIdempotencyKey || !printable(key) {
@@ -60,7 +61,7 @@ func (h *Handler) idempotent(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	sum := sha256.Sum256([]byte(key))
-	rkey := "coffer:idempotency:" + KeyOf(c).FamilyID.String() + ":" + hex.EncodeToString(sum[:])
+	rkey := "coffer:idempotency:" + principal.FamilyID.String() + ":" + hex.EncodeToString(sum[:])
 	req := sha256.New()
 	req.Write([]byte(c.Method() + " " + c.Path() + "\n"))
 	req.Write(c.Body())
