@@ -27,6 +27,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 15s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzParseDate -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
+	$(GO) test -run '^$$' -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzScreenQueries -fuzztime 15s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzRegistration -fuzztime 10s ./api/signin/

@@ -36,6 +36,6 @@ func (s *Store) bulkTx(ctx context.Context, fn func(tx *Store, copyRows copyFunc
 		})
 	}
 	return conn.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(&Store{db: tx, raw: s.raw, Now: s.Now, Secrets: s.Secrets}, copyRows)
+		return fn(s.withDB(tx), copyRows)
 	})
 }

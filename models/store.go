@@ -29,6 +29,9 @@ type Store struct {
 	Now func() time.Time
 	// Secrets seals the secrets stored at rest (access URLs, setup tokens).
 	Secrets *Sealer
+	// Rules is the rules step of the ingestion pipeline (see
+	// IngestTransactions); nil applies none.
+	Rules RulesStep
 
 	authChanged func(context.Context) // see OnAuthChange
 	txAuth      *bool                 // inside a transaction: a change to report after the commit
@@ -59,7 +62,9 @@ func (s *Store) RunInTx(ctx context.Context, fn func(tx *Store) error) error {
 		changed = new(bool)
 	}
 	err := unavailable("transaction", s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(&Store{db: tx, raw: s.raw, Now: s.Now, Secrets: s.Secrets, authChanged: s.authChanged, txAuth: changed})
+		in := s.withDB(tx)
+		in.txAuth = changed
+		return fn(in)
 	}))
 	if err == nil && *changed && s.txAuth == nil {
 		s.authChange(ctx)
@@ -113,6 +118,13 @@ func (s *Store) queryPgx(ctx context.Context, query string, args []any, scan fun
 		}
 		return rows.Err()
 	})
+}
+
+// withDB is s on another handle (a transaction), with the same settings.
+func (s *Store) withDB(db bun.IDB) *Store {
+	c := *s
+	c.db = db
+	return &c
 }
 
 // now is the store clock at the precision both databases keep.

@@ -191,11 +191,12 @@ func (s *Store) transactionSelect(model any, familyID uuid.UUID) *bun.SelectQuer
 // insertTransactionSQL inserts a transaction only while its account is an
 // active account of the family, in one statement, so that the check and
 // the write cannot be split by a concurrent change. The unique index on
-// (account, source, external id) turns a replay into no row.
+// (account, source, external id) turns a replay into no row. It is the
+// pipeline's write of a lone row (see writeNew).
 const insertTransactionSQL = `
 INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
-                          pending, category_id, merchant_id, created_at, updated_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+                          pending, category_id, merchant_id, excluded, excluded_reason, created_at, updated_at)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 FROM accounts WHERE id = ? AND family_id = ? AND status = 'active'
 ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING`
 
@@ -206,8 +207,8 @@ ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO N
 const createOneSQL = `
 WITH ins AS (
   INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
-                            pending, category_id, merchant_id, created_at, updated_at)
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $14
+                            pending, category_id, merchant_id, excluded, excluded_reason, created_at, updated_at)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $14, $14
   FROM accounts WHERE id = $3 AND family_id = $2 AND status = 'active'
     AND ($12::uuid IS NULL OR EXISTS (SELECT 1 FROM categories WHERE id = $12 AND family_id = $2))
     AND ($13::uuid IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = $13 AND family_id = $2))
@@ -219,8 +220,8 @@ FROM ins JOIN accounts a ON a.id = ins.account_id
 LEFT JOIN categories c ON c.id = ins.category_id
 LEFT JOIN merchants m ON m.id = ins.merchant_id`
 
-// createOne is CreateTransaction's happy path on PostgreSQL, outside a
-// transaction and without tags: the checks, the insert and the reading of
+// createOne is the pipeline's happy path for a lone row on PostgreSQL,
+// outside a transaction and without tags (see ingestOne): the checks, the insert and the reading of
 // what the answer shows of the account (its identity, not its balances),
 // category and merchant are one prepared statement and one round trip.
 // ErrNotFound means nothing was inserted.
@@ -233,7 +234,7 @@ func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, er
 	var merchant *string
 	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, pgx.QueryExecModeCacheStatement,
 		t.ID, t.FamilyID, t.AccountID, t.Date, int64(t.Amount), t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
-		t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt).
+		t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt, t.Excluded, t.ExcludedReason).
 		Scan(&a.Name, &a.AccountType, &a.Subtype, &a.Currency, &a.Status,
 			&cat.name, &cat.color, &cat.icon, &cat.class, &cat.parent, &merchant)
 	if err != nil {
@@ -250,85 +251,27 @@ func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, er
 	return t, nil
 }
 
-// CreateTransaction checks a transaction's references against the family,
-// then inserts it with its tags, atomically, and returns it with its
+// CreateTransaction runs one transaction of t.FamilyID through the
+// ingestion pipeline (see IngestTransactions) and returns it with its
 // account, category, merchant and tags filled in. With an external id, a
 // row already holding the same (account, source, external id) wins: a
 // retried create gets that row and created false, whatever the rest of t
 // says (even references that no longer resolve), so that it gets the
 // answer the first one got. The unique index decides, so concurrent
-// identical creates make exactly one row.
+// identical creates make exactly one row. A refused row is an
+// *InvalidError listing every problem.
 func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []uuid.UUID) (row *Transaction, created bool, err error) {
-	t.ID = NewID()
-	t.CreatedAt = s.now()
-	t.UpdatedAt = t.CreatedAt
-	if len(tagIDs) == 0 && s.Postgres() && s.db == bun.IDB(s.raw) {
-		row, err := s.createOne(ctx, t)
-		if !errors.Is(err, ErrNotFound) {
-			return row, err == nil, err
-		}
-		// No row: a reference that does not resolve, or a replay; the
-		// steps below tell which.
-	}
-	refs, problems, err := s.resolveRefs(ctx, t.FamilyID, TransactionRefs{
-		AccountID: &t.AccountID, CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tagIDs,
-	})
-	if err != nil {
+	r := &NewTransaction{Row: t, TagIDs: tagIDs}
+	if _, err := s.IngestTransactions(ctx, t.FamilyID, []*NewTransaction{r}); err != nil {
 		return nil, false, err
 	}
-	if len(problems) > 0 {
-		return s.replayTransaction(ctx, t, Invalid(problems...))
+	switch r.Status {
+	case IngestCreated:
+		return r.Row, true, nil
+	case IngestExisting:
+		return r.Row, false, nil
 	}
-	t.Account, t.Category, t.Merchant, t.Tags = refs.account, refs.category, refs.merchant, refs.tags
-	if t.Tags == nil {
-		t.Tags = []Tag{}
-	}
-	insert := func(db *Store) error {
-		res, err := db.db.NewRaw(insertTransactionSQL,
-			t.ID, t.FamilyID, t.AccountID, t.Date, t.Amount, t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
-			t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt, t.UpdatedAt, t.AccountID, t.FamilyID).Exec(ctx)
-		if err != nil {
-			return dbErr("create transaction", err)
-		}
-		n, _ := res.RowsAffected()
-		created = n == 1
-		return nil
-	}
-	if len(tagIDs) == 0 {
-		// One statement is atomic on its own: no transaction round trips.
-		err = insert(s)
-	} else {
-		err = s.RunInTx(ctx, func(tx *Store) error {
-			if err := insert(tx); err != nil || !created {
-				return err
-			}
-			return tx.insertTransactionTags(ctx, t.FamilyID, t.ID, tagIDs)
-		})
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if created {
-		return t, true, nil
-	}
-	// No row: a replay, or the account stopped being active since the check.
-	return s.replayTransaction(ctx, t, Invalid("Account is not active"))
-}
-
-// replayTransaction returns the row holding t's idempotency key, if t has
-// one and the row exists; else refusal.
-func (s *Store) replayTransaction(ctx context.Context, t *Transaction, refusal error) (*Transaction, bool, error) {
-	if t.ExternalID == nil {
-		return nil, false, refusal
-	}
-	row, err := s.TransactionByExternalID(ctx, t.FamilyID, t.AccountID, Str(t.Source), *t.ExternalID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, false, refusal
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	return row, false, nil
+	return nil, false, Invalid(r.Problems...)
 }
 
 // setTransactionTags replaces a transaction's tags.
@@ -359,10 +302,12 @@ func (s *Store) insertTransactionTags(ctx context.Context, familyID, id uuid.UUI
 	return dbErr("set transaction tags", err)
 }
 
-// UpdateTransaction writes the named columns of a transaction of
-// t.FamilyID and, when tagIDs is not nil, replaces its tags, in one
-// database transaction. It returns the account the transaction was on
-// before, whose balance also changes when the account does.
+// UpdateTransaction writes a person's edit: the named columns of a
+// transaction of t.FamilyID and, when tagIDs is not nil, its tags, in one
+// database transaction, and locks the fields edited (see lockEdited), so
+// that neither an import nor a rule overwrites them later. It returns the
+// account the transaction was on before, whose balance also changes when
+// the account does.
 func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns []string, tagIDs *[]uuid.UUID) (previousAccount uuid.UUID, err error) {
 	t.UpdatedAt = s.now()
 	err = s.RunInTx(ctx, func(tx *Store) error {
@@ -373,7 +318,16 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 			return dbErr("get transaction", err)
 		}
 		previousAccount = before.AccountID
-		if locked := lockEdited(before, columns); locked != nil {
+		tagsChanged := false
+		if tagIDs != nil {
+			var current []uuid.UUID
+			if err := tx.db.NewSelect().Model((*TransactionTag)(nil)).Column("tag_id").
+				Where("family_id = ?", t.FamilyID).Where("transaction_id = ?", t.ID).Scan(ctx, &current); err != nil {
+				return dbErr("get transaction tags", err)
+			}
+			tagsChanged = !sameIDs(current, *tagIDs)
+		}
+		if locked := lockEdited(before, columns, tagsChanged); locked != nil {
 			t.LockedFields, columns = locked, append(columns, "locked_fields")
 		}
 		refs := TransactionRefs{CategoryID: t.CategoryID, MerchantID: t.MerchantID}
@@ -429,27 +383,49 @@ func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (
 	return accountID, err
 }
 
-// lockedByColumn names the provider-owned field a user edit of a column
-// locks on an imported row.
+// lockedByColumn names the field a person's edit of a column locks: the
+// importer never writes a locked field of an imported row again, and the
+// rules never change a locked field of any row.
 var lockedByColumn = map[string]string{"date": "date", "amount": "amount", "name": "name", "notes": "notes",
-	"category_id": "category", "excluded": "excluded"}
+	"category_id": "category", "merchant_id": "merchant", "excluded": "excluded"}
 
-// lockEdited returns an imported row's locked fields with those the edit
-// touches added, or nil when nothing new is locked (or the row was not
-// imported): the importer never writes a locked field again.
-func lockEdited(before Transaction, columns []string) []string {
-	if before.Source == nil || *before.Source != SourceSimpleFIN {
-		return nil
-	}
+// lockEdited returns a row's locked fields with those the edit touches
+// added (tags when they are replaced), or nil when nothing new is locked.
+func lockEdited(before Transaction, columns []string, tags bool) []string {
 	locked := append([]string{}, before.LockedFields...)
 	added := false
-	for _, c := range columns {
-		if f, ok := lockedByColumn[c]; ok && !slices.Contains(locked, f) {
+	lock := func(f string) {
+		if !slices.Contains(locked, f) {
 			locked, added = append(locked, f), true
 		}
+	}
+	for _, c := range columns {
+		if f, ok := lockedByColumn[c]; ok {
+			lock(f)
+		}
+	}
+	if tags {
+		lock("tags")
 	}
 	if !added {
 		return nil
 	}
 	return locked
+}
+
+// sameIDs reports whether a and b hold the same ids, in any order and
+// counting each once.
+func sameIDs(a, b []uuid.UUID) bool {
+	in := make(map[uuid.UUID]bool, len(a))
+	for _, id := range a {
+		in[id] = true
+	}
+	seen := make(map[uuid.UUID]bool, len(b))
+	for _, id := range b {
+		if !in[id] {
+			return false
+		}
+		seen[id] = true
+	}
+	return len(seen) == len(in)
 }

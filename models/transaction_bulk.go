@@ -25,8 +25,8 @@ func checkBulk(ids []uuid.UUID) error {
 // transactions among ids and returns how many changed. Ids that are not
 // live transactions of the family, another family's included, are
 // ignored: the count tells the caller how many were. A category that is
-// not the family's is refused. The importer never writes a category, so
-// imported rows need no lock for it.
+// not the family's is refused. It is a person's edit: the category is
+// locked on each row, so that the rules never overwrite it.
 func (s *Store) BulkSetCategory(ctx context.Context, familyID uuid.UUID, ids []uuid.UUID, categoryID *uuid.UUID) (int, error) {
 	if err := checkBulk(ids); err != nil {
 		return 0, err
@@ -39,7 +39,7 @@ func (s *Store) BulkSetCategory(ctx context.Context, familyID uuid.UUID, ids []u
 		return 0, Invalid(problems...)
 	}
 	res, err := s.db.NewUpdate().Model((*Transaction)(nil)).
-		Set("category_id = ?", categoryID).Set("updated_at = ?", s.now()).
+		Set("category_id = ?", categoryID).Set("updated_at = ?", s.now()).Set(s.lockSet("category")).
 		Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").
 		Exec(ctx)
 	if err != nil {
@@ -61,7 +61,8 @@ ON CONFLICT (transaction_id, tag_id) DO NOTHING`
 // BulkAddTags adds tags to the family's transactions among ids, keeping
 // the tags they have, and returns how many transactions it applied to.
 // Ids that are not live transactions of the family are ignored, as in
-// BulkSetCategory; a tag that is not the family's is refused.
+// BulkSetCategory; a tag that is not the family's is refused. The tags
+// are locked on each row, as a person's edit.
 func (s *Store) BulkAddTags(ctx context.Context, familyID uuid.UUID, ids, tagIDs []uuid.UUID) (int, error) {
 	if err := checkBulk(ids); err != nil {
 		return 0, err
@@ -84,8 +85,25 @@ func (s *Store) BulkAddTags(ctx context.Context, familyID uuid.UUID, ids, tagIDs
 			return dbErr("count bulk transactions", err)
 		}
 		n = int(c)
-		_, err = tx.db.NewRaw(bulkTagSQL, familyID, bun.List(ids), bun.List(tagIDs)).Exec(ctx)
-		return dbErr("bulk add tags", err)
+		if _, err := tx.db.NewRaw(bulkTagSQL, familyID, bun.List(ids), bun.List(tagIDs)).Exec(ctx); err != nil {
+			return dbErr("bulk add tags", err)
+		}
+		_, err = tx.db.NewUpdate().Model((*Transaction)(nil)).Set(tx.lockSet("tags")).
+			Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").Exec(ctx)
+		return dbErr("lock bulk tags", err)
 	})
 	return n, err
+}
+
+// lockSet is the SET expression that adds field to a row's locked fields
+// (see lockEdited) unless it is there already, for a bulk edit by a
+// person: the rules never overwrite it afterwards. field is one of ours,
+// never input.
+func (s *Store) lockSet(field string) string {
+	if s.Postgres() {
+		return "locked_fields = CASE WHEN COALESCE(locked_fields, '[]'::jsonb) @> '[\"" + field + "\"]'::jsonb THEN locked_fields " +
+			"ELSE COALESCE(locked_fields, '[]'::jsonb) || '[\"" + field + "\"]'::jsonb END"
+	}
+	return "locked_fields = CASE WHEN EXISTS (SELECT 1 FROM json_each(COALESCE(locked_fields, '[]')) WHERE value = '" + field + "') " +
+		"THEN locked_fields ELSE json_insert(COALESCE(locked_fields, '[]'), '$[#]', '" + field + "') END"
 }

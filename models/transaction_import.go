@@ -105,7 +105,14 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 			return err
 		}
 		im.plan(rows)
+		tags, err := tx.importRules(ctx, fam, im.writes, im.created)
+		if err != nil {
+			return err
+		}
 		if err := tx.writeImported(ctx, copyRows, im.writes); err != nil {
+			return err
+		}
+		if err := tx.insertTags(ctx, tags); err != nil {
 			return err
 		}
 		if err := tx.insertAliases(ctx, im.aliases); err != nil {
@@ -143,6 +150,7 @@ type importer struct {
 	byID    map[uuid.UUID]*storedTx
 	aliasTo map[string]uuid.UUID
 	writes  []Transaction
+	created []int // the indexes in writes of new rows
 	aliases []TransactionAlias
 }
 
@@ -380,6 +388,7 @@ func (im *importer) alias(ext string, txID uuid.UUID, reason string) {
 func (im *importer) insert(r *ImportRow) {
 	meta, _ := json.Marshal(r.Meta)
 	src, ext, key, metaS, conn := SourceSimpleFIN, r.ExternalID, r.key, string(meta), im.o.ConnectionID
+	im.created = append(im.created, len(im.writes))
 	im.writes = append(im.writes, Transaction{ID: NewID(), FamilyID: im.fam, AccountID: im.account.ID, Date: r.Date,
 		Amount: r.Amount, Currency: im.account.Currency, Name: r.Name, Notes: r.Notes, ExternalID: &ext, Source: &src,
 		Pending: r.Pending, ProviderConnectionID: &conn, ContentKey: &key, ProviderMeta: &metaS,

@@ -32,7 +32,8 @@ func KeyOf(c *fiber.Ctx) *models.APIKey {
 // Authorization: Bearer, counts the request against the credential's
 // hourly limit and checks that its scope allows the route. Both kinds go
 // through the same cache and Redis pipeline (authenticate); a refused
-// bearer token gets the WWW-Authenticate challenge of RFC 6750 §3.
+// bearer token gets the WWW-Authenticate challenge of RFC 6750 §3. On a
+// POST it applies Idempotency-Key (see idempotent).
 func (h *Handler) APIKey(scope string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		cred := credentialOf(c)
@@ -75,8 +76,18 @@ func (h *Handler) APIKey(scope string) fiber.Handler {
 			}
 			h.keys.touched(hash, now)
 		}
-		return c.Next()
+		return h.authorized(c)
 	}
+}
+
+// authorized runs the rest of an authenticated request: every way in (an
+// API key, an OAuth bearer token) ends here, so that every POST of the
+// API honours Idempotency-Key, routes added later included.
+func (h *Handler) authorized(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodPost {
+		return h.idempotent(c)
+	}
+	return c.Next()
 }
 
 // touch records the credential's use: the key's row, or the access

@@ -18,6 +18,7 @@ func (h *Handler) Routes(v1 fiber.Router) {
 
 	v1.Get("/transactions", read, h.listTransactions)
 	v1.Post("/transactions", write, h.createTransaction)
+	v1.Post("/transactions/bulk", write, h.createTransactions)
 	v1.Get("/transactions/:id", read, h.showTransaction)
 	v1.Patch("/transactions/:id", write, h.updateTransaction)
 	v1.Put("/transactions/:id", write, h.updateTransaction)

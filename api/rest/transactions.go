@@ -1,7 +1,6 @@
 package rest
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -109,73 +108,52 @@ func signed(a models.Amount, nature string) models.Amount {
 }
 
 func (h *Handler) createTransaction(c *fiber.Ctx) error {
-	ctx := c.UserContext()
 	key := KeyOf(c)
 	f, err := decodeObject(c, "transaction")
 	if err != nil {
 		return err
 	}
-	in := parseTransaction(f, true)
-
-	if len(f.problems) > 0 {
-		if replay, err := h.replay(c, in); replay || err != nil {
-			return err
-		}
-		// The references are checked here only to report every problem in
-		// one answer; on the happy path the store checks them itself.
-		problems, err := h.store.CheckTransactionRefs(ctx, key.FamilyID, models.TransactionRefs{
-			AccountID: in.accountID, CategoryID: in.categoryID, MerchantID: in.merchantID, TagIDs: in.tagIDs,
-		})
-		if err != nil {
-			return err
-		}
-		f.problems = append(f.problems, problems...)
-		return f.err()
+	row := newTransaction(parseTransaction(f, true), f.problems, key.Family.Currency)
+	accounts, err := h.store.IngestTransactions(c.UserContext(), key.FamilyID, []*models.NewTransaction{row})
+	if err != nil {
+		return err
 	}
-
-	t := &models.Transaction{
-		FamilyID:   key.FamilyID,
-		AccountID:  *in.accountID,
-		Date:       *in.date,
-		Amount:     signed(*in.amount, in.nature),
-		Name:       *in.name,
-		Notes:      in.notes,
-		CategoryID: in.categoryID,
-		MerchantID: in.merchantID,
+	h.recalculate(c, accounts...)
+	switch row.Status {
+	case models.IngestCreated:
+		return c.Status(fiber.StatusCreated).JSON(renderTransaction(row.Row))
+	case models.IngestExisting: // a replay: the first answer again
+		return c.Status(fiber.StatusOK).JSON(renderTransaction(row.Row))
 	}
-	t.Currency = key.Family.Currency
+	return httperr.Invalid(row.Problems)
+}
+
+// newTransaction is a parsed create body as a row for the ingestion
+// pipeline, with the problems its parsing found. A row with problems may
+// be partial: the pipeline still recognises a replay of its key, and
+// checks its references to report every problem at once.
+func newTransaction(in transactionInput, problems []string, familyCurrency string) *models.NewTransaction {
+	t := &models.Transaction{Currency: familyCurrency, Notes: in.notes, CategoryID: in.categoryID, MerchantID: in.merchantID}
+	if in.accountID != nil {
+		t.AccountID = *in.accountID
+	}
+	if in.date != nil {
+		t.Date = *in.date
+	}
+	if in.amount != nil {
+		t.Amount = signed(*in.amount, in.nature)
+	}
+	if in.name != nil {
+		t.Name = *in.name
+	}
 	if in.currency != nil {
 		t.Currency = *in.currency
 	}
 	if in.externalID != "" {
-		t.ExternalID, t.Source = &in.externalID, &in.source
+		ext, src := in.externalID, in.source
+		t.ExternalID, t.Source = &ext, &src
 	}
-	row, created, err := h.store.CreateTransaction(ctx, t, in.tagIDs)
-	if err != nil {
-		return err
-	}
-	if !created { // a replay: the first answer again
-		return c.Status(fiber.StatusOK).JSON(renderTransaction(row))
-	}
-	h.recalculate(c, t.AccountID)
-	return c.Status(fiber.StatusCreated).JSON(renderTransaction(row))
-}
-
-// replay answers 200 with the existing transaction when the body carries
-// the idempotency key of one, whatever else the body says: a retried
-// create must get the same answer as the first, as the reference does.
-func (h *Handler) replay(c *fiber.Ctx, in transactionInput) (bool, error) {
-	if in.externalID == "" || in.accountID == nil {
-		return false, nil
-	}
-	existing, err := h.store.TransactionByExternalID(c.UserContext(), KeyOf(c).FamilyID, *in.accountID, in.source, in.externalID)
-	if errors.Is(err, models.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return true, c.Status(fiber.StatusOK).JSON(renderTransaction(existing))
+	return &models.NewTransaction{Row: t, TagIDs: in.tagIDs, Problems: problems}
 }
 
 func (h *Handler) respondTransaction(c *fiber.Ctx, status int, id uuid.UUID) error {

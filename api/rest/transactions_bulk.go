@@ -1,0 +1,101 @@
+package rest
+
+import (
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+
+	"coffer/api/httperr"
+	"coffer/models"
+)
+
+// maxBulkCreate is the most transactions one bulk create may carry.
+const maxBulkCreate = 1000
+
+// bulkResultJSON is one item's outcome, at its index in the request.
+type bulkResultJSON struct {
+	Index       int              `json:"index"`
+	Status      string           `json:"status"`
+	Transaction *transactionJSON `json:"transaction"`
+	Errors      []string         `json:"errors"`
+}
+
+type bulkResultsJSON struct {
+	Results []bulkResultJSON `json:"results"`
+}
+
+// createTransactions is POST /transactions/bulk: each item is what POST
+// /transactions takes inside "transaction", and gets the answer that
+// would have had, in order, without one item's problems failing another.
+// The items go through the ingestion pipeline as one batch.
+func (h *Handler) createTransactions(c *fiber.Ctx) error {
+	key := KeyOf(c)
+	items, err := decodeBulk(c)
+	if err != nil {
+		return err
+	}
+	rows := make([]*models.NewTransaction, len(items))
+	for i, obj := range items {
+		if obj == nil {
+			rows[i] = &models.NewTransaction{Row: &models.Transaction{}, Problems: []string{"transaction must be a JSON object"}}
+			continue
+		}
+		f := &fields{raw: obj}
+		rows[i] = newTransaction(parseTransaction(f, true), f.problems, key.Family.Currency)
+	}
+	accounts, err := h.store.IngestTransactions(c.UserContext(), key.FamilyID, rows)
+	if err != nil {
+		return err
+	}
+	h.recalculate(c, accounts...)
+	out := bulkResultsJSON{Results: make([]bulkResultJSON, len(rows))}
+	for i, r := range rows {
+		res := bulkResultJSON{Index: i, Status: string(r.Status), Errors: []string{}}
+		if r.Status == models.IngestInvalid {
+			res.Errors = r.Problems
+		} else {
+			t := renderTransaction(r.Row)
+			res.Transaction = &t
+		}
+		out.Results[i] = res
+	}
+	return c.Status(fiber.StatusOK).JSON(out)
+}
+
+// decodeBulk reads {"transactions": [...]} into one member map per item
+// (nil for an item that is not an object): a body of another shape is a
+// 400, an empty or oversized list a 422.
+func decodeBulk(c *fiber.Ctx) ([]map[string]json.RawMessage, error) {
+	body := c.Body()
+	if !utf8.Valid(body) {
+		return nil, httperr.BadRequest("The request body must be valid UTF-8")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(body, &top); err != nil || top == nil {
+		return nil, httperr.BadRequest("The request body must be a JSON object")
+	}
+	var items []map[string]json.RawMessage
+	if err := json.Unmarshal(top["transactions"], &items); err != nil {
+		// An item that is not an object: read them one by one, so that
+		// only that item is refused.
+		var raw []json.RawMessage
+		if err := json.Unmarshal(top["transactions"], &raw); err != nil {
+			return nil, httperr.BadRequest("The request body must contain a \"transactions\" array")
+		}
+		items = make([]map[string]json.RawMessage, len(raw))
+		for i, r := range raw {
+			items[i], _ = objectMembers(r)
+		}
+	}
+	switch {
+	case items == nil:
+		return nil, httperr.BadRequest("The request body must contain a \"transactions\" array")
+	case len(items) == 0:
+		return nil, httperr.Invalid([]string{"transactions must contain at least one transaction"})
+	case len(items) > maxBulkCreate:
+		return nil, httperr.Invalid([]string{"transactions has too many items (maximum is " + strconv.Itoa(maxBulkCreate) + ")"})
+	}
+	return items, nil
+}
