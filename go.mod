@@ -3,6 +3,8 @@ module coffer
 go 1.26.8
 
 require (
+	github.com/aclindsa/ofxgo v0.1.3
+	github.com/aclindsa/xml v0.0.0-20201125035057-bbd5c9ec99ac
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/beevik/etree v1.5.0
 	github.com/cenkalti/backoff/v4 v4.3.0
@@ -29,6 +31,7 @@ require (
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/term v0.47.0
+	golang.org/x/text v0.43.0
 	modernc.org/sqlite v1.46.1
 )
 
@@ -69,7 +72,6 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/exp v0.0.0-20260218203240-3dfff04db8fa // indirect
 	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.14.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 	modernc.org/libc v1.68.0 // indirect
