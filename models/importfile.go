@@ -10,9 +10,9 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
+	xunicode "golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/encoding/unicode/utf32"
 	"golang.org/x/text/transform"
-	xunicode "golang.org/x/text/encoding/unicode"
 )
 
 // The import types: the reference app's TransactionImport (CSV) and our
