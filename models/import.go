@@ -332,7 +332,7 @@ func (s *Store) FailImport(ctx context.Context, familyID, id uuid.UUID, status, 
 // importing or reverting. `coffer dev` queues them again at start.
 func (s *Store) ImportsInFlight(ctx context.Context) ([]Import, error) {
 	var out []Import
-	err := s.db.NewSelect().Model(&out).Column("id", "family_id", "status").
+	err := s.db.NewSelect().Model(&out).Column("id", "family_id", "account_id", "status", "published_at", "updated_at").
 		Where("status IN (?)", bun.List([]string{ImportImporting, ImportReverting})).Scan(ctx)
 	return out, dbErr("imports in flight", err)
 }
