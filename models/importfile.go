@@ -74,9 +74,10 @@ type ImportSettings struct {
 	SignageConvention  string  `bun:"signage_convention"`
 }
 
-// DefaultImportSettings are the reference app's defaults.
+// DefaultImportSettings are the reference app's defaults. Without a
+// name_col_label, a column named "name" is the name, if the file has one.
 func DefaultImportSettings() ImportSettings {
-	return ImportSettings{ColSep: ",", DateColLabel: Ptr("date"), AmountColLabel: Ptr("amount"), NameColLabel: Ptr("name"),
+	return ImportSettings{ColSep: ",", DateColLabel: Ptr("date"), AmountColLabel: Ptr("amount"),
 		DateFormat: "%m/%d/%Y", NumberFormat: "1,234.56", SignageConvention: InflowsPositive}
 }
 

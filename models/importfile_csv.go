@@ -129,7 +129,7 @@ func mapColumns(headers []string, s ImportSettings) (csvColumns, []string) {
 	c := csvColumns{
 		date:       find("date_col_label", s.DateColLabel, true),
 		amount:     find("amount_col_label", s.AmountColLabel, true),
-		name:       find("name_col_label", s.NameColLabel, false),
+		name:       find("name_col_label", nameLabel(headers, s.NameColLabel), false),
 		category:   find("category_col_label", s.CategoryColLabel, false),
 		tags:       find("tags_col_label", s.TagsColLabel, false),
 		notes:      find("notes_col_label", s.NotesColLabel, false),
@@ -139,3 +139,17 @@ func mapColumns(headers []string, s ImportSettings) (csvColumns, []string) {
 }
 
 func quote(s string) string { return "\"" + clip(s, 60) + "\"" }
+
+// nameLabel is the name column's label: the one set, else "name" when the
+// file has such a column.
+func nameLabel(headers []string, set *string) *string {
+	if set != nil {
+		return set
+	}
+	for _, h := range headers {
+		if strings.EqualFold(h, "name") {
+			return &h
+		}
+	}
+	return nil
+}
