@@ -53,7 +53,7 @@ func (e *env) finishImport(t *testing.T, familyID, id string) {
 	t.Helper()
 	fam, imp := uuid.MustParse(familyID), uuid.MustParse(id)
 	for range 100 {
-		_, done, err := e.store.ImportStep(context.Background(), fam, imp)
+		_, done, err := e.store.ImportStep(context.Background(), fam, imp, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -78,8 +78,9 @@ func (h *Handlers) ImportPublish(ctx context.Context, t *asynq.Task) error {
 	if err := Decode(t, &p); err != nil {
 		return err
 	}
+	run := &models.ImportRun{}
 	for {
-		im, done, err := h.Store.ImportStep(ctx, p.FamilyID, p.ImportID)
+		im, done, err := h.Store.ImportStep(ctx, p.FamilyID, p.ImportID, run)
 		if errors.Is(err, models.ErrNotFound) {
 			return nil // deleted with its family or account
 		}

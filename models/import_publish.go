@@ -44,7 +44,10 @@ var importedTxColumns = []string{"id", "family_id", "account_id", "date", "amoun
 // row left it marks the import complete and reports done. An import that
 // is not importing (finished, reverted, deleted) is done at once. A crash
 // rolls the step back; the next run takes the same rows again.
-func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID) (im *Import, done bool, err error) {
+//
+// run carries what the steps of one run share; a run whose step failed
+// must not be used again (a new run reloads what it holds).
+func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID, run *ImportRun) (im *Import, done bool, err error) {
 	err = s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
 		im = new(Import)
 		q := tx.db.NewSelect().Model(im).ExcludeColumn("raw_file").Where("im.family_id = ?", familyID).Where("im.id = ?", id)
@@ -79,7 +82,7 @@ func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID) (im *Imp
 			done = true
 			return dbErr("complete import", err)
 		}
-		if err := tx.findDuplicates(ctx, im, rows); err != nil {
+		if err := tx.findDuplicates(ctx, im, rows, run); err != nil {
 			return err
 		}
 		txs, tags, err := tx.buildImported(ctx, im, a, rows, now)
@@ -94,6 +97,15 @@ func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID) (im *Imp
 	return im, done, err
 }
 
+// ImportRun is what the steps of one run of an import's job share: the
+// account's transactions that rows without an external id could
+// duplicate, read once for the whole run instead of once per step (which
+// would read the rows of the earlier steps again and again).
+type ImportRun struct {
+	byKey  map[string][]uuid.UUID
+	loaded bool
+}
+
 // findDuplicates marks the rows that the account already holds. A row
 // with an external id (an OFX FITID) is a duplicate of the file import's
 // transaction with that id, and of nothing else. A row without one is a
@@ -102,20 +114,11 @@ func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID) (im *Imp
 // claimed and that this import did not write: each existing transaction
 // answers for one row, so two identical purchases in the file against one
 // in the ledger leave one to import.
-func (s *Store) findDuplicates(ctx context.Context, im *Import, rows []ImportLine) error {
+func (s *Store) findDuplicates(ctx context.Context, im *Import, rows []ImportLine, run *ImportRun) error {
 	var ext []string
-	var minDate, maxDate Date
 	for i := range rows {
-		r := &rows[i]
-		if r.ExternalID != "" {
-			ext = append(ext, r.ExternalID)
-		} else if r.Date != nil {
-			if minDate == "" || *r.Date < minDate {
-				minDate = *r.Date
-			}
-			if *r.Date > maxDate {
-				maxDate = *r.Date
-			}
+		if rows[i].ExternalID != "" {
+			ext = append(ext, rows[i].ExternalID)
 		}
 	}
 	byExt := map[string]uuid.UUID{}
@@ -134,28 +137,12 @@ func (s *Store) findDuplicates(ctx context.Context, im *Import, rows []ImportLin
 			byExt[f.ExternalID] = f.ID
 		}
 	}
-	byKey := map[string][]uuid.UUID{}
-	if minDate != "" {
-		var existing []struct {
-			ID     uuid.UUID `bun:"id"`
-			Date   Date      `bun:"date"`
-			Amount Amount    `bun:"amount"`
-			Name   string    `bun:"name"`
-		}
-		claimed := s.db.NewSelect().Model((*ImportLine)(nil)).Column("transaction_id").
-			Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LineDuplicate).
-			Where("transaction_id IS NOT NULL")
-		err := s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "date", "amount", "name").
-			Where("family_id = ?", im.FamilyID).Where("account_id = ?", im.AccountID).
-			Where("date >= ?", minDate).Where("date <= ?", maxDate).Where("deleted_at IS NULL").
-			Where("(import_id IS NULL OR import_id <> ?)", im.ID).
-			Where("id NOT IN (?)", claimed).OrderExpr("id").Scan(ctx, &existing)
-		if err != nil {
-			return dbErr("find duplicate transactions", err)
-		}
-		for _, e := range existing {
-			k := contentMatchKey(e.Date, e.Amount, e.Name)
-			byKey[k] = append(byKey[k], e.ID)
+	if run == nil {
+		run = &ImportRun{}
+	}
+	if !run.loaded && len(ext) < len(rows) {
+		if err := s.loadMatchable(ctx, im, run); err != nil {
+			return err
 		}
 	}
 	for i := range rows {
@@ -170,13 +157,55 @@ func (s *Store) findDuplicates(ctx context.Context, im *Import, rows []ImportLin
 			continue
 		}
 		k := contentMatchKey(*r.Date, *r.Amount, r.Name)
-		if ids := byKey[k]; len(ids) > 0 {
+		if ids := run.byKey[k]; len(ids) > 0 {
 			id := ids[0]
-			byKey[k] = ids[1:]
+			run.byKey[k] = ids[1:]
 			r.Status, r.TransactionID = LineDuplicate, &id
 		} else {
 			r.Status = LineImported
 		}
+	}
+	return nil
+}
+
+// loadMatchable reads the account's transactions in the date range of the
+// import's pending rows without an external id, less those this import
+// wrote or that its rows already claimed.
+func (s *Store) loadMatchable(ctx context.Context, im *Import, run *ImportRun) error {
+	run.byKey, run.loaded = map[string][]uuid.UUID{}, true
+	var span struct {
+		From *Date `bun:"date_from"`
+		To   *Date `bun:"date_to"`
+	}
+	err := s.db.NewSelect().Model((*ImportLine)(nil)).ColumnExpr("MIN(date) AS date_from, MAX(date) AS date_to").
+		Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LinePending).
+		Where("external_id = ''").Scan(ctx, &span)
+	if err != nil {
+		return dbErr("import date range", err)
+	}
+	if span.From == nil || span.To == nil {
+		return nil
+	}
+	var existing []struct {
+		ID     uuid.UUID `bun:"id"`
+		Date   Date      `bun:"date"`
+		Amount Amount    `bun:"amount"`
+		Name   string    `bun:"name"`
+	}
+	claimed := s.db.NewSelect().Model((*ImportLine)(nil)).Column("transaction_id").
+		Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LineDuplicate).
+		Where("transaction_id IS NOT NULL")
+	err = s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "date", "amount", "name").
+		Where("family_id = ?", im.FamilyID).Where("account_id = ?", im.AccountID).
+		Where("date >= ?", *span.From).Where("date <= ?", *span.To).Where("deleted_at IS NULL").
+		Where("(import_id IS NULL OR import_id <> ?)", im.ID).
+		Where("id NOT IN (?)", claimed).OrderExpr("id").Scan(ctx, &existing)
+	if err != nil {
+		return dbErr("find duplicate transactions", err)
+	}
+	for _, e := range existing {
+		k := contentMatchKey(e.Date, e.Amount, e.Name)
+		run.byKey[k] = append(run.byKey[k], e.ID)
 	}
 	return nil
 }

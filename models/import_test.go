@@ -34,7 +34,7 @@ func runImport(t *testing.T, s *models.Store, im *models.Import) *models.Import 
 		t.Fatal(err)
 	}
 	for range 100 {
-		got, done, err := s.ImportStep(ctx, im.FamilyID, im.ID)
+		got, done, err := s.ImportStep(ctx, im.FamilyID, im.ID, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
