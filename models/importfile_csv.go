@@ -153,3 +153,23 @@ func nameLabel(headers []string, set *string) *string {
 	}
 	return nil
 }
+
+// GuessColSep returns the separator a CSV file most likely uses: the one
+// of , ; tab and | that its first non-blank line holds most of (comma on a
+// tie). Screens use it for a file uploaded without settings.
+func GuessColSep(data []byte) string {
+	text := strings.TrimPrefix(string(data[:min(len(data), 64<<10)]), "\uFEFF")
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		best, n := ",", strings.Count(line, ",")
+		for _, sep := range []string{";", "\t", "|"} {
+			if c := strings.Count(line, sep); c > n {
+				best, n = sep, c
+			}
+		}
+		return best
+	}
+	return ","
+}
