@@ -377,8 +377,9 @@ func finishRow(r *FileRow) {
 	r.Category = clip(strings.TrimSpace(r.Category), 255)
 	r.Notes = clip(strings.TrimSpace(r.Notes), 10_000)
 	r.Tags = clip(strings.TrimSpace(r.Tags), 2_000)
-	if len(r.ExternalID) > 255 {
+	if utf8.RuneCountInString(r.ExternalID) > 255 {
 		r.Problems = append(r.Problems, "external id is longer than 255 characters")
+		r.ExternalID = clip(r.ExternalID, 255)
 	}
 	for _, s := range []*string{&r.Name, &r.Category, &r.Notes, &r.Tags, &r.ExternalID, &r.RawDate, &r.RawAmount} {
 		*s = strings.ReplaceAll(*s, "\x00", "")
