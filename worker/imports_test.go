@@ -12,6 +12,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -59,6 +60,12 @@ func publishImport(t *testing.T, store *models.Store, queue *asynq.Client, f *mo
 func importedState(t *testing.T, store *models.Store, f *modelstest.FamilyFixture, id uuid.UUID) (rows int, sum int64, im *models.Import) {
 	t.Helper()
 	ctx := context.Background()
+	// The import first: a step that commits between the two reads then
+	// shows more rows, never a finished import with rows missing.
+	im, err := store.Import(ctx, f.Family.ID, id)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []struct {
 		Name   string `bun:"name"`
 		Amount int64  `bun:"amount"`
@@ -74,10 +81,6 @@ func importedState(t *testing.T, store *models.Store, f *modelstest.FamilyFixtur
 		}
 		seen[g.Name] = true
 		sum += g.Amount
-	}
-	im, err := store.Import(ctx, f.Family.ID, id)
-	if err != nil {
-		t.Fatal(err)
 	}
 	return len(got), sum, im
 }
@@ -104,7 +107,10 @@ func TestImportJobSurvivesWorkerKill(t *testing.T) {
 			<-ctx.Done() // killed here, after one committed step
 		}
 	}}
-	stop := runWorker(t, worker.Options{Redis: opt, Handlers: first, Logger: log, Concurrency: 2,
+	// The SimpleFIN handlers too, as in production: a worker on this Redis
+	// database may meet other tests' tasks of those types.
+	sf := &simplefin.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb, Bridge: fakeBridgeClient()}
+	stop := runWorker(t, worker.Options{Redis: opt, Handlers: first, SimpleFIN: sf, Logger: log, Concurrency: 2,
 		BalanceSweepCron: "@every 1h", ShutdownTimeout: 10 * time.Millisecond})
 	im := publishImport(t, store, queue, f, importFile(n))
 	select {
@@ -118,8 +124,8 @@ func TestImportJobSurvivesWorkerKill(t *testing.T) {
 		t.Fatalf("after the kill: %d rows, %s, %d processed", rows, mid.Status, mid.ProcessedRowsCount)
 	}
 
-	runWorker(t, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, Logger: log,
-		Concurrency: 2, BalanceSweepCron: "@every 1h"})
+	runWorker(t, worker.Options{Redis: opt, Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log}, SimpleFIN: sf,
+		Logger: log, Concurrency: 2, BalanceSweepCron: "@every 1h"})
 	var sum int64
 	waitFor(t, "the import to complete", func() (bool, string) {
 		var got *models.Import
