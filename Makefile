@@ -26,6 +26,9 @@ test-embedded:
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 15s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzParseDate -fuzztime 10s ./models/
+	$(GO) test -run '^$$' -fuzz FuzzParseCSVImport -fuzztime 10s ./models/
+	$(GO) test -run '^$$' -fuzz FuzzParseOFXImport -fuzztime 10s ./models/
+	$(GO) test -run '^$$' -fuzz FuzzParseQIFImport -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/
 	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/

@@ -3,6 +3,8 @@ module coffer
 go 1.26.8
 
 require (
+	github.com/aclindsa/ofxgo v0.1.3
+	github.com/aclindsa/xml v0.0.0-20201125035057-bbd5c9ec99ac
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/beevik/etree v1.5.0
 	github.com/cenkalti/backoff/v4 v4.3.0
@@ -25,6 +27,7 @@ require (
 	github.com/uptrace/bun/dialect/pgdialect v1.3.0
 	github.com/uptrace/bun/dialect/sqlitedialect v1.3.0
 	github.com/uptrace/bun/driver/sqliteshim v1.3.0
+	github.com/valyala/fasthttp v1.51.0
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto v0.58.0
 	golang.org/x/oauth2 v0.37.0
@@ -100,7 +103,6 @@ require (
 	github.com/subosito/gotenv v1.4.2 // indirect
 	github.com/tmthrgd/go-hex v0.0.0-20190904060850-447a3041c3bc // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.51.0 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect

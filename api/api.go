@@ -29,8 +29,13 @@ import (
 	"coffer/models"
 )
 
-// bodyLimit is the largest request body accepted (413 beyond).
-const bodyLimit = 1 << 20
+// bodyLimit is the largest request body accepted (413 beyond), but for
+// a file upload, which may reach uploadLimit: the file and 1 MiB of the
+// rest of its form.
+const (
+	bodyLimit   = 1 << 20
+	uploadLimit = models.MaxImportFileBytes + bodyLimit
+)
 
 // The option types of the audiences, named here so that main builds one
 // Options.
@@ -150,7 +155,7 @@ func New(o Options) (*fiber.App, error) {
 		return nil, err
 	}
 	if s.screens, err = screens.New(s.site, screens.Options{
-		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer,
+		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer, Queue: o.Queue,
 		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
 	}); err != nil {
 		return nil, err
@@ -164,8 +169,8 @@ func New(o Options) (*fiber.App, error) {
 	}
 	app := fiber.New(fiber.Config{
 		AppName:               "coffer",
-		BodyLimit:             bodyLimit,
-		ReadBufferSize:        16 << 10, // room for long headers before a 431
+		BodyLimit:             bodyLimit, // uploadLimit for uploads: uploadSize
+		ReadBufferSize:        16 << 10,  // room for long headers before a 431
 		ErrorHandler:          s.handleError,
 		DisableStartupMessage: true,
 		ReadTimeout:           30 * time.Second,
@@ -176,6 +181,7 @@ func New(o Options) (*fiber.App, error) {
 		// client's address is web.ClientIP, worked out by FindClient.
 		EnableTrustedProxyCheck: true,
 	})
+	app.Server().HeaderReceived = uploadSize
 	app.Use(requestID, s.site.FindClient, deadline(cmp.Or(o.RequestTimeout, 30*time.Second)), jsonCharset)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
 	s.routes(app)

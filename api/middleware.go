@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
 
 	"coffer/api/httperr"
 )
@@ -37,6 +38,23 @@ func deadline(d time.Duration) fiber.Handler {
 		c.SetUserContext(ctx)
 		return c.Next()
 	}
+}
+
+// uploadSize lets the routes that take a file (the imports of the JSON
+// API and of the screens) read bodies up to uploadLimit; every other
+// request stays within the app's bodyLimit. fasthttp calls it with the
+// request's head, so a body over the limit is refused by its
+// Content-Length before any of it is read.
+func uploadSize(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if !h.IsPost() {
+		return fasthttp.RequestConfig{}
+	}
+	path, _, _ := strings.Cut(string(h.RequestURI()), "?")
+	switch strings.TrimSuffix(path, "/") {
+	case "/api/v1/imports", "/api/v1/imports/preflight", "/imports":
+		return fasthttp.RequestConfig{MaxRequestBodySize: uploadLimit}
+	}
+	return fasthttp.RequestConfig{}
 }
 
 // jsonCharset labels JSON answers with their charset, as the API promises;

@@ -42,7 +42,13 @@ type Handlers struct {
 	Retention  Retention        // audit retention tier
 	ArchiveDir string           // where audit archive files go
 	Now        func() time.Time // nil: time.Now
+	// Hook, when set, is called at named points of long jobs (tests stop
+	// a worker there); HookImportStep is after each committed import step.
+	Hook func(ctx context.Context, point string)
 }
+
+// HookImportStep is the point after each committed step of an import.
+const HookImportStep = "import:step"
 
 // Table lists the generic task types with their handlers.
 func (h *Handlers) Table() Table {
@@ -56,6 +62,8 @@ func (h *Handlers) Table() Table {
 		TypeSecretsBackfill: {Handler: h.SecretsBackfill},
 		TypeFamilyPurge:     {Handler: h.FamilyPurge},
 		TypeOAuthCleanup:    {Handler: h.OAuthCleanup},
+		TypeImportPublish:   {Handler: h.ImportPublish},
+		TypeImportRevert:    {Handler: h.ImportRevert},
 	}
 }
 

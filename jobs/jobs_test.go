@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/uuid"
@@ -101,6 +102,8 @@ func TestBadPayloadsAreNotRetried(t *testing.T) {
 	for name, fn := range map[string]asynq.HandlerFunc{
 		jobs.TypeAccountBalance: h.AccountBalance,
 		jobs.TypeChatReply:      h.ChatReply,
+		jobs.TypeImportPublish:  h.ImportPublish,
+		jobs.TypeImportRevert:   h.ImportRevert,
 	} {
 		err := fn(context.Background(), asynq.NewTask(name, []byte("{not json")))
 		if !errors.Is(err, asynq.SkipRetry) {
@@ -185,8 +188,32 @@ func TestRequeueRebuildsTheQueue(t *testing.T) {
 		_ = insp.DeleteTask(jobs.QueueDefault, "chat:reply:"+waiting.ID.String())
 		forgetSweeps(insp)
 	})
+	// An import that was importing when the process stopped goes on.
+	p, err := models.ParseImportFile([]byte("date,amount\n01/15/2024,1\n"), models.ImportCSV, models.DefaultImportSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := &models.Import{FamilyID: f.Family.ID, AccountID: f.Account.ID, Type: models.ImportCSV, RawFile: "x",
+		ImportSettings: models.DefaultImportSettings()}
+	if err := store.CreateImport(ctx, im, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PublishImport(ctx, f.Family.ID, im.ID); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.Requeue(ctx, asynq.NewTask(jobs.TypeRequeue, nil)); err != nil {
 		t.Fatal(err)
+	}
+	pending, _ := insp.ListPendingTasks(jobs.QueueDefault, asynq.PageSize(1000))
+	found := false
+	for _, ti := range pending {
+		if ti.Type == jobs.TypeImportPublish && strings.Contains(string(ti.Payload), im.ID.String()) {
+			found = true
+			_ = insp.DeleteTask(jobs.QueueDefault, ti.ID)
+		}
+	}
+	if !found {
+		t.Error("importing import not re-queued")
 	}
 	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "chat:reply:"+waiting.ID.String()); err != nil {
 		t.Errorf("waiting chat not re-queued: %v", err)

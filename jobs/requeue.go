@@ -21,9 +21,9 @@ func NewRequeueTask() *asynq.Task {
 }
 
 // Requeue handles TypeRequeue: every balance is recalculated, every chat
-// still waiting for the assistant is asked again, and families left empty
-// are purged. Task ids keep work
-// that is already queued from doubling.
+// still waiting for the assistant is asked again, families left empty
+// are purged, and file imports that were importing or reverting go on.
+// Task ids keep work that is already queued from doubling.
 func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 	if _, err := h.Queue.EnqueueContext(ctx, NewBalanceSweepTask()); err != nil {
 		return fmt.Errorf("jobs: requeue balances: %w", err)
@@ -54,6 +54,20 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 			return fmt.Errorf("jobs: requeue family purge: %w", err)
 		}
 	}
-	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families))
+	imports, err := h.Store.ImportsInFlight(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range imports {
+		task, err := ImportTask(&imports[i])
+		if err != nil {
+			return err
+		}
+		if err := EnqueueImport(ctx, h.Queue, task); err != nil {
+			return err
+		}
+	}
+	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families),
+		"imports", len(imports))
 	return nil
 }

@@ -47,6 +47,8 @@ func everyTask(t *testing.T) []*asynq.Task {
 	add(jobs.NewSecretsBackfillTask(), nil)
 	add(jobs.NewFamilyPurgeTask(a))
 	add(jobs.NewOAuthCleanupTask(), nil)
+	add(jobs.NewImportPublishTask(a, b, time.Now()))
+	add(jobs.NewImportRevertTask(a, b, time.Now()))
 	add(simplefin.NewClaimTask(a, b, 1))
 	add(simplefin.NewFetchInfoTask(a, b))
 	add(simplefin.NewSyncTask(a, b))

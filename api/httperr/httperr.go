@@ -98,7 +98,7 @@ var fiberCodes = map[int][2]string{
 	fiber.StatusBadRequest:                  {"bad_request", "The request could not be read"},
 	fiber.StatusNotFound:                    {"not_found", "Resource not found"},
 	fiber.StatusMethodNotAllowed:            {"method_not_allowed", "This method is not allowed on this resource"},
-	fiber.StatusRequestEntityTooLarge:       {"payload_too_large", "The request body is larger than 1 MiB"},
+	fiber.StatusRequestEntityTooLarge:       {"payload_too_large", "The request body is too large: at most 1 MiB, or 16 MiB for a file upload"},
 	fiber.StatusRequestHeaderFieldsTooLarge: {"bad_request", "The request headers are too large"},
 	fiber.StatusUnsupportedMediaType:        {"bad_request", "The request body must be JSON"},
 }

@@ -77,6 +77,14 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Get("/syncs/latest", read, h.latestSync)
 	v1.Get("/syncs/:id", read, h.showSync)
 
+	v1.Get("/imports", read, h.listImports)
+	v1.Post("/imports", write, h.createImport)
+	v1.Post("/imports/preflight", write, h.preflightImport)
+	v1.Get("/imports/:id", read, h.showImport)
+	v1.Get("/imports/:id/rows", read, h.listImportRows)
+	v1.Post("/imports/:id/publish", write, h.publishImportNow)
+	v1.Post("/imports/:id/revert", write, h.revertImport)
+
 	v1.Get("/balance_sheet", read, h.showBalanceSheet)
 	v1.Get("/balances", read, h.listBalances)
 	v1.Get("/income_statement", read, h.showIncomeStatement)

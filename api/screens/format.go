@@ -3,6 +3,7 @@ package screens
 import (
 	"html/template"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,6 +85,23 @@ var funcs = template.FuncMap{
 	"add_amount":   func(a, b models.Amount) models.Amount { return a + b },
 	"plus":         func(a, b int) int { return a + b },
 	"plural":       plural,
+	"dict":         dict,
+	"str":          models.Str,
+	"has":          func(list []string, v string) bool { return slices.Contains(list, v) },
+	// signedAmount shows an import row's amount the way its file did:
+	// money in positive.
+	"signedAmount": func(a *models.Amount) string { return (-*a).String() },
+}
+
+// dict builds a map from key, value pairs, to pass several values to a
+// template.
+func dict(kv ...any) map[string]any {
+	m := make(map[string]any, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		k, _ := kv[i].(string)
+		m[k] = kv[i+1]
+	}
+	return m
 }
 
 // amountValue is an amount as a form shows it: positive, with at least two

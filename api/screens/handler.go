@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
@@ -33,7 +34,8 @@ type Options struct {
 	Redis  redis.UniversalClient // the aggregator's request budget
 	Logger *slog.Logger
 	Clock  func() time.Time
-	Mail   *web.Mailer // invitations
+	Mail   *web.Mailer   // invitations
+	Queue  *asynq.Client // file imports' jobs
 
 	// Connections are the SimpleFIN connection actions, shared with the
 	// JSON API.
@@ -54,6 +56,7 @@ type Handler struct {
 	log   *slog.Logger
 	now   func() time.Time
 	mail  *web.Mailer
+	queue *asynq.Client
 
 	connections *simplefin.Actions
 	dailyBudget int
@@ -64,12 +67,12 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports", "members")
+		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import")
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{
-		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail,
+		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail, queue: o.Queue,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 	}, nil
 }
@@ -107,6 +110,14 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 		app.Post("/"+k+"/:id/delete", screen(signedIn, h.labelScreen(k, h.deleteLabel))...)
 		app.Post("/"+k+"/:id/merge", screen(signedIn, h.labelScreen(k, h.mergeLabel))...)
 	}
+
+	app.Get("/imports", screen(signedIn, h.listImportsScreen)...)
+	app.Post("/imports", screen(signedIn, h.uploadImport)...)
+	app.Get("/imports/:id", screen(signedIn, h.showImportScreen)...)
+	app.Post("/imports/:id", screen(signedIn, h.configureImport)...)
+	app.Post("/imports/:id/publish", screen(signedIn, h.publishImportScreen)...)
+	app.Post("/imports/:id/revert", screen(signedIn, h.revertImportScreen)...)
+	app.Post("/imports/:id/delete", screen(signedIn, h.deleteImportScreen)...)
 
 	app.Get("/budgets", screen(signedIn, h.showBudget)...)
 	app.Post("/budgets", screen(signedIn, h.saveBudget)...)

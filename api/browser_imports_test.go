@@ -1,0 +1,68 @@
+package api_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserImport imports a CSV in Chromium with plain forms: upload,
+// map the columns, check the preview, import, and watch the page (which
+// refreshes itself) reach complete once the job has run.
+func TestBrowserImport(t *testing.T) {
+	e, base := serveEnv(t)
+	setPassword(t, e, e.alpha.User, "correct horse battery")
+	file := filepath.Join(t.TempDir(), "bank.csv")
+	if err := os.WriteFile(file, []byte("When;What;How much\n15.01.2024;Rent;-1.234,50\n16.01.2024;Salary;2.000,00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newChrome(t)
+	run, text := c.run, c.text
+	run("sign in and upload",
+		chromedp.EmulateViewport(390, 844), // a phone
+		chromedp.Navigate(base+"/imports"),
+		chromedp.WaitVisible(`#email`),
+		chromedp.SendKeys(`#email`, e.alpha.User.Email),
+		chromedp.SendKeys(`#password`, "correct horse battery"),
+		chromedp.Submit(`#password`),
+		chromedp.WaitVisible(`#file`),
+		chromedp.SetUploadFiles(`#file`, []string{file}),
+		chromedp.Submit(`#file`),
+		chromedp.WaitVisible(`#date_col_label`),
+	)
+	c.shoot("imports-01-mapping")
+	run("map the columns",
+		chromedp.SetValue(`#date_col_label`, "When"),
+		chromedp.SetValue(`#amount_col_label`, "How much"),
+		chromedp.SetValue(`#name_col_label`, "What"),
+		chromedp.SetValue(`#date_format`, "%d.%m.%Y"),
+		chromedp.SetValue(`#number_format`, "1.234,56"),
+		chromedp.Submit(`#date_format`),
+		chromedp.WaitVisible(`form[action$="/publish"] button`),
+	)
+	c.shoot("imports-02-preview")
+	run("import", chromedp.Click(`form[action$="/publish"] button`), chromedp.WaitVisible(`#import-status`))
+	if s := text(`#import-status`); s != "importing" {
+		t.Fatalf("after publish: %q", s)
+	}
+	loc, err := chromedp.Run(c.ctx, chromedp.Location())
+	if err != nil {
+		c.fail("location", err)
+	}
+	e.finishImport(t, e.alpha.Family.ID.String(), loc[strings.LastIndex(loc, "/")+1:])
+	deadline := time.Now().Add(20 * time.Second)
+	for text(`#import-status`) != "complete" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed complete: %q", text(`#import-counts`))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if counts := text(`#import-counts`); !strings.Contains(counts, "2 imported") {
+		t.Fatalf("counts: %q", counts)
+	}
+	c.shoot("imports-03-complete")
+}

@@ -1,0 +1,285 @@
+package screens
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"coffer/api/httperr"
+	"coffer/api/web"
+	"coffer/jobs"
+	"coffer/models"
+)
+
+// The /imports screens: upload a file into an account, map its columns
+// with a preview of the first rows, publish, follow the progress (the page
+// refreshes itself while the job runs, no script needed), and revert.
+
+type importsData struct {
+	Imports  []models.Import
+	Accounts []models.Account
+	Mappings []models.ImportMapping
+	Types    []string
+	Form     importForm
+}
+
+type importForm struct {
+	AccountID string
+	Type      string
+	MappingID string
+}
+
+type importData struct {
+	Import     *models.Import
+	Account    *models.Account
+	Headers    []string
+	Problems   []string
+	Preview    []models.FileRow
+	Lines      []models.ImportLine
+	Mappings   []models.ImportMapping
+	Formats    []string
+	Separators [][2]string
+	Refresh    bool
+}
+
+func (h *Handler) listImportsScreen(c *fiber.Ctx) error {
+	return h.importsPage(c, fiber.StatusOK, importForm{Type: models.ImportCSV}, "")
+}
+
+func (h *Handler) importsPage(c *fiber.Ctx, status int, form importForm, msg string) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	d := importsData{Types: models.ImportTypes, Form: form}
+	var err error
+	if d.Imports, _, err = h.store.Imports(ctx, fam, models.ImportFilter{}, models.Page{Number: 1, Size: 50}); err != nil {
+		return err
+	}
+	if d.Accounts, _, err = h.store.Accounts(ctx, fam, models.Page{Number: 1, Size: 500}); err != nil {
+		return err
+	}
+	if d.Mappings, err = h.store.ImportMappings(ctx, fam); err != nil {
+		return err
+	}
+	return h.pages.Render(c, status, "imports", web.Page{Nav: "imports", Title: "Imports", Error: msg, Data: d})
+}
+
+// uploadImport stores the file as a pending import with the chosen saved
+// mapping (or the defaults) and shows it for mapping, even when the
+// settings do not fit the file yet.
+func (h *Handler) uploadImport(c *fiber.Ctx) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	form := importForm{AccountID: strings.Clone(c.FormValue("account_id")), Type: strings.Clone(c.FormValue("type")),
+		MappingID: strings.Clone(c.FormValue("mapping_id"))}
+	fail := func(msg string) error { return h.importsPage(c, fiber.StatusUnprocessableEntity, form, msg) }
+	accountID, err := uuid.Parse(form.AccountID)
+	if err != nil {
+		return fail("Choose an account.")
+	}
+	set := models.DefaultImportSettings()
+	if form.MappingID != "" {
+		id, err := uuid.Parse(form.MappingID)
+		if err != nil {
+			return fail("Choose a saved mapping from the list.")
+		}
+		m, err := h.store.ImportMapping(ctx, fam, id)
+		if errors.Is(err, models.ErrNotFound) {
+			return fail("Choose a saved mapping from the list.")
+		} else if err != nil {
+			return err
+		}
+		set = m.ImportSettings
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		return fail("Choose a file to upload.")
+	}
+	if fh.Size > models.MaxImportFileBytes {
+		return fail(fmt.Sprintf("The file is larger than %d MiB.", models.MaxImportFileBytes>>20))
+	}
+	f, err := fh.Open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, models.MaxImportFileBytes+1))
+	if err != nil {
+		return err
+	}
+	if form.MappingID == "" {
+		set.ColSep = models.GuessColSep(data)
+	}
+	parsed, err := models.ParseImportFile(data, form.Type, set)
+	var inv *models.InvalidError
+	if errors.As(err, &inv) {
+		return fail("The file cannot be imported: " + strings.Join(inv.Problems, "; ") + ".")
+	} else if err != nil {
+		return err
+	}
+	name := strings.ToValidUTF8(fh.Filename, "")
+	if r := []rune(name); len(r) > 255 {
+		name = string(r[:255])
+	}
+	im := &models.Import{FamilyID: fam, AccountID: accountID, Type: form.Type, Filename: &name, RawFile: string(data), ImportSettings: set}
+	if err := h.store.CreateImport(ctx, im, parsed); errors.As(err, &inv) {
+		return fail(strings.Join(inv.Problems, " ") + ".")
+	} else if err != nil {
+		return err
+	}
+	return h.site.Redirect(c, "/imports/"+im.ID.String(), "Uploaded "+name+". Check the columns and the preview, then import.")
+}
+
+func (h *Handler) showImportScreen(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	im, err := h.store.Import(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	return h.importPage(c, fiber.StatusOK, im, "")
+}
+
+func (h *Handler) importPage(c *fiber.Ctx, status int, im *models.Import, msg string) error {
+	ctx, fam := c.UserContext(), im.FamilyID
+	d := importData{Import: im, Formats: models.NumberFormatNames,
+		Separators: [][2]string{{",", "Comma (,)"}, {";", "Semicolon (;)"}, {"\t", "Tab"}, {"|", "Pipe (|)"}},
+		Refresh:    im.Status == models.ImportImporting || im.Status == models.ImportReverting}
+	var err error
+	if d.Account, err = h.store.Account(ctx, fam, im.AccountID); err != nil && !errors.Is(err, models.ErrNotFound) {
+		return err
+	}
+	if d.Mappings, err = h.store.ImportMappings(ctx, fam); err != nil {
+		return err
+	}
+	if im.Status == models.ImportPending {
+		// The file read again with the current settings: the header for the
+		// column choices, and the first rows as they would be imported.
+		if p, err := models.ParseImportFile([]byte(im.RawFile), im.Type, im.ImportSettings); err == nil {
+			d.Headers, d.Problems, d.Preview = p.Headers, p.Problems, p.Rows[:min(len(p.Rows), 10)]
+		}
+	}
+	if d.Lines, _, err = h.store.ImportLines(ctx, fam, im.ID, models.Page{Number: 1, Size: 50}); err != nil {
+		return err
+	}
+	return h.pages.Render(c, status, "import", web.Page{Nav: "imports", Title: "Import", Error: msg, Data: d})
+}
+
+// configureImport reads the mapping form, reads the file again with it,
+// and saves the mapping under a name when one is given.
+func (h *Handler) configureImport(c *fiber.Ctx) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	im, err := h.store.Import(ctx, fam, id)
+	if err != nil {
+		return err
+	}
+	set := im.ImportSettings
+	label := func(name string) *string {
+		v := strings.TrimSpace(c.FormValue(name))
+		if v == "" {
+			return nil
+		}
+		return models.Ptr(strings.Clone(v))
+	}
+	set.DateColLabel, set.AmountColLabel, set.NameColLabel = label("date_col_label"), label("amount_col_label"), label("name_col_label")
+	set.CategoryColLabel, set.TagsColLabel, set.NotesColLabel = label("category_col_label"), label("tags_col_label"), label("notes_col_label")
+	set.ExternalIDColLabel = label("external_id_col_label")
+	for name, dst := range map[string]*string{"col_sep": &set.ColSep, "date_format": &set.DateFormat,
+		"number_format": &set.NumberFormat, "signage_convention": &set.SignageConvention} {
+		if v := c.FormValue(name); v != "" {
+			*dst = strings.Clone(v)
+		}
+	}
+	if problems := set.Check(); len(problems) > 0 {
+		im.ImportSettings = set
+		return h.importPage(c, fiber.StatusUnprocessableEntity, im, strings.Join(problems, "; ")+".")
+	}
+	parsed, err := models.ParseImportFile([]byte(im.RawFile), im.Type, set)
+	if err != nil {
+		return err // the file was read at upload; only the settings changed
+	}
+	im.ImportSettings = set
+	var inv *models.InvalidError
+	if err := h.store.ReconfigureImport(ctx, im, parsed); errors.As(err, &inv) {
+		return h.importPage(c, fiber.StatusUnprocessableEntity, im, strings.Join(inv.Problems, " ")+".")
+	} else if err != nil {
+		return err
+	}
+	flash := "Settings applied."
+	if name := strings.TrimSpace(c.FormValue("mapping_name")); name != "" {
+		if len([]rune(name)) > maxName || strings.ContainsRune(name, 0) {
+			return h.importPage(c, fiber.StatusUnprocessableEntity, im, "A mapping name is 1 to 255 characters.")
+		}
+		if err := h.store.SaveImportMapping(ctx, fam, strings.Clone(name), set); err != nil {
+			return err
+		}
+		flash = "Settings applied and saved as " + name + "."
+	}
+	return h.site.Redirect(c, "/imports/"+im.ID.String(), flash)
+}
+
+func (h *Handler) publishImportScreen(c *fiber.Ctx) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	im, err := h.store.PublishImport(ctx, fam, id)
+	var inv *models.InvalidError
+	if errors.As(err, &inv) {
+		return h.site.Redirect(c, "/imports/"+id.String(), strings.Join(inv.Problems, " ")+".")
+	} else if err != nil {
+		return err
+	}
+	if err := h.enqueueImport(c, im); err != nil {
+		return err
+	}
+	return h.site.Redirect(c, "/imports/"+id.String(), "Importing…")
+}
+
+func (h *Handler) revertImportScreen(c *fiber.Ctx) error {
+	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	im, err := h.store.StartRevert(ctx, fam, id)
+	var inv *models.InvalidError
+	if errors.As(err, &inv) {
+		return h.site.Redirect(c, "/imports/"+id.String(), strings.Join(inv.Problems, " ")+".")
+	} else if err != nil {
+		return err
+	}
+	if err := h.enqueueImport(c, im); err != nil {
+		return err
+	}
+	return h.site.Redirect(c, "/imports/"+id.String(), "Reverting: the import's transactions are being removed.")
+}
+
+func (h *Handler) deleteImportScreen(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DeleteImport(c.UserContext(), web.SessionOf(c).User.FamilyID, id); errors.Is(err, models.ErrNotFound) {
+		return h.site.Redirect(c, "/imports/"+id.String(), "Only a pending import can be deleted; revert it first.")
+	} else if err != nil {
+		return err
+	}
+	return h.site.Redirect(c, "/imports", "The import was deleted.")
+}
+
+func (h *Handler) enqueueImport(c *fiber.Ctx, im *models.Import) error {
+	task, err := jobs.ImportTask(im)
+	if err != nil {
+		return err
+	}
+	return jobs.EnqueueImport(c.UserContext(), h.queue, task)
+}

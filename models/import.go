@@ -1,0 +1,338 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// The statuses of an import, the reference app's.
+const (
+	ImportPending      = "pending"
+	ImportImporting    = "importing"
+	ImportComplete     = "complete"
+	ImportFailed       = "failed"
+	ImportReverting    = "reverting"
+	ImportRevertFailed = "revert_failed"
+)
+
+// ImportStatuses lists the statuses, for filters.
+var ImportStatuses = []string{ImportPending, ImportImporting, ImportComplete, ImportFailed, ImportReverting, ImportRevertFailed}
+
+// SourceFileImport is the source of transactions written by a file import.
+const SourceFileImport = "file_import"
+
+// Import is one uploaded file, its settings and its progress.
+type Import struct {
+	bun.BaseModel `bun:"table:imports,alias:im"`
+
+	ID        uuid.UUID `bun:"id,pk"`
+	FamilyID  uuid.UUID `bun:"family_id"`
+	AccountID uuid.UUID `bun:"account_id"`
+	Type      string    `bun:"type"`
+	Status    string    `bun:"status"`
+	Filename  *string   `bun:"filename"`
+	RawFile   string    `bun:"raw_file"`
+	ImportSettings
+	AccountColLabel    *string    `bun:"account_col_label"` // kept as sent; the account is account_id
+	RowsCount          int        `bun:"rows_count"`
+	InvalidRowsCount   int        `bun:"invalid_rows_count"`
+	ProcessedRowsCount int        `bun:"processed_rows_count"` // rows the job has decided, of the valid ones
+	ImportedRowsCount  int        `bun:"imported_rows_count"`
+	DuplicateRowsCount int        `bun:"duplicate_rows_count"`
+	Error              *string    `bun:"error"`
+	PublishedAt        *time.Time `bun:"published_at"`
+	CompletedAt        *time.Time `bun:"completed_at"`
+	CreatedAt          time.Time  `bun:"created_at"`
+	UpdatedAt          time.Time  `bun:"updated_at"`
+}
+
+// Configured reports whether the import has rows and no file problems,
+// as the reference app's configured?.
+func (im *Import) Configured() bool { return im.RowsCount > 0 }
+
+// Publishable reports whether the import may start: pending, with rows,
+// every one of them valid.
+func (im *Import) Publishable() bool {
+	return im.Status == ImportPending && im.RowsCount > 0 && im.InvalidRowsCount == 0
+}
+
+// Revertable reports whether the import's transactions may be removed.
+func (im *Import) Revertable() bool {
+	return im.Status == ImportComplete || im.Status == ImportRevertFailed || im.Status == ImportFailed
+}
+
+// ValidRows is the number of rows the job will decide.
+func (im *Import) ValidRows() int { return im.RowsCount - im.InvalidRowsCount }
+
+// Progress is the share of valid rows decided, 0 to 100.
+func (im *Import) Progress() int {
+	if im.Status == ImportComplete {
+		return 100
+	}
+	if im.ValidRows() <= 0 {
+		return 0
+	}
+	return min(100, im.ProcessedRowsCount*100/im.ValidRows())
+}
+
+// ImportLine is one stored row (a CSV line, an OFX or QIF record) of an import.
+type ImportLine struct {
+	bun.BaseModel `bun:"table:import_rows,alias:ir"`
+
+	ID            uuid.UUID  `bun:"id,pk"`
+	FamilyID      uuid.UUID  `bun:"family_id"`
+	ImportID      uuid.UUID  `bun:"import_id"`
+	Position      int        `bun:"position"`
+	RawDate       string     `bun:"raw_date"`
+	RawAmount     string     `bun:"raw_amount"`
+	Name          string     `bun:"name"`
+	Category      string     `bun:"category"`
+	Tags          string     `bun:"tags"`
+	Notes         string     `bun:"notes"`
+	ExternalID    string     `bun:"external_id"`
+	Date          *Date      `bun:"date"`
+	Amount        *Amount    `bun:"amount"`
+	Problems      string     `bun:"problems"` // newline-separated
+	Status        string     `bun:"status"`
+	TransactionID *uuid.UUID `bun:"transaction_id"`
+}
+
+// The statuses of an import line.
+const (
+	LinePending   = "pending"
+	LineImported  = "imported"
+	LineDuplicate = "duplicate"
+	LineInvalid   = "invalid"
+)
+
+// ImportFilter narrows a list of imports.
+type ImportFilter struct {
+	Status string
+	Type   string
+}
+
+// CreateImport stores an import with its parsed rows, in one transaction
+// (COPY on PostgreSQL). The account must be an active account of the
+// family.
+func (s *Store) CreateImport(ctx context.Context, im *Import, p *ParsedFile) error {
+	if err := s.checkImportAccount(ctx, im.FamilyID, im.AccountID); err != nil {
+		return err
+	}
+	im.ID = NewID()
+	im.Status = ImportPending
+	im.CreatedAt = s.now()
+	im.UpdatedAt = im.CreatedAt
+	return s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
+		if _, err := tx.db.NewInsert().Model(im).Exec(ctx); err != nil {
+			return dbErr("create import", err)
+		}
+		return tx.replaceImportRows(ctx, copyRows, im, p)
+	})
+}
+
+func (s *Store) checkImportAccount(ctx context.Context, familyID, accountID uuid.UUID) error {
+	a, err := s.Account(ctx, familyID, accountID)
+	if errors.Is(err, ErrNotFound) {
+		return Invalid("Account not found")
+	}
+	if err != nil {
+		return err
+	}
+	if a.Status != AccountActive {
+		return Invalid("Account is not active")
+	}
+	return nil
+}
+
+// ReconfigureImport changes a pending import's settings and replaces its
+// rows with the file read again.
+func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *ParsedFile) error {
+	im.UpdatedAt = s.now()
+	return s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
+		res, err := tx.db.NewUpdate().Model(im).
+			Column("col_sep", "date_col_label", "amount_col_label", "name_col_label", "category_col_label", "tags_col_label",
+				"notes_col_label", "external_id_col_label", "date_format", "number_format", "signage_convention", "updated_at").
+			Where("im.family_id = ?", im.FamilyID).Where("im.id = ?", im.ID).Where("im.status = ?", ImportPending).Exec(ctx)
+		if err := affectedOne(res, err, "reconfigure import"); errors.Is(err, ErrNotFound) {
+			return Invalid("Only a pending import can be changed")
+		} else if err != nil {
+			return err
+		}
+		if _, err := tx.db.NewDelete().Model((*ImportLine)(nil)).Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Exec(ctx); err != nil {
+			return dbErr("clear import rows", err)
+		}
+		return tx.replaceImportRows(ctx, copyRows, im, p)
+	})
+}
+
+var importRowColumns = []string{"id", "family_id", "import_id", "position", "raw_date", "raw_amount", "name", "category", "tags",
+	"notes", "external_id", "date", "amount", "problems", "status"}
+
+// replaceImportRows writes the parsed rows of an import (none when the
+// file has problems) and its row counts.
+func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Import, p *ParsedFile) error {
+	rows := make([]ImportLine, 0, len(p.Rows))
+	if len(p.Problems) == 0 {
+		for i := range p.Rows {
+			r := &p.Rows[i]
+			status, problems := LinePending, ""
+			if len(r.Problems) > 0 {
+				status = LineInvalid
+				for j, pr := range r.Problems {
+					if j > 0 {
+						problems += "\n"
+					}
+					problems += pr
+				}
+			}
+			rows = append(rows, ImportLine{ID: NewID(), FamilyID: im.FamilyID, ImportID: im.ID, Position: r.Position,
+				RawDate: r.RawDate, RawAmount: r.RawAmount, Name: r.Name, Category: r.Category, Tags: r.Tags, Notes: r.Notes,
+				ExternalID: r.ExternalID, Date: r.Date, Amount: r.Amount, Problems: problems, Status: status})
+		}
+	}
+	im.RowsCount, im.InvalidRowsCount = len(rows), 0
+	for i := range rows {
+		if rows[i].Status == LineInvalid {
+			im.InvalidRowsCount++
+		}
+	}
+	if copyRows != nil && len(rows) > 0 {
+		values := make([][]any, len(rows))
+		for i := range rows {
+			r := &rows[i]
+			var date, amount any
+			if r.Date != nil {
+				date = string(*r.Date)
+			}
+			if r.Amount != nil {
+				amount = int64(*r.Amount)
+			}
+			values[i] = []any{r.ID, r.FamilyID, r.ImportID, r.Position, r.RawDate, r.RawAmount, r.Name, r.Category, r.Tags,
+				r.Notes, r.ExternalID, date, amount, r.Problems, r.Status}
+		}
+		if err := copyRows(ctx, "import_rows", importRowColumns, values); err != nil {
+			return dbErr("copy import rows", err)
+		}
+	} else {
+		for start := 0; start < len(rows); start += 1000 {
+			batch := rows[start:min(start+1000, len(rows))]
+			if _, err := s.db.NewInsert().Model(&batch).Exec(ctx); err != nil {
+				return dbErr("create import rows", err)
+			}
+		}
+	}
+	_, err := s.db.NewUpdate().Model(im).Column("rows_count", "invalid_rows_count").
+		Where("im.family_id = ?", im.FamilyID).Where("im.id = ?", im.ID).Exec(ctx)
+	return dbErr("count import rows", err)
+}
+
+// Import returns one import of the family.
+func (s *Store) Import(ctx context.Context, familyID, id uuid.UUID) (*Import, error) {
+	return oneOf[Import](ctx, s, familyID, id, "get import")
+}
+
+// Imports returns one page of the family's imports, newest first, without
+// their files.
+func (s *Store) Imports(ctx context.Context, familyID uuid.UUID, f ImportFilter, p Page) ([]Import, int, error) {
+	var out []Import
+	q := s.db.NewSelect().Model(&out).ExcludeColumn("raw_file").Where("im.family_id = ?", familyID).
+		OrderExpr("im.created_at DESC, im.id DESC")
+	if f.Status != "" {
+		q.Where("im.status = ?", f.Status)
+	}
+	if f.Type != "" {
+		q.Where("im.type = ?", f.Type)
+	}
+	n, err := p.scan(ctx, q)
+	return out, n, dbErr("list imports", err)
+}
+
+// ImportLines returns one page of an import's rows in file order.
+func (s *Store) ImportLines(ctx context.Context, familyID, importID uuid.UUID, p Page) ([]ImportLine, int, error) {
+	if _, err := s.Import(ctx, familyID, importID); err != nil {
+		return nil, 0, err
+	}
+	var out []ImportLine
+	q := s.db.NewSelect().Model(&out).Where("ir.family_id = ?", familyID).Where("ir.import_id = ?", importID).
+		OrderExpr("ir.position")
+	n, err := p.scan(ctx, q)
+	return out, n, dbErr("list import rows", err)
+}
+
+// DeleteImport removes a pending or failed-to-start import and its rows;
+// the transactions of an import that ran are removed by a revert first.
+func (s *Store) DeleteImport(ctx context.Context, familyID, id uuid.UUID) error {
+	res, err := s.db.NewDelete().Model((*Import)(nil)).Where("family_id = ?", familyID).Where("id = ?", id).
+		Where("status = ?", ImportPending).Exec(ctx)
+	return affectedOne(res, err, "delete import")
+}
+
+// PublishImport moves a publishable import to importing; the caller then
+// queues the import job. Anything else is an InvalidError saying why.
+func (s *Store) PublishImport(ctx context.Context, familyID, id uuid.UUID) (*Import, error) {
+	im, err := s.Import(ctx, familyID, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case im.Status != ImportPending:
+		return nil, Invalid("Only a pending import can be published; this one is " + im.Status)
+	case im.RowsCount == 0:
+		return nil, Invalid("The import has no rows: check its column settings")
+	case im.InvalidRowsCount > 0:
+		return nil, Invalid("The import has " + itoa(im.InvalidRowsCount) + " rows that cannot be imported; fix the file or its settings")
+	}
+	now := s.now()
+	res, err := s.db.NewUpdate().Model((*Import)(nil)).Set("status = ?", ImportImporting).Set("published_at = ?", now).
+		Set("error = NULL").Set("updated_at = ?", now).
+		Where("family_id = ?", familyID).Where("id = ?", id).Where("status = ?", ImportPending).Exec(ctx)
+	if err := affectedOne(res, err, "publish import"); errors.Is(err, ErrNotFound) {
+		return nil, Invalid("Only a pending import can be published")
+	} else if err != nil {
+		return nil, err
+	}
+	im.Status, im.PublishedAt, im.UpdatedAt, im.Error = ImportImporting, &now, now, nil
+	return im, nil
+}
+
+// StartRevert moves a revertable import to reverting; the caller then
+// queues the revert job.
+func (s *Store) StartRevert(ctx context.Context, familyID, id uuid.UUID) (*Import, error) {
+	im, err := s.Import(ctx, familyID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !im.Revertable() {
+		return nil, Invalid("Only a complete or failed import can be reverted; this one is " + im.Status)
+	}
+	now := s.now()
+	res, err := s.db.NewUpdate().Model((*Import)(nil)).Set("status = ?", ImportReverting).Set("updated_at = ?", now).
+		Where("family_id = ?", familyID).Where("id = ?", id).Where("status = ?", im.Status).Exec(ctx)
+	if err := affectedOne(res, err, "start revert"); errors.Is(err, ErrNotFound) {
+		return nil, Invalid("The import changed meanwhile; try again")
+	} else if err != nil {
+		return nil, err
+	}
+	im.Status, im.UpdatedAt = ImportReverting, now
+	return im, nil
+}
+
+// FailImport records that an import's job gave up.
+func (s *Store) FailImport(ctx context.Context, familyID, id uuid.UUID, status, msg string) error {
+	_, err := s.db.NewUpdate().Model((*Import)(nil)).Set("status = ?", status).Set("error = ?", msg).Set("updated_at = ?", s.now()).
+		Where("family_id = ?", familyID).Where("id = ?", id).Exec(ctx)
+	return dbErr("fail import", err)
+}
+
+// ImportsInFlight returns the imports whose job should be running:
+// importing or reverting. `coffer dev` queues them again at start.
+func (s *Store) ImportsInFlight(ctx context.Context) ([]Import, error) {
+	var out []Import
+	err := s.db.NewSelect().Model(&out).Column("id", "family_id", "account_id", "status", "published_at", "updated_at").
+		Where("status IN (?)", bun.List([]string{ImportImporting, ImportReverting})).Scan(ctx)
+	return out, dbErr("imports in flight", err)
+}

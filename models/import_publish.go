@@ -1,0 +1,385 @@
+package models
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// ImportBatchSize is how many rows one step of the import job decides and
+// writes, in one database transaction.
+const ImportBatchSize = 5000
+
+// importedTx is what a file import writes of a new transaction. The id is
+// the import row's: a row is written at most once, whatever happens.
+type importedTx struct {
+	bun.BaseModel `bun:"table:transactions,alias:t"`
+
+	ID         uuid.UUID  `bun:"id"`
+	FamilyID   uuid.UUID  `bun:"family_id"`
+	AccountID  uuid.UUID  `bun:"account_id"`
+	Date       Date       `bun:"date"`
+	Amount     Amount     `bun:"amount"`
+	Currency   string     `bun:"currency"`
+	Name       string     `bun:"name"`
+	Notes      *string    `bun:"notes"`
+	ExternalID *string    `bun:"external_id"`
+	Source     string     `bun:"source"`
+	CategoryID *uuid.UUID `bun:"category_id"`
+	ImportID   uuid.UUID  `bun:"import_id"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at"`
+}
+
+var importedTxColumns = []string{"id", "family_id", "account_id", "date", "amount", "currency", "name", "notes", "external_id",
+	"source", "category_id", "import_id", "created_at", "updated_at"}
+
+// ImportStep runs one step of an import's job in one transaction: it
+// takes the next ImportBatchSize pending rows, decides which are
+// duplicates of what the account already holds, writes the others, and
+// records each row's outcome and the import's progress. With no pending
+// row left it marks the import complete and reports done. An import that
+// is not importing (finished, reverted, deleted) is done at once. A crash
+// rolls the step back; the next run takes the same rows again.
+//
+// run carries what the steps of one run share; a run whose step failed
+// must not be used again (a new run reloads what it holds).
+func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID, run *ImportRun) (im *Import, done bool, err error) {
+	err = s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
+		im = new(Import)
+		q := tx.db.NewSelect().Model(im).ExcludeColumn("raw_file").Where("im.family_id = ?", familyID).Where("im.id = ?", id)
+		if tx.Postgres() {
+			q.For("UPDATE")
+		}
+		if err := q.Scan(ctx); err != nil {
+			return dbErr("lock import", err)
+		}
+		if im.Status != ImportImporting {
+			done = true
+			return nil
+		}
+		a := new(Account)
+		aq := tx.db.NewSelect().Model(a).Where("a.family_id = ?", familyID).Where("a.id = ?", im.AccountID)
+		if tx.Postgres() {
+			aq.For("UPDATE") // one import step at a time per account: duplicates are decided against committed rows
+		}
+		if err := aq.Scan(ctx); err != nil {
+			return dbErr("lock import account", err)
+		}
+		var rows []ImportLine
+		if err := tx.db.NewSelect().Model(&rows).Where("ir.family_id = ?", familyID).Where("ir.import_id = ?", id).
+			Where("ir.status = ?", LinePending).OrderExpr("ir.position").Limit(ImportBatchSize).Scan(ctx); err != nil {
+			return dbErr("load import rows", err)
+		}
+		now := tx.now()
+		if len(rows) == 0 {
+			im.Status, im.CompletedAt, im.UpdatedAt = ImportComplete, &now, now
+			_, err := tx.db.NewUpdate().Model(im).Column("status", "completed_at", "updated_at").
+				Where("im.family_id = ?", familyID).Where("im.id = ?", id).Exec(ctx)
+			done = true
+			return dbErr("complete import", err)
+		}
+		if err := tx.findDuplicates(ctx, im, rows, run); err != nil {
+			return err
+		}
+		txs, tags, err := tx.buildImported(ctx, im, a, rows, now)
+		if err != nil {
+			return err
+		}
+		if err := tx.writeFileImport(ctx, copyRows, txs, tags); err != nil {
+			return err
+		}
+		return tx.recordStep(ctx, im, rows, now)
+	})
+	return im, done, err
+}
+
+// ImportRun is what the steps of one run of an import's job share: the
+// account's transactions that rows without an external id could
+// duplicate, read once for the whole run instead of once per step (which
+// would read the rows of the earlier steps again and again).
+type ImportRun struct {
+	byKey  map[string][]uuid.UUID
+	loaded bool
+}
+
+// findDuplicates marks the rows that the account already holds. A row
+// with an external id (an OFX FITID) is a duplicate of the file import's
+// transaction with that id, and of nothing else. A row without one is a
+// duplicate of a transaction of the same day, the same amount and the
+// same name (NormalizedName) that no other row of this import has
+// claimed and that this import did not write: each existing transaction
+// answers for one row, so two identical purchases in the file against one
+// in the ledger leave one to import.
+func (s *Store) findDuplicates(ctx context.Context, im *Import, rows []ImportLine, run *ImportRun) error {
+	var ext []string
+	for i := range rows {
+		if rows[i].ExternalID != "" {
+			ext = append(ext, rows[i].ExternalID)
+		}
+	}
+	byExt := map[string]uuid.UUID{}
+	for start := 0; start < len(ext); start += 1000 {
+		var found []struct {
+			ID         uuid.UUID `bun:"id"`
+			ExternalID string    `bun:"external_id"`
+		}
+		err := s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "external_id").
+			Where("family_id = ?", im.FamilyID).Where("account_id = ?", im.AccountID).Where("source = ?", SourceFileImport).
+			Where("external_id IN (?)", bun.List(ext[start:min(start+1000, len(ext))])).Scan(ctx, &found)
+		if err != nil {
+			return dbErr("find imported external ids", err)
+		}
+		for _, f := range found {
+			byExt[f.ExternalID] = f.ID
+		}
+	}
+	if run == nil {
+		run = &ImportRun{}
+	}
+	if !run.loaded && len(ext) < len(rows) {
+		if err := s.loadMatchable(ctx, im, run); err != nil {
+			return err
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		if r.ExternalID != "" {
+			if id, ok := byExt[r.ExternalID]; ok {
+				r.Status, r.TransactionID = LineDuplicate, &id
+			} else {
+				r.Status = LineImported
+				byExt[r.ExternalID] = r.ID // a second row with this FITID in the file is its duplicate
+			}
+			continue
+		}
+		k := contentMatchKey(*r.Date, *r.Amount, r.Name)
+		if ids := run.byKey[k]; len(ids) > 0 {
+			id := ids[0]
+			run.byKey[k] = ids[1:]
+			r.Status, r.TransactionID = LineDuplicate, &id
+		} else {
+			r.Status = LineImported
+		}
+	}
+	return nil
+}
+
+// loadMatchable reads the account's transactions in the date range of the
+// import's pending rows without an external id, less those this import
+// wrote or that its rows already claimed.
+func (s *Store) loadMatchable(ctx context.Context, im *Import, run *ImportRun) error {
+	run.byKey, run.loaded = map[string][]uuid.UUID{}, true
+	var span struct {
+		From *Date `bun:"date_from"`
+		To   *Date `bun:"date_to"`
+	}
+	err := s.db.NewSelect().Model((*ImportLine)(nil)).ColumnExpr("MIN(date) AS date_from, MAX(date) AS date_to").
+		Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LinePending).
+		Where("external_id = ''").Scan(ctx, &span)
+	if err != nil {
+		return dbErr("import date range", err)
+	}
+	if span.From == nil || span.To == nil {
+		return nil
+	}
+	var existing []struct {
+		ID     uuid.UUID `bun:"id"`
+		Date   Date      `bun:"date"`
+		Amount Amount    `bun:"amount"`
+		Name   string    `bun:"name"`
+	}
+	claimed := s.db.NewSelect().Model((*ImportLine)(nil)).Column("transaction_id").
+		Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LineDuplicate).
+		Where("transaction_id IS NOT NULL")
+	err = s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "date", "amount", "name").
+		Where("family_id = ?", im.FamilyID).Where("account_id = ?", im.AccountID).
+		Where("date >= ?", *span.From).Where("date <= ?", *span.To).Where("deleted_at IS NULL").
+		Where("(import_id IS NULL OR import_id <> ?)", im.ID).
+		Where("id NOT IN (?)", claimed).OrderExpr("id").Scan(ctx, &existing)
+	if err != nil {
+		return dbErr("find duplicate transactions", err)
+	}
+	for _, e := range existing {
+		k := contentMatchKey(e.Date, e.Amount, e.Name)
+		run.byKey[k] = append(run.byKey[k], e.ID)
+	}
+	return nil
+}
+
+func contentMatchKey(d Date, a Amount, name string) string {
+	return string(d) + "\x00" + a.String() + "\x00" + NormalizedName(name)
+}
+
+// buildImported makes the new transactions of a step and their tags;
+// categories and tags are the family's of the same name (any case), and a
+// name the family does not have is left out.
+func (s *Store) buildImported(ctx context.Context, im *Import, a *Account, rows []ImportLine, now time.Time) ([]importedTx, []TransactionTag, error) {
+	var cats []Category
+	var tagRows []Tag
+	if err := s.db.NewSelect().Model(&cats).Column("id", "name").Where("c.family_id = ?", im.FamilyID).Scan(ctx); err != nil {
+		return nil, nil, dbErr("load categories", err)
+	}
+	if err := s.db.NewSelect().Model(&tagRows).Column("id", "name").Where("tg.family_id = ?", im.FamilyID).Scan(ctx); err != nil {
+		return nil, nil, dbErr("load tags", err)
+	}
+	catByName, tagByName := map[string]uuid.UUID{}, map[string]uuid.UUID{}
+	for _, c := range cats {
+		catByName[strings.ToLower(c.Name)] = c.ID
+	}
+	for _, t := range tagRows {
+		tagByName[strings.ToLower(t.Name)] = t.ID
+	}
+	var txs []importedTx
+	var tags []TransactionTag
+	for i := range rows {
+		r := &rows[i]
+		if r.Status != LineImported {
+			continue
+		}
+		t := importedTx{ID: r.ID, FamilyID: im.FamilyID, AccountID: a.ID, Date: *r.Date, Amount: *r.Amount, Currency: a.Currency,
+			Name: r.Name, Source: SourceFileImport, ImportID: im.ID, CreatedAt: now, UpdatedAt: now}
+		if r.Notes != "" {
+			t.Notes = &r.Notes
+		}
+		if r.ExternalID != "" {
+			t.ExternalID = &r.ExternalID
+		}
+		if id, ok := catByName[strings.ToLower(strings.TrimSpace(r.Category))]; ok && r.Category != "" {
+			t.CategoryID = &id
+		}
+		seen := map[uuid.UUID]bool{}
+		for _, name := range strings.Split(r.Tags, "|") {
+			if id, ok := tagByName[strings.ToLower(strings.TrimSpace(name))]; ok && !seen[id] {
+				seen[id] = true
+				tags = append(tags, TransactionTag{TransactionID: r.ID, TagID: id, FamilyID: im.FamilyID})
+			}
+		}
+		txs = append(txs, t)
+	}
+	return txs, tags, nil
+}
+
+// writeFileImport hands a step's new transactions to the ledger: COPY on
+// PostgreSQL, multi-row inserts of at most 1,000 rows on SQLite. It is
+// the one place a file import writes transactions, where the ingestion
+// pipeline (normalize, rules) takes them over.
+func (s *Store) writeFileImport(ctx context.Context, copyRows copyFunc, txs []importedTx, tags []TransactionTag) error {
+	if len(txs) > 0 && copyRows != nil {
+		values := make([][]any, len(txs))
+		for i := range txs {
+			t := &txs[i]
+			var cat any
+			if t.CategoryID != nil {
+				cat = *t.CategoryID
+			}
+			values[i] = []any{t.ID, t.FamilyID, t.AccountID, string(t.Date), int64(t.Amount), t.Currency, t.Name, t.Notes,
+				t.ExternalID, t.Source, cat, t.ImportID, t.CreatedAt, t.UpdatedAt}
+		}
+		if err := copyRows(ctx, "transactions", importedTxColumns, values); err != nil {
+			return dbErr("copy imported transactions", err)
+		}
+	} else {
+		for start := 0; start < len(txs); start += 1000 {
+			batch := txs[start:min(start+1000, len(txs))]
+			if _, err := s.db.NewInsert().Model(&batch).Exec(ctx); err != nil {
+				return dbErr("insert imported transactions", err)
+			}
+		}
+	}
+	for start := 0; start < len(tags); start += 1000 {
+		batch := tags[start:min(start+1000, len(tags))]
+		if _, err := s.db.NewInsert().Model(&batch).Exec(ctx); err != nil {
+			return dbErr("tag imported transactions", err)
+		}
+	}
+	return nil
+}
+
+// recordStep writes each row's outcome and the import's counts.
+func (s *Store) recordStep(ctx context.Context, im *Import, rows []ImportLine, now time.Time) error {
+	var imported []uuid.UUID
+	var dups []ImportLine
+	for _, r := range rows {
+		if r.Status == LineImported {
+			imported = append(imported, r.ID)
+		} else {
+			dups = append(dups, r)
+		}
+	}
+	for start := 0; start < len(imported); start += 1000 {
+		_, err := s.db.NewUpdate().Model((*ImportLine)(nil)).Set("status = ?", LineImported).Set("transaction_id = id").
+			Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).
+			Where("id IN (?)", bun.List(imported[start:min(start+1000, len(imported))])).Exec(ctx)
+		if err != nil {
+			return dbErr("mark imported rows", err)
+		}
+	}
+	rowID, matchID := "v.column1", "v.column2"
+	if s.Postgres() {
+		rowID, matchID = "v.column1::uuid", "v.column2::uuid"
+	}
+	for start := 0; start < len(dups); start += 500 {
+		batch := dups[start:min(start+500, len(dups))]
+		var values strings.Builder
+		args := make([]any, 0, 2*len(batch)+2)
+		for i, r := range batch {
+			if i > 0 {
+				values.WriteString(", ")
+			}
+			values.WriteString("(?, ?)")
+			args = append(args, r.ID.String(), r.TransactionID.String())
+		}
+		args = append(args, im.FamilyID, im.ID)
+		// ir.id = v.column1 pairs each row with its match in one statement
+		// on both dialects (VALUES names its columns column1, column2).
+		_, err := s.db.NewRaw("UPDATE import_rows SET status = '"+LineDuplicate+"', transaction_id = "+matchID+
+			" FROM (VALUES "+values.String()+") AS v WHERE import_rows.id = "+rowID+
+			" AND import_rows.family_id = ? AND import_rows.import_id = ?", args...).Exec(ctx)
+		if err != nil {
+			return dbErr("mark duplicate rows", err)
+		}
+	}
+	im.ProcessedRowsCount += len(rows)
+	im.ImportedRowsCount += len(imported)
+	im.DuplicateRowsCount += len(dups)
+	im.UpdatedAt = now
+	_, err := s.db.NewUpdate().Model(im).Column("processed_rows_count", "imported_rows_count", "duplicate_rows_count", "updated_at").
+		Where("im.family_id = ?", im.FamilyID).Where("im.id = ?", im.ID).Exec(ctx)
+	return dbErr("record import progress", err)
+}
+
+// RevertImport removes every transaction the import wrote and returns it
+// to pending, its rows to be decided again, in one transaction. An import
+// that is not reverting is left as it is, so a repeated run does nothing.
+func (s *Store) RevertImport(ctx context.Context, familyID, id uuid.UUID) (*Import, error) {
+	im := new(Import)
+	err := s.RunInTx(ctx, func(tx *Store) error {
+		q := tx.db.NewSelect().Model(im).ExcludeColumn("raw_file").Where("im.family_id = ?", familyID).Where("im.id = ?", id)
+		if tx.Postgres() {
+			q.For("UPDATE")
+		}
+		if err := q.Scan(ctx); err != nil {
+			return dbErr("lock import", err)
+		}
+		if im.Status != ImportReverting {
+			return nil
+		}
+		if _, err := tx.db.NewDelete().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("import_id = ?", id).Exec(ctx); err != nil {
+			return dbErr("delete imported transactions", err)
+		}
+		if _, err := tx.db.NewUpdate().Model((*ImportLine)(nil)).Set("status = ?", LinePending).Set("transaction_id = NULL").
+			Where("family_id = ?", familyID).Where("import_id = ?", id).Where("status <> ?", LineInvalid).Exec(ctx); err != nil {
+			return dbErr("reset import rows", err)
+		}
+		im.Status, im.ProcessedRowsCount, im.ImportedRowsCount, im.DuplicateRowsCount = ImportPending, 0, 0, 0
+		im.PublishedAt, im.CompletedAt, im.Error, im.UpdatedAt = nil, nil, nil, tx.now()
+		_, err := tx.db.NewUpdate().Model(im).Column("status", "processed_rows_count", "imported_rows_count", "duplicate_rows_count",
+			"published_at", "completed_at", "error", "updated_at").Where("im.family_id = ?", familyID).Where("im.id = ?", id).Exec(ctx)
+		return dbErr("revert import", err)
+	})
+	return im, err
+}

@@ -1,0 +1,397 @@
+package models
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/charmap"
+	xunicode "golang.org/x/text/encoding/unicode"
+	"golang.org/x/text/encoding/unicode/utf32"
+	"golang.org/x/text/transform"
+)
+
+// The import types: the reference app's TransactionImport (CSV) and our
+// OFX/QFX and QIF imports.
+const (
+	ImportCSV = "TransactionImport"
+	ImportOFX = "OfxImport"
+	ImportQIF = "QifImport"
+)
+
+// ImportTypes lists the import types in the order screens offer them.
+var ImportTypes = []string{ImportCSV, ImportOFX, ImportQIF}
+
+// The sign conventions of an amount column: inflows_positive (money in is
+// positive in the file, the reference app's default) or inflows_negative.
+const (
+	InflowsPositive = "inflows_positive"
+	InflowsNegative = "inflows_negative"
+)
+
+// NumberFormats are the number formats a file's amounts may use, named by
+// an example as the reference app names them; each maps to its decimal
+// separator and thousands delimiter.
+var NumberFormats = map[string][2]string{
+	"1,234.56": {".", ","},
+	"1.234,56": {",", "."},
+	"1 234,56": {",", " "},
+	"1,234":    {"", ","},
+}
+
+// NumberFormatNames lists NumberFormats' keys in the order screens offer them.
+var NumberFormatNames = []string{"1,234.56", "1.234,56", "1 234,56", "1,234"}
+
+// Import file limits.
+const (
+	// MaxImportFileBytes is the largest file an import takes; a larger
+	// upload is refused before it is read.
+	MaxImportFileBytes = 16 << 20
+	// MaxImportRows is the most rows one import holds.
+	MaxImportRows = 200_000
+	// defaultRowName names a row whose file gives it no name.
+	defaultRowName = "Imported item"
+)
+
+// ImportSettings are how an import reads its file: the reference app's
+// column labels and formats. Column labels are matched to the CSV header
+// without regard to case or surrounding spaces.
+type ImportSettings struct {
+	ColSep             string  `bun:"col_sep"`
+	DateColLabel       *string `bun:"date_col_label"`
+	AmountColLabel     *string `bun:"amount_col_label"`
+	NameColLabel       *string `bun:"name_col_label"`
+	CategoryColLabel   *string `bun:"category_col_label"`
+	TagsColLabel       *string `bun:"tags_col_label"`
+	NotesColLabel      *string `bun:"notes_col_label"`
+	ExternalIDColLabel *string `bun:"external_id_col_label"`
+	DateFormat         string  `bun:"date_format"`   // strptime, as the reference app: %m/%d/%Y
+	NumberFormat       string  `bun:"number_format"` // a NumberFormats key
+	SignageConvention  string  `bun:"signage_convention"`
+}
+
+// DefaultImportSettings are the reference app's defaults. Without a
+// name_col_label, a column named "name" is the name, if the file has one.
+func DefaultImportSettings() ImportSettings {
+	return ImportSettings{ColSep: ",", DateColLabel: Ptr("date"), AmountColLabel: Ptr("amount"),
+		DateFormat: "%m/%d/%Y", NumberFormat: "1,234.56", SignageConvention: InflowsPositive}
+}
+
+// Ptr returns a pointer to a copy of v.
+func Ptr[T any](v T) *T { return &v }
+
+// Check returns a message for every setting that cannot be used.
+func (s ImportSettings) Check() []string {
+	var problems []string
+	switch s.ColSep {
+	case ",", ";", "\t", "|":
+	default:
+		problems = append(problems, "col_sep must be one of: , ; | or a tab")
+	}
+	if _, err := strptimeLayout(s.DateFormat); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if _, ok := NumberFormats[s.NumberFormat]; !ok {
+		problems = append(problems, "number_format must be one of: "+strings.Join(NumberFormatNames, " | "))
+	}
+	if s.SignageConvention != InflowsPositive && s.SignageConvention != InflowsNegative {
+		problems = append(problems, "signage_convention must be inflows_positive or inflows_negative")
+	}
+	for _, c := range []struct {
+		name string
+		v    *string
+	}{{"date_col_label", s.DateColLabel}, {"amount_col_label", s.AmountColLabel}, {"name_col_label", s.NameColLabel},
+		{"category_col_label", s.CategoryColLabel}, {"tags_col_label", s.TagsColLabel}, {"notes_col_label", s.NotesColLabel},
+		{"external_id_col_label", s.ExternalIDColLabel}} {
+		if c.v != nil && utf8.RuneCountInString(*c.v) > 255 {
+			problems = append(problems, c.name+" is too long (maximum is 255 characters)")
+		}
+	}
+	return problems
+}
+
+// FileRow is one row of an import file, as read and as understood.
+type FileRow struct {
+	Position   int // from 1, in file order
+	RawDate    string
+	RawAmount  string
+	Name       string
+	Category   string
+	Tags       string // "|"-separated, as the reference app
+	Notes      string
+	ExternalID string // FITID for OFX, the external id column for CSV
+	Date       *Date
+	Amount     *Amount // the ledger's sign: positive is money out
+	Problems   []string
+}
+
+// ParsedFile is what a file holds: its CSV header, its rows, and the
+// problems of the file as a whole (a mapped column it lacks) that stop it
+// being imported as configured.
+type ParsedFile struct {
+	Headers  []string
+	Rows     []FileRow
+	Problems []string
+}
+
+// InvalidRows counts the rows that cannot be imported.
+func (p *ParsedFile) InvalidRows() int {
+	n := 0
+	for i := range p.Rows {
+		if len(p.Rows[i].Problems) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// ParseImportFile reads a file of the import type with its settings. An
+// error (an *InvalidError) means the file cannot be read at all: not text,
+// not the format, too large; problems a person can fix by mapping columns
+// are in the result.
+func ParseImportFile(data []byte, typ string, s ImportSettings) (*ParsedFile, error) {
+	if len(data) > MaxImportFileBytes {
+		return nil, Invalid(fmt.Sprintf("file is larger than %d MiB", MaxImportFileBytes>>20))
+	}
+	text, err := importText(data)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(text) == "" {
+		return nil, Invalid("file is empty")
+	}
+	var p *ParsedFile
+	switch typ {
+	case ImportCSV:
+		p, err = parseCSV(text, s)
+	case ImportOFX:
+		p, err = parseOFX(text)
+	case ImportQIF:
+		p, err = parseQIF(text, s)
+	default:
+		return nil, Invalid("type must be one of: " + strings.Join(ImportTypes, ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Rows) > MaxImportRows {
+		return nil, Invalid(fmt.Sprintf("file has more than %d rows", MaxImportRows))
+	}
+	return p, nil
+}
+
+// importText returns a file as UTF-8 text without a byte order mark.
+// UTF-16 and UTF-32 with a BOM are decoded; other bytes that are not UTF-8
+// are read as Windows-1252, what spreadsheet programs write. A file with
+// NUL or many control bytes is binary, whatever its name says.
+func importText(data []byte) (string, error) {
+	switch {
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE, 0, 0}), bytes.HasPrefix(data, []byte{0, 0, 0xFE, 0xFF}):
+		out, _, err := transform.Bytes(utf32.UTF32(utf32.BigEndian, utf32.UseBOM).NewDecoder(), data)
+		if err != nil {
+			return "", Invalid("file is not valid UTF-32 text")
+		}
+		data = out
+	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
+		out, _, err := transform.Bytes(xunicode.UTF16(xunicode.BigEndian, xunicode.UseBOM).NewDecoder(), data)
+		if err != nil {
+			return "", Invalid("file is not valid UTF-16 text")
+		}
+		data = out
+	}
+	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
+	control := 0
+	for _, b := range data {
+		if b == 0 {
+			return "", Invalid("file is not a text file (it holds binary data)")
+		}
+		if b < 0x20 && b != '\n' && b != '\r' && b != '\t' && b != '\f' {
+			control++
+		}
+	}
+	if control > 0 && control*100 > len(data) {
+		return "", Invalid("file is not a text file (it holds binary data)")
+	}
+	if utf8.Valid(data) {
+		return string(data), nil
+	}
+	out, err := charmap.Windows1252.NewDecoder().Bytes(data)
+	if err != nil {
+		return "", Invalid("file is not a text file (unknown character encoding)")
+	}
+	return string(out), nil
+}
+
+// strptimeLayout turns a strptime date format (%d/%m/%Y) into a Go
+// layout. Only the date directives are known; a literal may be
+// punctuation or a space, never a letter or digit that Go's layout would
+// read as part of its reference date.
+func strptimeLayout(f string) (string, error) {
+	bad := fmt.Errorf("date_format %q is not supported: use %%d, %%e, %%m, %%Y, %%y, %%b or %%B with - / . , ' or spaces between", f)
+	if f == "" || len(f) > 32 {
+		return "", bad
+	}
+	var b strings.Builder
+	var day, month, year bool
+	for i := 0; i < len(f); i++ {
+		c := f[i]
+		if c != '%' {
+			if !strings.ContainsRune(" -/.,'", rune(c)) {
+				return "", bad
+			}
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i < len(f) && f[i] == '-' { // %-d: no padding; our layouts never need it
+			i++
+		}
+		if i >= len(f) {
+			return "", bad
+		}
+		switch f[i] {
+		case 'd', 'e':
+			b.WriteString("2")
+			day = true
+		case 'm':
+			b.WriteString("1")
+			month = true
+		case 'Y':
+			b.WriteString("2006")
+			year = true
+		case 'y':
+			b.WriteString("06")
+			year = true
+		case 'b', 'h':
+			b.WriteString("Jan")
+			month = true
+		case 'B':
+			b.WriteString("January")
+			month = true
+		default:
+			return "", bad
+		}
+	}
+	if !day || !month || !year {
+		return "", bad
+	}
+	return b.String(), nil
+}
+
+// parseFileDate reads a date of a file with the import's layout.
+func parseFileDate(raw, layout, format string) (Date, error) {
+	t, err := time.Parse(layout, strings.TrimSpace(raw))
+	if err != nil {
+		return "", fmt.Errorf("date %q does not match the format %s", raw, format)
+	}
+	d, err := ParseDate(t.Format(time.DateOnly))
+	if err != nil {
+		return "", fmt.Errorf("date %q is out of range (1900 to 2199)", raw)
+	}
+	return d, nil
+}
+
+// parseFileNumber reads an amount of a file in its number format, as the
+// reference app does: currency signs and letters are dropped, the
+// thousands delimiter removed and the decimal separator made a point. A
+// leading or trailing minus and parentheses mark a negative. More than
+// four decimals round half away from zero.
+func parseFileNumber(raw, format string) (Amount, error) {
+	f := NumberFormats[format]
+	sep, delim := f[0], f[1]
+	s := strings.TrimSpace(raw)
+	neg := false
+	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
+		neg, s = true, s[1:len(s)-1]
+	}
+	// Letters and currency signs may surround the number (USD 12.00,
+	// 12,00 €), never sit inside it (1e5 is not 15).
+	first := strings.IndexFunc(s, unicode.IsDigit)
+	last := strings.LastIndexFunc(s, unicode.IsDigit)
+	if first >= 0 && strings.IndexFunc(s[first:last+1], func(r rune) bool { return unicode.IsLetter(r) || unicode.Is(unicode.Sc, r) }) >= 0 {
+		return 0, fmt.Errorf("amount %q is not a number in the format %s", raw, format)
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case r == '-' || r == '−':
+			if neg {
+				return 0, fmt.Errorf("amount %q is not a number", raw)
+			}
+			neg = true
+		case string(r) == sep:
+			b.WriteByte('.')
+		case string(r) == delim, delim == " " && unicode.IsSpace(r), r == '+', r == '\'' && delim == ",":
+		case unicode.IsLetter(r) || unicode.Is(unicode.Sc, r) || unicode.IsSpace(r):
+		default:
+			return 0, fmt.Errorf("amount %q is not a number in the format %s", raw, format)
+		}
+	}
+	digits := b.String()
+	if !strings.ContainsAny(digits, "0123456789") || strings.Count(digits, ".") > 1 {
+		return 0, fmt.Errorf("amount %q is not a number in the format %s", raw, format)
+	}
+	num := strings.TrimSuffix(strings.TrimLeft(digits, "0"), ".")
+	if num == "" || num[0] == '.' {
+		num = "0" + num
+	}
+	if neg {
+		num = "-" + num
+	}
+	a, err := ParseAmountRounded(num)
+	if err != nil {
+		return 0, fmt.Errorf("amount %q is not a number in the format %s (at most 12 digits before the point)", raw, format)
+	}
+	return a, nil
+}
+
+// ledgerAmount turns an amount of the file into the ledger's sign
+// (positive is money out).
+func ledgerAmount(a Amount, signage string) Amount {
+	if signage == InflowsNegative {
+		return a
+	}
+	return -a
+}
+
+// clip shortens s to at most n characters.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
+}
+
+// finishRow fills a row's name and checks its lengths.
+func finishRow(r *FileRow) {
+	r.Name = clip(strings.Join(strings.Fields(r.Name), " "), 255)
+	if r.Name == "" {
+		r.Name = defaultRowName
+	}
+	r.Category = clip(strings.TrimSpace(r.Category), 255)
+	r.Notes = clip(strings.TrimSpace(r.Notes), 10_000)
+	r.Tags = clip(strings.TrimSpace(r.Tags), 2_000)
+	if utf8.RuneCountInString(r.ExternalID) > 255 {
+		r.Problems = append(r.Problems, "external id is longer than 255 characters")
+		r.ExternalID = clip(r.ExternalID, 255)
+	}
+	for _, s := range []*string{&r.Name, &r.Category, &r.Notes, &r.Tags, &r.ExternalID, &r.RawDate, &r.RawAmount} {
+		*s = strings.ReplaceAll(*s, "\x00", "")
+	}
+	r.RawDate, r.RawAmount = clip(r.RawDate, 255), clip(r.RawAmount, 255)
+}
+
+// NormalizedName is how duplicate detection compares names: case and
+// spacing ignored, nothing else.
+func NormalizedName(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}
+
+// itoa is strconv.Itoa, short for messages.
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,175 @@
+package models
+
+import (
+	"encoding/csv"
+	"errors"
+	"io"
+	"strings"
+	"unicode/utf8"
+)
+
+// parseCSV reads a CSV file with encoding/csv: the first record that is
+// not blank is the header; blank lines and records whose every field is
+// empty are skipped; quoted fields may hold separators and newlines.
+func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
+	sep, _ := utf8.DecodeRuneInString(s.ColSep)
+	if s.ColSep == "" {
+		sep = ','
+	}
+	r := csv.NewReader(strings.NewReader(text))
+	r.Comma = sep
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
+	r.ReuseRecord = true
+	p := &ParsedFile{}
+	var cols csvColumns
+	layout, layoutErr := strptimeLayout(s.DateFormat)
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			line, _ := r.FieldPos(0)
+			return nil, Invalid("file is not valid CSV near line " + itoa(line))
+		}
+		if blank(rec) {
+			continue
+		}
+		if p.Headers == nil {
+			p.Headers = make([]string, len(rec))
+			for i, h := range rec {
+				p.Headers[i] = strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF"))
+			}
+			cols, p.Problems = mapColumns(p.Headers, s)
+			if layoutErr != nil {
+				p.Problems = append(p.Problems, layoutErr.Error())
+			}
+			continue
+		}
+		if len(p.Rows) >= MaxImportRows {
+			return nil, Invalid("file has more than " + itoa(MaxImportRows) + " rows")
+		}
+		row := FileRow{Position: len(p.Rows) + 1}
+		field := func(i int) string {
+			if i < 0 || i >= len(rec) {
+				return ""
+			}
+			return strings.TrimSpace(rec[i])
+		}
+		row.RawDate, row.RawAmount = field(cols.date), field(cols.amount)
+		row.Name, row.Category, row.Tags = field(cols.name), field(cols.category), field(cols.tags)
+		row.Notes, row.ExternalID = field(cols.notes), field(cols.externalID)
+		if len(p.Problems) == 0 {
+			readDateAndAmount(&row, layout, s)
+		}
+		finishRow(&row)
+		p.Rows = append(p.Rows, row)
+	}
+	if p.Headers == nil {
+		return nil, Invalid("file has no header row")
+	}
+	return p, nil
+}
+
+// readDateAndAmount parses a row's date and amount, noting what is wrong.
+func readDateAndAmount(row *FileRow, layout string, s ImportSettings) {
+	if row.RawDate == "" {
+		row.Problems = append(row.Problems, "date is required")
+	} else if d, err := parseFileDate(row.RawDate, layout, s.DateFormat); err != nil {
+		row.Problems = append(row.Problems, err.Error())
+	} else {
+		row.Date = &d
+	}
+	if row.RawAmount == "" {
+		row.Problems = append(row.Problems, "amount is required")
+	} else if a, err := parseFileNumber(row.RawAmount, s.NumberFormat); err != nil {
+		row.Problems = append(row.Problems, err.Error())
+	} else {
+		a = ledgerAmount(a, s.SignageConvention)
+		row.Amount = &a
+	}
+}
+
+func blank(rec []string) bool {
+	for _, f := range rec {
+		if strings.TrimSpace(f) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// csvColumns are the header positions of the mapped columns, -1 when not
+// mapped.
+type csvColumns struct {
+	date, amount, name, category, tags, notes, externalID int
+}
+
+// mapColumns finds each mapped label in the header. Date and amount are
+// required; a label given but absent from the header is a problem.
+func mapColumns(headers []string, s ImportSettings) (csvColumns, []string) {
+	var problems []string
+	find := func(setting string, label *string, required bool) int {
+		if label == nil || strings.TrimSpace(*label) == "" {
+			if required {
+				problems = append(problems, setting+" is required: name the column that holds it")
+			}
+			return -1
+		}
+		want := strings.ToLower(strings.TrimSpace(*label))
+		for i, h := range headers {
+			if strings.ToLower(h) == want {
+				return i
+			}
+		}
+		problems = append(problems, setting+" "+quote(*label)+" is not a column of the file (columns: "+strings.Join(headers, ", ")+")")
+		return -1
+	}
+	c := csvColumns{
+		date:       find("date_col_label", s.DateColLabel, true),
+		amount:     find("amount_col_label", s.AmountColLabel, true),
+		name:       find("name_col_label", nameLabel(headers, s.NameColLabel), false),
+		category:   find("category_col_label", s.CategoryColLabel, false),
+		tags:       find("tags_col_label", s.TagsColLabel, false),
+		notes:      find("notes_col_label", s.NotesColLabel, false),
+		externalID: find("external_id_col_label", s.ExternalIDColLabel, false),
+	}
+	return c, problems
+}
+
+func quote(s string) string { return "\"" + clip(s, 60) + "\"" }
+
+// nameLabel is the name column's label: the one set, else "name" when the
+// file has such a column.
+func nameLabel(headers []string, set *string) *string {
+	if set != nil {
+		return set
+	}
+	for _, h := range headers {
+		if strings.EqualFold(h, "name") {
+			return &h
+		}
+	}
+	return nil
+}
+
+// GuessColSep returns the separator a CSV file most likely uses: the one
+// of , ; tab and | that its first non-blank line holds most of (comma on a
+// tie). Screens use it for a file uploaded without settings.
+func GuessColSep(data []byte) string {
+	text := strings.TrimPrefix(string(data[:min(len(data), 64<<10)]), "\uFEFF")
+	for _, line := range strings.Split(text, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		best, n := ",", strings.Count(line, ",")
+		for _, sep := range []string{";", "\t", "|"} {
+			if c := strings.Count(line, sep); c > n {
+				best, n = sep, c
+			}
+		}
+		return best
+	}
+	return ","
+}
