@@ -34,6 +34,7 @@ import (
 	"coffer/api"
 	"coffer/api/cli"
 	"coffer/jobs"
+	"coffer/jobs/assistant"
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/migrations"
@@ -244,6 +245,7 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	o.Handlers = &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
 	o.SimpleFIN = &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
 		Bridge: bridge.NewClient(cfg.SimpleFINClient)}
+	o.Assistant = &assistant.Handlers{Store: s.store, Redis: s.rdb, Log: log, Options: cfg.Assistant}
 	return o
 }
 
@@ -421,6 +423,7 @@ type Config struct {
 	Worker          worker.Options
 	SimpleFINClient bridge.Options
 	SimpleFIN       simplefin.Options
+	Assistant       assistant.Options
 }
 
 // Embedded reports whether the service runs on the SQLite file and the

@@ -1,8 +1,11 @@
 package rest
 
 import (
+	"errors"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 
 	"coffer/api/httperr"
 	"coffer/jobs"
@@ -77,7 +80,7 @@ func (h *Handler) createChat(c *fiber.Ctx) error {
 		return err
 	}
 	if msg != nil {
-		h.askAssistant(c, chat.ID)
+		h.askAssistant(c, chat.ID, msg.ID)
 	}
 	return h.respondChat(c, fiber.StatusCreated, chat.ID, models.Page{Number: 1, Size: defaultPerPage})
 }
@@ -124,17 +127,18 @@ func (h *Handler) createMessage(c *fiber.Ctx) error {
 	if err := h.store.CreateMessage(c.UserContext(), k.UserID, m); err != nil {
 		return err
 	}
-	h.askAssistant(c, id)
+	h.askAssistant(c, id, m.ID)
 	return c.Status(fiber.StatusCreated).JSON(renderMessage(m))
 }
 
-// askAssistant queues the assistant's reply to a chat.
-func (h *Handler) askAssistant(c *fiber.Ctx, chatID uuid.UUID) {
-	task, err := jobs.NewChatReplyTask(KeyOf(c).FamilyID, chatID)
+// askAssistant queues the assistant's reply to a user message. A reply
+// already queued for it is enough.
+func (h *Handler) askAssistant(c *fiber.Ctx, chatID, messageID uuid.UUID) {
+	task, err := jobs.NewChatReplyTask(KeyOf(c).FamilyID, chatID, messageID)
 	if err == nil {
 		_, err = h.queue.EnqueueContext(c.UserContext(), task)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		h.log.Warn("enqueue chat reply", "request_id", httperr.RequestID(c), "chat_id", chatID, "error", err)
 	}
 }
