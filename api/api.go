@@ -90,6 +90,9 @@ type Options struct {
 	SimpleFINSyncLocation *time.Location
 	SimpleFINSyncJitter   time.Duration
 	SSO                   SSOOptions
+	// AssistantDailyTokens is each family's daily token budget for the
+	// assistant (ASSISTANT_DAILY_TOKENS), shown to admins with the usage.
+	AssistantDailyTokens int
 }
 
 // server holds the audiences' handlers and what the app-wide middleware
@@ -134,7 +137,7 @@ func New(o Options) (*fiber.App, error) {
 	if s.rest, err = rest.New(rest.Options{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
-		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar, AssistantDailyTokens: o.AssistantDailyTokens,
 	}); err != nil {
 		return nil, err
 	}

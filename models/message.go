@@ -208,3 +208,29 @@ func (s *Store) ChatPending(ctx context.Context, c *Chat) (bool, error) {
 		Count(ctx)
 	return n > 0, dbErr("count unanswered messages", err)
 }
+
+// ChatUsage is the tokens a chat's answers used, as the provider counted.
+type ChatUsage struct {
+	ChatID           uuid.UUID `bun:"chat_id"`
+	Title            string    `bun:"title"`
+	UserID           uuid.UUID `bun:"user_id"`
+	Answers          int       `bun:"answers"`
+	PromptTokens     int       `bun:"prompt_tokens"`
+	CompletionTokens int       `bun:"completion_tokens"`
+}
+
+// AssistantUsage lists the token use of every chat of the family that has
+// answers, the heaviest first, for its admins.
+func (s *Store) AssistantUsage(ctx context.Context, familyID uuid.UUID) ([]ChatUsage, error) {
+	out := []ChatUsage{}
+	err := s.db.NewSelect().Model((*Message)(nil)).
+		ColumnExpr("msg.chat_id, ch.title, ch.user_id, count(*) AS answers").
+		ColumnExpr("sum(msg.prompt_tokens) AS prompt_tokens, sum(msg.completion_tokens) AS completion_tokens").
+		Join("JOIN chats AS ch ON ch.id = msg.chat_id AND ch.family_id = msg.family_id").
+		Where("msg.family_id = ?", familyID).
+		Where("msg.type = ?", AssistantMessage).
+		GroupExpr("msg.chat_id, ch.title, ch.user_id").
+		OrderExpr("sum(msg.prompt_tokens) + sum(msg.completion_tokens) DESC, msg.chat_id").
+		Scan(ctx, &out)
+	return out, dbErr("assistant usage", err)
+}

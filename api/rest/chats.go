@@ -21,6 +21,8 @@ type chatsJSON struct {
 
 type chatDetailJSON struct {
 	chatJSON
+	// Pending is true while the assistant is answering a message.
+	Pending    bool          `json:"pending"`
 	Messages   []messageJSON `json:"messages"`
 	Pagination Pagination    `json:"pagination"`
 }
@@ -60,7 +62,12 @@ func (h *Handler) respondChat(c *fiber.Ctx, status int, id uuid.UUID, p models.P
 	if err != nil {
 		return err
 	}
-	return c.Status(status).JSON(chatDetailJSON{chatJSON: renderChat(chat), Messages: renderAll(msgs, renderMessage), Pagination: pagination(p, total)})
+	pending, err := h.store.ChatPending(ctx, chat)
+	if err != nil {
+		return err
+	}
+	return c.Status(status).JSON(chatDetailJSON{chatJSON: renderChat(chat), Pending: pending,
+		Messages: renderAll(msgs, renderMessage), Pagination: pagination(p, total)})
 }
 
 func (h *Handler) createChat(c *fiber.Ctx) error {

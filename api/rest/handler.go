@@ -35,6 +35,9 @@ type Options struct {
 	SimpleFINDailyBudget int
 	// Calendar works out a connection's next scheduled sync.
 	Calendar *simplefin.SyncCalendar
+	// AssistantDailyTokens is each family's daily token budget, shown
+	// to its admins beside the usage; 0: no limit.
+	AssistantDailyTokens int
 }
 
 // Handler serves /api/v1; handlers are its methods.
@@ -51,6 +54,8 @@ type Handler struct {
 	dailyBudget int
 	calendar    *simplefin.SyncCalendar
 
+	assistantDailyTokens int
+
 	docs *docs // the API reference page
 }
 
@@ -64,6 +69,7 @@ func New(o Options) (*Handler, error) {
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
-		docs: docs,
+		assistantDailyTokens: o.AssistantDailyTokens,
+		docs:                 docs,
 	}, nil
 }
