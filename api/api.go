@@ -145,6 +145,7 @@ func New(o Options) (*fiber.App, error) {
 	if s.screens, err = screens.New(s.site, screens.Options{
 		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer,
 		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+		Queue: o.Queue, AssistantDailyTokens: o.AssistantDailyTokens,
 	}); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
@@ -43,6 +44,11 @@ type Options struct {
 	SimpleFINDailyBudget int
 	// Calendar works out a connection's next scheduled sync.
 	Calendar *simplefin.SyncCalendar
+	// Queue takes the assistant's replies to chat messages.
+	Queue *asynq.Client
+	// AssistantDailyTokens is each family's daily token budget, shown to
+	// its admins beside the usage; 0: no limit.
+	AssistantDailyTokens int
 }
 
 // Handler serves the household screens; handlers are its methods.
@@ -58,19 +64,23 @@ type Handler struct {
 	connections *simplefin.Actions
 	dailyBudget int
 	calendar    *simplefin.SyncCalendar
+
+	queue                *asynq.Client
+	assistantDailyTokens int
 }
 
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports", "members")
+		"labels", "label_form", "label_delete", "budgets", "reports", "members", "chats", "chat")
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{
 		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+		queue: o.Queue, assistantDailyTokens: o.AssistantDailyTokens,
 	}, nil
 }
 
@@ -107,6 +117,14 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 		app.Post("/"+k+"/:id/delete", screen(signedIn, h.labelScreen(k, h.deleteLabel))...)
 		app.Post("/"+k+"/:id/merge", screen(signedIn, h.labelScreen(k, h.mergeLabel))...)
 	}
+
+	app.Get("/chats", screen(signedIn, h.listChats)...)
+	app.Post("/chats", screen(signedIn, h.createChat)...)
+	app.Post("/chats/settings", screen(signedIn, h.saveAssistantSettings)...)
+	app.Get("/chats/:id", screen(signedIn, h.showChat)...)
+	app.Post("/chats/:id/messages", screen(signedIn, h.createChatMessage)...)
+	app.Post("/chats/:id/retry", screen(signedIn, h.retryChat)...)
+	app.Post("/chats/:id/delete", screen(signedIn, h.deleteChat)...)
 
 	app.Get("/budgets", screen(signedIn, h.showBudget)...)
 	app.Post("/budgets", screen(signedIn, h.saveBudget)...)

@@ -47,6 +47,9 @@ type Page struct {
 	Flash string
 	Error string
 	Data  any
+	// Refresh reloads the page after this many seconds (a meta refresh),
+	// for a page that waits on background work without JavaScript; 0: never.
+	Refresh int
 }
 
 // Options configure the browser screens and sign-in.
