@@ -41,7 +41,8 @@ func TestChatScreens(t *testing.T) {
 	id := strings.TrimPrefix(loc, "/chats/")
 	r = b.get(loc)
 	body = string(r.body)
-	if r.status != 200 || !strings.Contains(body, `<meta http-equiv="refresh" content="3">`) || !strings.Contains(body, `id="pending"`) ||
+	if r.status != 200 || !strings.Contains(body, `<noscript><meta http-equiv="refresh" content="3"></noscript>`) || !strings.Contains(body, `id="pending"`) ||
+		!strings.Contains(body, `data-stream="/chats/`+strings.TrimPrefix(loc, "/chats/")+`/stream"`) ||
 		!strings.Contains(body, "How much did I spend on coffee?") {
 		t.Fatalf("pending chat page: %d %s", r.status, body)
 	}
@@ -54,6 +55,12 @@ func TestChatScreens(t *testing.T) {
 	body = string(b.get(loc).body)
 	if strings.Contains(body, "http-equiv") || strings.Contains(body, `id="pending"`) || !strings.Contains(body, "About &lt;b&gt;$12&lt;/b&gt;.") {
 		t.Fatalf("answered chat page: %s", body)
+	}
+
+	// The page's script follows the answer on the chat's stream, which
+	// the session opens: nothing pending now, so one idle event.
+	if r := b.get(loc + "/stream"); r.status != 200 || !strings.HasPrefix(string(r.body), "event: idle\n") {
+		t.Fatalf("stream: %d %s", r.status, r.body)
 	}
 
 	// A follow-up that fails: the error, then Ask again, then the answer.
@@ -105,6 +112,9 @@ func TestChatScreens(t *testing.T) {
 	other.login(e.beta.User.Email, "correct horse battery")
 	if r := other.get(loc); r.status != 404 {
 		t.Fatalf("other family: %d", r.status)
+	}
+	if r := other.get(loc + "/stream"); r.status != 404 {
+		t.Fatalf("other family's stream: %d", r.status)
 	}
 	b.get(loc)
 	if r := b.post(loc+"/delete", nil); r.status != 303 {

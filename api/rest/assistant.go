@@ -1,17 +1,14 @@
 package rest
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/hibiken/asynq"
 
 	"coffer/api/httperr"
+	"coffer/api/web"
 	"coffer/jobs"
 	"coffer/jobs/assistant"
 	"coffer/models"
@@ -52,82 +49,19 @@ func (h *Handler) retryMessage(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"message": "Retry initiated", "message_id": q.ID.String()})
 }
 
-// streamLimit bounds one stream; a client reconnects for more.
-const streamLimit = 10 * time.Minute
-
-// streamChat relays the reply being made in a chat as server-sent events:
-// "delta" events carry text as the model writes it, "restart" voids the
-// text so far, "tool" names a tool being called, and the stream ends with
-// "done" (the stored message's id) or "error" (the chat's error). When no
-// reply is pending it sends one "idle" event and ends.
+// streamChat relays the reply being made in a chat as server-sent
+// events (see web.ChatStream).
 func (h *Handler) streamChat(c *fiber.Ctx) error {
 	id, err := httperr.PathID(c)
 	if err != nil {
 		return err
 	}
-	ctx, k := c.UserContext(), KeyOf(c)
-	chat, err := h.store.Chat(ctx, k.FamilyID, k.UserID, id)
+	k := KeyOf(c)
+	chat, err := h.store.Chat(c.UserContext(), k.FamilyID, k.UserID, id)
 	if err != nil {
 		return err
 	}
-	// Subscribe before looking at the chat, so that an answer stored in
-	// between is either seen as stored or heard on the channel.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), streamLimit)
-	sub := h.redis.Subscribe(sctx, assistant.StreamChannel(id))
-	if _, err := sub.Receive(ctx); err != nil {
-		cancel()
-		sub.Close()
-		return httperr.Unavailable("The stream is not available right now. Please try again later.", err)
-	}
-	pending, err := h.store.ChatPending(ctx, chat)
-	if err != nil {
-		cancel()
-		sub.Close()
-		return err
-	}
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set("X-Accel-Buffering", "no") // nginx: pass events on at once
-	// The body is written after the handler returns; a client that goes
-	// away shows as a failed write and ends it.
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		defer cancel()
-		defer sub.Close()
-		send := func(typ string, data any) bool {
-			b, _ := json.Marshal(data)
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, b)
-			return w.Flush() == nil
-		}
-		if !pending {
-			send("idle", fiber.Map{"error": chat.Error})
-			return
-		}
-		keepAlive := time.NewTicker(15 * time.Second)
-		defer keepAlive.Stop()
-		events := sub.Channel()
-		for {
-			select {
-			case <-sctx.Done():
-				return
-			case <-keepAlive.C:
-				if _, err := w.WriteString(": keep-alive\n\n"); err != nil || w.Flush() != nil {
-					return
-				}
-			case m, ok := <-events:
-				if !ok {
-					return
-				}
-				var e assistant.Event
-				if json.Unmarshal([]byte(m.Payload), &e) != nil {
-					continue
-				}
-				if !send(e.Type, e) || e.Type == "done" || e.Type == "error" {
-					return
-				}
-			}
-		}
-	})
-	return nil
+	return web.ChatStream(c, h.store, h.redis, chat)
 }
 
 type assistantSettingsJSON struct {

@@ -127,6 +127,20 @@ func (h *Handler) chatPage(c *fiber.Ctx, status int, q, msg string) error {
 	return h.pages.Render(c, status, "chat", page)
 }
 
+// streamChat relays the chat's pending answer to the page's script.
+func (h *Handler) streamChat(c *fiber.Ctx) error {
+	u := web.SessionOf(c).User
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	chat, err := h.store.Chat(c.UserContext(), u.FamilyID, u.ID, id)
+	if err != nil {
+		return err
+	}
+	return web.ChatStream(c, h.store, h.redis, chat)
+}
+
 func (h *Handler) createChatMessage(c *fiber.Ctx) error {
 	u := web.SessionOf(c).User
 	id, err := httperr.PathID(c)

@@ -122,6 +122,7 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/chats", screen(signedIn, h.createChat)...)
 	app.Post("/chats/settings", screen(signedIn, h.saveAssistantSettings)...)
 	app.Get("/chats/:id", screen(signedIn, h.showChat)...)
+	app.Get("/chats/:id/stream", screen(signedIn, h.streamChat)...)
 	app.Post("/chats/:id/messages", screen(signedIn, h.createChatMessage)...)
 	app.Post("/chats/:id/retry", screen(signedIn, h.retryChat)...)
 	app.Post("/chats/:id/delete", screen(signedIn, h.deleteChat)...)
