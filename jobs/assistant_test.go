@@ -455,3 +455,39 @@ func TestChatReplyBadPayloadIsNotRetried(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestAssistantFailureThenAnswer: a question whose reply failed, then a
+// follow-up that is answered: the chat is no longer pending nor in error,
+// and the queue rebuild does not ask the old question again.
+func TestAssistantFailureThenAnswer(t *testing.T) {
+	e := newAssistant(t, assistanttest.Sequence(assistanttest.Reply{Status: 401}, assistanttest.Reply{Content: "Fine."}))
+	ctx := context.Background()
+	c, q1 := e.ask(t, "first")
+	if err := e.reply(c, q1); err != nil {
+		t.Fatal(err)
+	}
+	q2 := &models.Message{FamilyID: c.FamilyID, ChatID: c.ID, Type: models.UserMessage, Content: "second"}
+	if err := e.store.CreateMessage(ctx, c.UserID, q2); err != nil {
+		t.Fatal(err)
+	}
+	_, chat := e.messages(t, c)
+	if pending, err := e.store.ChatPending(ctx, chat); err != nil || !pending || chat.Error != nil {
+		t.Fatalf("after the follow-up: pending %v (%v), error %v", pending, err, chat.Error)
+	}
+	if err := e.reply(c, q2); err != nil {
+		t.Fatal(err)
+	}
+	_, chat = e.messages(t, c)
+	if pending, err := e.store.ChatPending(ctx, chat); err != nil || pending || chat.Error != nil {
+		t.Fatalf("after the answer: pending %v (%v), error %v", pending, err, chat.Error)
+	}
+	refs, err := e.store.ChatsAwaitingReply(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		if r.ID == c.ID {
+			t.Fatalf("the rebuild would ask %v again", r.MessageID)
+		}
+	}
+}

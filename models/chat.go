@@ -110,9 +110,9 @@ type ChatRef struct {
 	MessageID uuid.UUID `bun:"message_id"` // the user message
 }
 
-// ChatsAwaitingReply lists every user message, of every family, that has
-// no answer in a chat that shows no error: the work a lost queue would
-// have held. Ids only.
+// ChatsAwaitingReply lists, of every family, each chat's newest user
+// message when it has no answer and the chat shows no error: the work a
+// lost queue would have held. Ids only.
 func (s *Store) ChatsAwaitingReply(ctx context.Context) ([]ChatRef, error) {
 	var refs []ChatRef
 	err := s.db.NewSelect().Model((*Message)(nil)).
@@ -120,8 +120,8 @@ func (s *Store) ChatsAwaitingReply(ctx context.Context) ([]ChatRef, error) {
 		Join("JOIN chats AS ch ON ch.id = msg.chat_id AND ch.family_id = msg.family_id").
 		Where("ch.error IS NULL").
 		Where("msg.type = ?", UserMessage).
-		Where("NOT EXISTS (SELECT 1 FROM messages r WHERE r.family_id = msg.family_id AND r.reply_to = msg.id)").
-		OrderExpr("msg.family_id, msg.chat_id, msg.created_at, msg.id").
+		Where(unansweredSQL).Where(newestQuestionSQL, UserMessage).
+		OrderExpr("msg.family_id, msg.chat_id").
 		Scan(ctx, &refs)
 	return refs, dbErr("list chats awaiting reply", err)
 }

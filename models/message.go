@@ -195,19 +195,28 @@ func (s *Store) LastQuestion(ctx context.Context, familyID, userID, chatID uuid.
 	return question, reply, err
 }
 
-// ChatPending reports whether a family's chat has a user message that the
-// assistant is still answering: one without an answer while the chat shows
-// no error.
+// ChatPending reports whether the assistant is still answering a family's
+// chat: its newest user message has no answer and the chat shows no error.
+// Older questions left without an answer (a failure the person moved on
+// from) do not count.
 func (s *Store) ChatPending(ctx context.Context, c *Chat) (bool, error) {
 	if c.Error != nil {
 		return false, nil
 	}
 	n, err := s.db.NewSelect().Model((*Message)(nil)).
 		Where("msg.family_id = ?", c.FamilyID).Where("msg.chat_id = ?", c.ID).Where("msg.type = ?", UserMessage).
-		Where("NOT EXISTS (SELECT 1 FROM messages r WHERE r.family_id = msg.family_id AND r.reply_to = msg.id)").
+		Where(unansweredSQL).Where(newestQuestionSQL, UserMessage).
 		Count(ctx)
 	return n > 0, dbErr("count unanswered messages", err)
 }
+
+// unansweredSQL holds for a message msg that no assistant message answers.
+const unansweredSQL = "NOT EXISTS (SELECT 1 FROM messages r WHERE r.family_id = msg.family_id AND r.reply_to = msg.id)"
+
+// newestQuestionSQL holds for the newest user message msg of its chat
+// (? is UserMessage), in the chat's (created_at, id) order.
+const newestQuestionSQL = `NOT EXISTS (SELECT 1 FROM messages n WHERE n.family_id = msg.family_id AND n.chat_id = msg.chat_id
+	AND n.type = ? AND (n.created_at > msg.created_at OR (n.created_at = msg.created_at AND n.id > msg.id)))`
 
 // ChatUsage is the tokens a chat's answers used, as the provider counted.
 type ChatUsage struct {
