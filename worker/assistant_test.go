@@ -12,6 +12,7 @@ import (
 	"coffer/jobs"
 	"coffer/jobs/assistant"
 	"coffer/jobs/assistant/assistanttest"
+	"coffer/jobs/simplefin"
 	"coffer/models"
 	"coffer/models/modelstest"
 	"coffer/worker"
@@ -55,8 +56,12 @@ func TestWorkerRepliesToChats(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Every table is set: the worker shares the usual queues of this Redis
+	// database with the package's other tests, and may meet their leftovers.
 	runWorker(t, worker.Options{Redis: opt, Logger: log, Concurrency: 2, BalanceSweepCron: "@every 1h",
 		Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log},
+		SimpleFIN: &simplefin.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb, Bridge: fakeBridgeClient(),
+			Options: simplefin.Options{RetryBase: 10 * time.Millisecond}},
 		Assistant: &assistant.Handlers{Store: store, Redis: rdb, Log: log, Options: assistant.Options{
 			BaseURL: fake.URL, Model: "local", MaxToolRounds: 8, Timeout: time.Minute, DailyTokens: 0}}})
 
