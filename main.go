@@ -35,6 +35,7 @@ import (
 	"coffer/api/cli"
 	"coffer/api/rest"
 	"coffer/jobs"
+	"coffer/jobs/assistant"
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/migrations"
@@ -238,6 +239,7 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	o.Handlers = &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
 	o.SimpleFIN = &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
 		Bridge: bridge.NewClient(cfg.SimpleFINClient)}
+	o.Assistant = &assistant.Handlers{Store: s.store, Redis: s.rdb, Log: log, Options: cfg.Assistant}
 	return o
 }
 
@@ -278,7 +280,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	web.Development = cfg.Env == "development"
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail, OAuth: cfg.OAuth,
-		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout,
+		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout, AssistantDailyTokens: cfg.Assistant.DailyTokens,
 		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
 		SimpleFINAllowHTTP: cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
 		SimpleFINSyncCron: cfg.Worker.SimplefinSyncCron, SimpleFINSyncLocation: cfg.SimpleFIN.Location, SimpleFINSyncJitter: cfg.SimpleFIN.Jitter,
@@ -411,6 +413,7 @@ type Config struct {
 	Worker          worker.Options
 	SimpleFINClient bridge.Options
 	SimpleFIN       simplefin.Options
+	Assistant       assistant.Options
 }
 
 // Embedded reports whether the service runs on the SQLite file and the

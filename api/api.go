@@ -98,6 +98,9 @@ type Options struct {
 	SimpleFINSyncJitter   time.Duration
 	SSO                   SSOOptions
 	OAuth                 OAuthOptions
+	// AssistantDailyTokens is each family's daily token budget for the
+	// assistant (ASSISTANT_DAILY_TOKENS), shown to admins with the usage.
+	AssistantDailyTokens int
 }
 
 // server holds the audiences' handlers and what the app-wide middleware
@@ -149,7 +152,7 @@ func New(o Options) (*fiber.App, error) {
 	if s.rest, err = rest.New(rest.Options{
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
-		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar, AssistantDailyTokens: o.AssistantDailyTokens,
 		Bearer: s.signin.Bearer,
 	}); err != nil {
 		return nil, err
@@ -157,6 +160,7 @@ func New(o Options) (*fiber.App, error) {
 	if s.screens, err = screens.New(s.site, screens.Options{
 		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer, Queue: o.Queue,
 		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
+		AssistantDailyTokens: o.AssistantDailyTokens,
 	}); err != nil {
 		return nil, err
 	}

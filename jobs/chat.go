@@ -1,40 +1,32 @@
 package jobs
 
 import (
-	"context"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 )
 
-// TypeChatReply produces the assistant's answer to the newest message.
+// TypeChatReply produces the assistant's answer to one user message. Its
+// handler lives in jobs/assistant, with the provider and the tools.
 const TypeChatReply = "chat:reply"
 
-// NoProviderMessage is the chat error shown until an AI provider is set up.
-const NoProviderMessage = "The assistant is not available: no AI provider is configured on this server."
-
-// ChatReplyPayload names the chat to answer.
+// ChatReplyPayload names the user message to answer.
 type ChatReplyPayload struct {
-	FamilyID uuid.UUID `json:"family_id"`
-	ChatID   uuid.UUID `json:"chat_id"`
+	FamilyID  uuid.UUID `json:"family_id"`
+	ChatID    uuid.UUID `json:"chat_id"`
+	MessageID uuid.UUID `json:"message_id"`
 }
 
-// NewChatReplyTask builds the reply to a chat, unique per chat while queued.
-func NewChatReplyTask(familyID, chatID uuid.UUID) (*asynq.Task, error) {
-	return NewTask(TypeChatReply, ChatReplyPayload{FamilyID: familyID, ChatID: chatID},
-		asynq.TaskID("chat:reply:"+chatID.String()), asynq.Queue(QueueDefault), asynq.MaxRetry(3),
-		asynq.Timeout(2*time.Minute))
-}
+// ChatReplyTimeout bounds one run of the reply task; the assistant's own
+// ASSISTANT_TIMEOUT is shorter, so the job ends with a chat error first.
+const ChatReplyTimeout = 15 * time.Minute
 
-// ChatReply handles TypeChatReply. No AI provider is configured in this
-// version, so the reply is the chat's error saying so; setting it again is
-// harmless.
-func (h *Handlers) ChatReply(ctx context.Context, t *asynq.Task) error {
-	var p ChatReplyPayload
-	if err := Decode(t, &p); err != nil {
-		return err
-	}
-	msg := NoProviderMessage
-	return IgnoreNotFound(h.Store.SetChatError(ctx, p.FamilyID, p.ChatID, &msg))
+// NewChatReplyTask builds the reply to one user message. The task id is
+// the message's, so two messages posted together each get their reply and
+// a message is never queued twice at once.
+func NewChatReplyTask(familyID, chatID, messageID uuid.UUID) (*asynq.Task, error) {
+	return NewTask(TypeChatReply, ChatReplyPayload{FamilyID: familyID, ChatID: chatID, MessageID: messageID},
+		asynq.TaskID("chat:reply:"+messageID.String()), asynq.Queue(QueueDefault), asynq.MaxRetry(3),
+		asynq.Timeout(ChatReplyTimeout))
 }

@@ -55,7 +55,6 @@ func (h *Handlers) Table() Table {
 	return Table{
 		TypeAccountBalance:  {Handler: h.AccountBalance},
 		TypeBalanceSweep:    {Handler: h.BalanceSweep},
-		TypeChatReply:       {Handler: h.ChatReply},
 		TypeRequeue:         {Handler: h.Requeue},
 		TypeAuditArchive:    {Handler: h.AuditArchive},
 		TypeRolesSync:       {Handler: h.RolesSync},

@@ -2,7 +2,6 @@ package jobs_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -101,7 +100,6 @@ func TestBadPayloadsAreNotRetried(t *testing.T) {
 	h, _, _ := newHandlers(t)
 	for name, fn := range map[string]asynq.HandlerFunc{
 		jobs.TypeAccountBalance: h.AccountBalance,
-		jobs.TypeChatReply:      h.ChatReply,
 		jobs.TypeImportPublish:  h.ImportPublish,
 		jobs.TypeImportRevert:   h.ImportRevert,
 	} {
@@ -109,26 +107,6 @@ func TestBadPayloadsAreNotRetried(t *testing.T) {
 		if !errors.Is(err, asynq.SkipRetry) {
 			t.Errorf("%s: err = %v, want SkipRetry", name, err)
 		}
-	}
-}
-
-func TestChatReplySetsError(t *testing.T) {
-	h, store, _ := newHandlers(t)
-	ctx := context.Background()
-	f := modelstest.NewFamily(t, store, "chat")
-	c := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "hi"}
-	if _, err := store.CreateChat(ctx, c, "hello"); err != nil {
-		t.Fatal(err)
-	}
-	payload, _ := json.Marshal(jobs.ChatReplyPayload{FamilyID: f.Family.ID, ChatID: c.ID})
-	for i := 0; i < 2; i++ {
-		if err := h.ChatReply(ctx, asynq.NewTask(jobs.TypeChatReply, payload)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, _ := store.Chat(ctx, f.Family.ID, f.User.ID, c.ID)
-	if got.Error == nil || *got.Error != jobs.NoProviderMessage {
-		t.Fatalf("chat error = %v", got.Error)
 	}
 }
 
@@ -173,19 +151,28 @@ func TestRequeueRebuildsTheQueue(t *testing.T) {
 	ctx := context.Background()
 	f := modelstest.NewFamily(t, store, "requeue")
 	waiting := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "waiting"}
+	failed := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "failed"}
 	answered := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "answered"}
 	empty := &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "empty"}
-	for c, first := range map[*models.Chat]string{waiting: "hi", answered: "hi", empty: ""} {
-		if _, err := store.CreateChat(ctx, c, first); err != nil {
+	questions := map[*models.Chat]*models.Message{}
+	for c, first := range map[*models.Chat]string{waiting: "hi", failed: "hi", answered: "hi", empty: ""} {
+		m, err := store.CreateChat(ctx, c, first)
+		if err != nil {
 			t.Fatal(err)
 		}
+		questions[c] = m
 	}
 	msg := "failed"
-	if err := store.SetChatError(ctx, f.Family.ID, answered.ID, &msg); err != nil {
+	if err := store.SetChatError(ctx, f.Family.ID, failed.ID, &msg); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err := store.SaveReply(ctx, &models.Message{FamilyID: f.Family.ID, ChatID: answered.ID,
+		ReplyTo: &questions[answered].ID, Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	taskID := func(c *models.Chat) string { return "chat:reply:" + questions[c].ID.String() }
 	t.Cleanup(func() {
-		_ = insp.DeleteTask(jobs.QueueDefault, "chat:reply:"+waiting.ID.String())
+		_ = insp.DeleteTask(jobs.QueueDefault, taskID(waiting))
 		forgetSweeps(insp)
 	})
 	// An import that was importing when the process stopped goes on.
@@ -215,11 +202,11 @@ func TestRequeueRebuildsTheQueue(t *testing.T) {
 	if !found {
 		t.Error("importing import not re-queued")
 	}
-	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "chat:reply:"+waiting.ID.String()); err != nil {
+	if _, err := insp.GetTaskInfo(jobs.QueueDefault, taskID(waiting)); err != nil {
 		t.Errorf("waiting chat not re-queued: %v", err)
 	}
-	for _, c := range []*models.Chat{answered, empty} {
-		if _, err := insp.GetTaskInfo(jobs.QueueDefault, "chat:reply:"+c.ID.String()); err == nil {
+	for _, c := range []*models.Chat{failed, answered} {
+		if _, err := insp.GetTaskInfo(jobs.QueueDefault, taskID(c)); err == nil {
 			t.Errorf("chat %q re-queued", c.Title)
 		}
 	}

@@ -33,7 +33,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	for _, c := range chats {
-		task, err := NewChatReplyTask(c.FamilyID, c.ID)
+		task, err := NewChatReplyTask(c.FamilyID, c.ID, c.MessageID)
 		if err != nil {
 			return err
 		}

@@ -136,22 +136,26 @@ func (s *Store) DeleteChat(ctx context.Context, familyID, userID, id uuid.UUID) 
 	return affectedOne(res, err, "delete chat")
 }
 
-// ChatRef names a chat of a family, for jobs that visit many.
+// ChatRef names a user message of a family's chat, for jobs that visit
+// many.
 type ChatRef struct {
-	FamilyID uuid.UUID `bun:"family_id"`
-	ID       uuid.UUID `bun:"id"`
+	FamilyID  uuid.UUID `bun:"family_id"`
+	ID        uuid.UUID `bun:"id"`         // the chat
+	MessageID uuid.UUID `bun:"message_id"` // the user message
 }
 
-// ChatsAwaitingReply lists every chat, of every family, whose newest
-// message is the user's and which shows no error: the work a lost queue
-// would have held. Ids only.
+// ChatsAwaitingReply lists, of every family, each chat's newest user
+// message when it has no answer and the chat shows no error: the work a
+// lost queue would have held. Ids only.
 func (s *Store) ChatsAwaitingReply(ctx context.Context) ([]ChatRef, error) {
 	var refs []ChatRef
-	err := s.db.NewSelect().Model((*Chat)(nil)).Column("ch.family_id", "ch.id").
+	err := s.db.NewSelect().Model((*Message)(nil)).
+		ColumnExpr("msg.family_id, msg.chat_id AS id, msg.id AS message_id").
+		Join("JOIN chats AS ch ON ch.id = msg.chat_id AND ch.family_id = msg.family_id").
 		Where("ch.error IS NULL").
-		Where(`EXISTS (SELECT 1 FROM messages m WHERE m.chat_id = ch.id AND m.family_id = ch.family_id
-			AND m.created_at = ch.last_message_at AND m.type = ?)`, UserMessage).
-		OrderExpr("ch.family_id, ch.id").
+		Where("msg.type = ?", UserMessage).
+		Where(unansweredSQL).Where(newestQuestionSQL, UserMessage).
+		OrderExpr("msg.family_id, msg.chat_id").
 		Scan(ctx, &refs)
 	return refs, dbErr("list chats awaiting reply", err)
 }

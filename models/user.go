@@ -39,8 +39,11 @@ type User struct {
 	SuspendedAt  *time.Time `bun:"suspended_at"`
 	SuspendedBy  *uuid.UUID `bun:"suspended_by"`
 	LastLoginAt  *time.Time `bun:"last_login_at"`
-	CreatedAt    time.Time  `bun:"created_at"`
-	UpdatedAt    time.Time  `bun:"updated_at"`
+	// AssistantMayWrite lets the assistant change this user's data (update
+	// transactions, create categories and tags); off by default.
+	AssistantMayWrite bool      `bun:"assistant_may_write"`
+	CreatedAt         time.Time `bun:"created_at"`
+	UpdatedAt         time.Time `bun:"updated_at"`
 }
 
 // ValidRole reports whether r is one of the three roles.
@@ -167,4 +170,16 @@ func (s *Store) ResetPassword(ctx context.Context, userID uuid.UUID, hash string
 		}
 		return tx.DeleteUserSessions(ctx, userID, keep)
 	})
+}
+
+// SetAssistantMayWrite turns on or off the assistant's write tools for a
+// user of the family.
+func (s *Store) SetAssistantMayWrite(ctx context.Context, familyID, userID uuid.UUID, may bool) error {
+	res, err := s.db.NewUpdate().Model((*User)(nil)).
+		Set("assistant_may_write = ?", may).
+		Set("updated_at = ?", s.now()).
+		Where("family_id = ?", familyID).
+		Where("id = ?", userID).
+		Exec(ctx)
+	return affectedOne(res, err, "set assistant may write")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"coffer/jobs"
+	"coffer/jobs/assistant"
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/models/modelstest"
@@ -40,7 +41,7 @@ func everyTask(t *testing.T) []*asynq.Task {
 	}
 	add(jobs.NewAccountBalanceTask(a, b))
 	add(jobs.NewBalanceSweepTask(), nil)
-	add(jobs.NewChatReplyTask(a, b))
+	add(jobs.NewChatReplyTask(a, b, uuid.New()))
 	add(jobs.NewRequeueTask(), nil)
 	add(jobs.NewAuditArchiveTask(), nil)
 	add(jobs.NewRolesSyncTask(a, b))
@@ -84,7 +85,8 @@ func TestEveryTaskTypeIsHandled(t *testing.T) {
 	o := worker.Options{Redis: opt, Logger: log,
 		Handlers: &jobs.Handlers{Store: store, Queue: queue, Log: log, Retention: retention, ArchiveDir: t.TempDir()},
 		SimpleFIN: &simplefin.Handlers{Store: store, Queue: queue, Log: log, Redis: rdb,
-			Bridge: bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true})}}
+			Bridge: bridge.NewClient(bridge.Options{AllowHTTP: true, AllowPrivateHosts: true})},
+		Assistant: &assistant.Handlers{Store: store, Redis: rdb, Log: log}}
 	table, err := o.Table()
 	if err != nil {
 		t.Fatal(err)

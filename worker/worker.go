@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/jobs"
+	"coffer/jobs/assistant"
 	"coffer/jobs/simplefin"
 )
 
@@ -23,6 +24,7 @@ type Options struct {
 	Redis       asynq.RedisConnOpt
 	Handlers    *jobs.Handlers      // the generic task types
 	SimpleFIN   *simplefin.Handlers // the SimpleFIN task types
+	Assistant   *assistant.Handlers // the chat reply
 	Logger      *slog.Logger
 	Concurrency int `env:"WORKER_CONCURRENCY" default:"10" min:"1" max:"1000"`
 	// BalanceSweepCron is when every balance is recalculated (UTC).
@@ -44,10 +46,10 @@ type Options struct {
 	LeaseTTL time.Duration
 }
 
-// Table is every task type the worker runs: the generic ones and the
-// SimpleFIN ones, each listed once.
+// Table is every task type the worker runs: the generic ones, the
+// SimpleFIN ones and the assistant's, each listed once.
 func (o Options) Table() (jobs.Table, error) {
-	return jobs.Merge(o.Handlers.Table(), o.SimpleFIN.Table())
+	return jobs.Merge(o.Handlers.Table(), o.SimpleFIN.Table(), o.Assistant.Table())
 }
 
 // Mux routes every task type of the table to its handler, with logging

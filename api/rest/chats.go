@@ -1,8 +1,11 @@
 package rest
 
 import (
+	"errors"
+
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 
 	"coffer/api/httperr"
 	"coffer/jobs"
@@ -18,6 +21,8 @@ type chatsJSON struct {
 
 type chatDetailJSON struct {
 	chatJSON
+	// Pending is true while the assistant is answering a message.
+	Pending    bool          `json:"pending"`
 	Messages   []messageJSON `json:"messages"`
 	Pagination Pagination    `json:"pagination"`
 }
@@ -57,7 +62,12 @@ func (h *Handler) respondChat(c *fiber.Ctx, status int, id uuid.UUID, p models.P
 	if err != nil {
 		return err
 	}
-	return c.Status(status).JSON(chatDetailJSON{chatJSON: renderChat(chat), Messages: renderAll(msgs, renderMessage), Pagination: pagination(p, total)})
+	pending, err := h.store.ChatPending(ctx, chat)
+	if err != nil {
+		return err
+	}
+	return c.Status(status).JSON(chatDetailJSON{chatJSON: renderChat(chat), Pending: pending,
+		Messages: renderAll(msgs, renderMessage), Pagination: pagination(p, total)})
 }
 
 func (h *Handler) createChat(c *fiber.Ctx) error {
@@ -77,7 +87,7 @@ func (h *Handler) createChat(c *fiber.Ctx) error {
 		return err
 	}
 	if msg != nil {
-		h.askAssistant(c, chat.ID)
+		h.askAssistant(c, chat.ID, msg.ID)
 	}
 	return h.respondChat(c, fiber.StatusCreated, chat.ID, models.Page{Number: 1, Size: defaultPerPage})
 }
@@ -124,17 +134,18 @@ func (h *Handler) createMessage(c *fiber.Ctx) error {
 	if err := h.store.CreateMessage(c.UserContext(), k.UserID, m); err != nil {
 		return err
 	}
-	h.askAssistant(c, id)
+	h.askAssistant(c, id, m.ID)
 	return c.Status(fiber.StatusCreated).JSON(renderMessage(m))
 }
 
-// askAssistant queues the assistant's reply to a chat.
-func (h *Handler) askAssistant(c *fiber.Ctx, chatID uuid.UUID) {
-	task, err := jobs.NewChatReplyTask(KeyOf(c).FamilyID, chatID)
+// askAssistant queues the assistant's reply to a user message. A reply
+// already queued for it is enough.
+func (h *Handler) askAssistant(c *fiber.Ctx, chatID, messageID uuid.UUID) {
+	task, err := jobs.NewChatReplyTask(KeyOf(c).FamilyID, chatID, messageID)
 	if err == nil {
 		_, err = h.queue.EnqueueContext(c.UserContext(), task)
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		h.log.Warn("enqueue chat reply", "request_id", httperr.RequestID(c), "chat_id", chatID, "error", err)
 	}
 }

@@ -40,6 +40,9 @@ type Options struct {
 	// gives, or models.ErrNotFound (signin.Handler.Bearer); nil: bearer
 	// tokens are refused.
 	Bearer func(ctx context.Context, token string) (*models.APIKey, error)
+	// AssistantDailyTokens is each family's daily token budget, shown
+	// to its admins beside the usage; 0: no limit.
+	AssistantDailyTokens int
 }
 
 // Handler serves /api/v1; handlers are its methods.
@@ -57,6 +60,8 @@ type Handler struct {
 	dailyBudget int
 	calendar    *simplefin.SyncCalendar
 
+	assistantDailyTokens int
+
 	docs *docs     // the API reference page
 	keys *keyCache // keys authenticated recently, see authenticate
 }
@@ -71,6 +76,7 @@ func New(o Options) (*Handler, error) {
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+		assistantDailyTokens: o.AssistantDailyTokens,
 		docs: docs, keys: newKeyCache(), bearer: o.Bearer,
 	}, nil
 }

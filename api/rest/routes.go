@@ -31,6 +31,10 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Put("/chats/:id", write, h.updateChat)
 	v1.Delete("/chats/:id", write, h.deleteChat)
 	v1.Post("/chats/:id/messages", write, h.createMessage)
+	v1.Post("/chats/:id/messages/retry", write, h.retryMessage)
+	v1.Get("/chats/:id/stream", read, h.streamChat)
+	v1.Get("/assistant", read, h.showAssistant)
+	v1.Patch("/assistant", write, h.updateAssistant)
 
 	v1.Get("/accounts", read, h.listAccounts)
 	v1.Post("/accounts", write, h.createAccount)

@@ -35,7 +35,7 @@ type Options struct {
 	Logger *slog.Logger
 	Clock  func() time.Time
 	Mail   *web.Mailer   // invitations
-	Queue  *asynq.Client // file imports' jobs
+	Queue  *asynq.Client // file imports' jobs and the assistant's replies
 
 	// Connections are the SimpleFIN connection actions, shared with the
 	// JSON API.
@@ -45,6 +45,9 @@ type Options struct {
 	SimpleFINDailyBudget int
 	// Calendar works out a connection's next scheduled sync.
 	Calendar *simplefin.SyncCalendar
+	// AssistantDailyTokens is each family's daily token budget, shown to
+	// its admins beside the usage; 0: no limit.
+	AssistantDailyTokens int
 }
 
 // Handler serves the household screens; handlers are its methods.
@@ -61,19 +64,22 @@ type Handler struct {
 	connections *simplefin.Actions
 	dailyBudget int
 	calendar    *simplefin.SyncCalendar
+
+	assistantDailyTokens int
 }
 
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import")
+		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import", "chats", "chat")
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{
 		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail, queue: o.Queue,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
+		assistantDailyTokens: o.AssistantDailyTokens,
 	}, nil
 }
 
@@ -118,6 +124,14 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/imports/:id/publish", screen(signedIn, h.publishImportScreen)...)
 	app.Post("/imports/:id/revert", screen(signedIn, h.revertImportScreen)...)
 	app.Post("/imports/:id/delete", screen(signedIn, h.deleteImportScreen)...)
+	app.Get("/chats", screen(signedIn, h.listChats)...)
+	app.Post("/chats", screen(signedIn, h.createChat)...)
+	app.Post("/chats/settings", screen(signedIn, h.saveAssistantSettings)...)
+	app.Get("/chats/:id", screen(signedIn, h.showChat)...)
+	app.Get("/chats/:id/stream", screen(signedIn, h.streamChat)...)
+	app.Post("/chats/:id/messages", screen(signedIn, h.createChatMessage)...)
+	app.Post("/chats/:id/retry", screen(signedIn, h.retryChat)...)
+	app.Post("/chats/:id/delete", screen(signedIn, h.deleteChat)...)
 
 	app.Get("/budgets", screen(signedIn, h.showBudget)...)
 	app.Post("/budgets", screen(signedIn, h.saveBudget)...)

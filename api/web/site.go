@@ -47,6 +47,10 @@ type Page struct {
 	Flash string
 	Error string
 	Data  any
+	// Refresh reloads the page after this many seconds when scripts do
+	// not run (a meta refresh in noscript), for a page that waits on
+	// background work; its script must do the reloading itself. 0: never.
+	Refresh int
 }
 
 // Options configure the browser screens and sign-in.

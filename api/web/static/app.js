@@ -218,6 +218,30 @@
     root.querySelectorAll('button[data-copy]').forEach(copyButton);
   };
 
+  // A chat's answer as it is written: data-stream on the pending notice
+  // names the chat's event stream. The text shows as it comes; the page
+  // reloads once the answer is stored or has failed, or, should the
+  // stream fail, after a few seconds, as the page without this script
+  // does by itself.
+  const chatStream = (notice) => {
+    const later = () => setTimeout(() => location.reload(), 3000);
+    if (!window.EventSource) { later(); return; }
+    const text = document.createElement('div');
+    text.className = 'content';
+    text.style.whiteSpace = 'pre-wrap';
+    notice.after(text);
+    const src = new EventSource(notice.dataset.stream);
+    const end = () => { src.close(); location.reload(); };
+    src.addEventListener('delta', (e) => { text.textContent += JSON.parse(e.data).text || ''; });
+    src.addEventListener('restart', () => { text.textContent = ''; });
+    src.addEventListener('done', end);
+    src.addEventListener('idle', end);
+    // An "error" event ends the answer; a lost connection is an error
+    // event too, without data: either way, load the page again.
+    src.addEventListener('error', (e) => { src.close(); if (e.data) end(); else later(); });
+  };
+
   document.querySelectorAll('form[data-live]').forEach(liveFilter);
+  document.querySelectorAll('[data-stream]').forEach(chatStream);
   enhance(document);
 })();
