@@ -39,6 +39,7 @@ type Transaction struct {
 	DeletedAt            *time.Time `bun:"deleted_at"`    // tombstone of a deleted imported row
 	ContentKey           *string    `bun:"content_key"`
 	ProviderMeta         *string    `bun:"provider_meta"` // the row as the provider sent it, JSON
+	RuleID               *uuid.UUID `bun:"rule_id"`       // the rule that last changed it
 
 	Account  *Account      `bun:"rel:belongs-to,join:account_id=id,join:family_id=family_id"`
 	Category *Category     `bun:"rel:belongs-to,join:category_id=id,join:family_id=family_id"`
@@ -369,18 +370,14 @@ func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (
 	return accountID, err
 }
 
-// lockedByColumn names the provider-owned field a user edit of a column
-// locks on an imported row.
+// lockedByColumn names the field a user edit of a column locks.
 var lockedByColumn = map[string]string{"date": "date", "amount": "amount", "name": "name", "notes": "notes",
-	"category_id": "category", "excluded": "excluded"}
+	"category_id": "category", "merchant_id": "merchant", "excluded": "excluded"}
 
-// lockEdited returns an imported row's locked fields with those the edit
-// touches added, or nil when nothing new is locked (or the row was not
-// imported): the importer never writes a locked field again.
+// lockEdited returns a row's locked fields with those the edit touches
+// added, or nil when nothing new is locked: the importer and the rules
+// never write a locked field again.
 func lockEdited(before Transaction, columns []string) []string {
-	if before.Source == nil || *before.Source != SourceSimpleFIN {
-		return nil
-	}
 	locked := append([]string{}, before.LockedFields...)
 	added := false
 	for _, c := range columns {

@@ -1,0 +1,344 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+)
+
+// ExcludedByRule is the excluded_reason of a row a rule excluded.
+const ExcludedByRule = "rule"
+
+// RuleRowOf is what rules see of a transaction not written yet: the
+// category and merchant its author chose are theirs, so rules leave them.
+func RuleRowOf(t *Transaction, tagIDs []uuid.UUID) RuleRow {
+	row := RuleRow{ID: t.ID, AccountID: t.AccountID, Date: t.Date, Amount: t.Amount, Name: t.Name, Notes: t.Notes,
+		CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tagIDs, Excluded: t.Excluded, Locked: t.LockedFields}
+	if t.CategoryID != nil {
+		row.Locked = append(slices.Clip(row.Locked), "category")
+	}
+	if t.MerchantID != nil {
+		row.Locked = append(slices.Clip(row.Locked), "merchant")
+	}
+	return row
+}
+
+// ApplyTo copies the result onto a transaction not written yet and
+// returns its tags with the rules' added.
+func (r *RuleResult) ApplyTo(t *Transaction, tagIDs []uuid.UUID) []uuid.UUID {
+	if len(r.Changed) == 0 {
+		return tagIDs
+	}
+	t.CategoryID, t.MerchantID, t.Name = r.Row.CategoryID, r.Row.MerchantID, r.Row.Name
+	if r.changed("excluded") {
+		reason := ExcludedByRule
+		t.Excluded, t.ExcludedReason = true, &reason
+	}
+	id := r.RuleID
+	t.RuleID = &id
+	return append(slices.Clip(tagIDs), r.AddedTags...)
+}
+
+// ruleRowColumns are the columns rules read of a stored transaction.
+var ruleRowColumns = []string{"id", "account_id", "date", "amount", "currency", "name", "notes", "category_id",
+	"merchant_id", "excluded", "locked_fields"}
+
+// ruleRows reads the family's live transactions for rules: those after
+// the id after (uuid.Nil: from the first), in id order, at most limit;
+// or, with ids set, those ids. Tags and transfer membership come in one
+// query each.
+func (s *Store) ruleRows(ctx context.Context, familyID, after uuid.UUID, limit int, ids []uuid.UUID) ([]RuleRow, []Transaction, error) {
+	var ts []Transaction
+	q := s.db.NewSelect().Model(&ts).Column(ruleRowColumns...).
+		Where("t.family_id = ?", familyID).Where("t.deleted_at IS NULL")
+	if ids != nil {
+		q.Where("t.id IN (?)", bun.List(ids))
+	} else {
+		if after != uuid.Nil {
+			q.Where("t.id > ?", after)
+		}
+		q.OrderExpr("t.id").Limit(int64(limit))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, nil, dbErr("read transactions for rules", err)
+	}
+	if len(ts) == 0 {
+		return nil, nil, nil
+	}
+	got := make([]uuid.UUID, len(ts))
+	for i := range ts {
+		got[i] = ts[i].ID
+	}
+	var links []TransactionTag
+	if err := s.db.NewSelect().Model(&links).Where("tt.family_id = ?", familyID).
+		Where("tt.transaction_id IN (?)", bun.List(got)).Scan(ctx); err != nil {
+		return nil, nil, dbErr("read tags for rules", err)
+	}
+	tags := map[uuid.UUID][]uuid.UUID{}
+	for _, l := range links {
+		tags[l.TransactionID] = append(tags[l.TransactionID], l.TagID)
+	}
+	var trs []Transfer
+	if err := s.db.NewSelect().Model(&trs).Column("inflow_transaction_id", "outflow_transaction_id").
+		Where("tr.family_id = ?", familyID).
+		Where("(tr.inflow_transaction_id IN (?) OR tr.outflow_transaction_id IN (?))", bun.List(got), bun.List(got)).
+		Scan(ctx); err != nil {
+		return nil, nil, dbErr("read transfers for rules", err)
+	}
+	inTransfer := map[uuid.UUID]bool{}
+	for _, tr := range trs {
+		inTransfer[tr.InflowTransactionID], inTransfer[tr.OutflowTransactionID] = true, true
+	}
+	rows := make([]RuleRow, len(ts))
+	for i := range ts {
+		t := &ts[i]
+		rows[i] = RuleRow{ID: t.ID, AccountID: t.AccountID, Date: t.Date, Amount: t.Amount, Name: t.Name, Notes: t.Notes,
+			CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tags[t.ID], Excluded: t.Excluded,
+			Transfer: inTransfer[t.ID], Locked: t.LockedFields}
+	}
+	return rows, ts, nil
+}
+
+// ApplyRules runs rule set rs over rows (see RuleSet.Apply): the seam
+// every door that brings transactions in uses on its batch of new rows.
+func ApplyRules(rs *RuleSet, rows []RuleRow) []RuleResult {
+	out := make([]RuleResult, len(rows))
+	for i := range rows {
+		out[i] = rs.Apply(rows[i])
+	}
+	return out
+}
+
+// ApplyRulesTo runs the family's rules over the stored transactions ids
+// (rows an import just wrote) and writes what they changed. It returns
+// the accounts whose balances changed.
+func (s *Store) ApplyRulesTo(ctx context.Context, familyID uuid.UUID, ids []uuid.UUID) ([]uuid.UUID, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rs, err := s.ActiveRules(ctx, familyID)
+	if err != nil || rs.Len() == 0 {
+		return nil, err
+	}
+	var accounts []uuid.UUID
+	for start := 0; start < len(ids); start += 1000 {
+		rows, _, err := s.ruleRows(ctx, familyID, uuid.Nil, 0, ids[start:min(start+1000, len(ids))])
+		if err != nil {
+			return nil, err
+		}
+		_, acc, err := s.writeRuleResults(ctx, familyID, ApplyRules(rs, rows))
+		if err != nil {
+			return nil, err
+		}
+		accounts = append(accounts, acc...)
+	}
+	return accounts, nil
+}
+
+// writeRuleResults writes what rules changed: rows with the same changes
+// share one UPDATE, new tag links go in one INSERT, and each new transfer
+// gets its other side. It returns how many rows changed and the accounts
+// whose balances changed (an exclusion, a transfer's new side).
+func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, results []RuleResult) (modified int, accounts []uuid.UUID, err error) {
+	type clause struct {
+		expr string
+		arg  any
+	}
+	type group struct {
+		set []clause
+		ids []uuid.UUID
+	}
+	groups := map[string]*group{}
+	var order []string
+	var links []TransactionTag
+	var transfers []*RuleResult
+	now := s.now()
+	seenAccount := map[uuid.UUID]bool{}
+	touch := func(id uuid.UUID) {
+		if !seenAccount[id] {
+			seenAccount[id] = true
+			accounts = append(accounts, id)
+		}
+	}
+	for i := range results {
+		r := &results[i]
+		if len(r.Changed) == 0 {
+			continue
+		}
+		modified++
+		set := []clause{{"rule_id = ?", r.RuleID}}
+		if r.changed("category") {
+			set = append(set, clause{"category_id = ?", *r.Row.CategoryID})
+		}
+		if r.changed("merchant") {
+			set = append(set, clause{"merchant_id = ?", *r.Row.MerchantID})
+		}
+		if r.changed("name") {
+			set = append(set, clause{"name = ?", r.Row.Name})
+		}
+		if r.changed("excluded") {
+			set = append(set, clause{"excluded = ?", true}, clause{"excluded_reason = ?", ExcludedByRule})
+			touch(r.Row.AccountID)
+		}
+		key := fmt.Sprint(set)
+		g := groups[key]
+		if g == nil {
+			g = &group{set: set}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.ids = append(g.ids, r.Row.ID)
+		for _, tag := range r.AddedTags {
+			links = append(links, TransactionTag{TransactionID: r.Row.ID, TagID: tag, FamilyID: familyID})
+		}
+		if r.TransferTo != nil {
+			transfers = append(transfers, r)
+		}
+	}
+	for _, key := range order {
+		g := groups[key]
+		for start := 0; start < len(g.ids); start += 1000 {
+			q := s.db.NewUpdate().Model((*Transaction)(nil)).
+				Where("family_id = ?", familyID).Where("id IN (?)", bun.List(g.ids[start:min(start+1000, len(g.ids))])).
+				Set("updated_at = ?", now)
+			for _, c := range g.set {
+				q.Set(c.expr, c.arg)
+			}
+			if _, err := q.Exec(ctx); err != nil {
+				return 0, nil, dbErr("write rule changes", err)
+			}
+		}
+	}
+	for start := 0; start < len(links); start += 1000 {
+		batch := links[start:min(start+1000, len(links))]
+		if _, err := s.db.NewInsert().Model(&batch).On("CONFLICT (transaction_id, tag_id) DO NOTHING").Exec(ctx); err != nil {
+			return 0, nil, dbErr("write rule tags", err)
+		}
+	}
+	for _, r := range transfers {
+		to, err := s.ruleTransfer(ctx, familyID, r)
+		if err != nil {
+			return 0, nil, err
+		}
+		if to != uuid.Nil {
+			touch(to)
+		}
+	}
+	return modified, accounts, nil
+}
+
+// ruleTransfer makes a transaction one side of a transfer to (or from)
+// the account the rule names: it writes the other side there and the
+// link, as the reference does. An account no longer active, or in another
+// currency, is left alone; so is a row that became part of a transfer
+// since it was read. It returns the other account, or uuid.Nil.
+func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleResult) (uuid.UUID, error) {
+	var t Transaction
+	if err := s.db.NewSelect().Model(&t).Column("id", "account_id", "date", "amount", "currency", "name").
+		Where("t.family_id = ?", familyID).Where("t.id = ?", r.Row.ID).Scan(ctx); err != nil {
+		return uuid.Nil, dbErr("read transfer side", err)
+	}
+	other, err := s.Account(ctx, familyID, *r.TransferTo)
+	if err != nil || other.Status != AccountActive || other.Currency != t.Currency {
+		return uuid.Nil, IgnoreMissing(err)
+	}
+	n, err := s.db.NewSelect().Model((*Transfer)(nil)).Where("family_id = ?", familyID).
+		Where("(inflow_transaction_id = ? OR outflow_transaction_id = ?)", t.ID, t.ID).Count(ctx)
+	if err != nil || n > 0 {
+		return uuid.Nil, dbErr("check transfer", err)
+	}
+	from, err := s.Account(ctx, familyID, t.AccountID)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	now := s.now()
+	mirror := &Transaction{ID: NewID(), FamilyID: familyID, AccountID: other.ID, Date: t.Date, Amount: -t.Amount,
+		Currency: t.Currency, RuleID: &r.RuleID, CreatedAt: now, UpdatedAt: now}
+	tr := &Transfer{ID: NewID(), FamilyID: familyID, Status: "confirmed", CreatedAt: now, UpdatedAt: now}
+	if t.Amount > 0 { // money out of t's account: the mirror is the inflow
+		mirror.Name = "Transfer from " + from.Name
+		tr.OutflowTransactionID, tr.InflowTransactionID = t.ID, mirror.ID
+	} else {
+		mirror.Name = "Transfer to " + from.Name
+		tr.OutflowTransactionID, tr.InflowTransactionID = mirror.ID, t.ID
+	}
+	if _, err := s.db.NewInsert().Model(mirror).Exec(ctx); err != nil {
+		return uuid.Nil, dbErr("create transfer side", err)
+	}
+	if _, err := s.db.NewInsert().Model(tr).Exec(ctx); err != nil {
+		return uuid.Nil, dbErr("create transfer", err)
+	}
+	return other.ID, nil
+}
+
+// IgnoreMissing is err, or nil when err is ErrNotFound.
+func IgnoreMissing(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// RuleChange is one existing transaction a rule would change, for a
+// preview: the row as it is and the fields with their new values.
+type RuleChange struct {
+	Transaction Transaction
+	Changed     []string
+	After       RuleRow
+	AddedTags   []uuid.UUID
+	TransferTo  *uuid.UUID
+}
+
+// PreviewRule lists the family's transactions that rule r (saved or not)
+// would change if applied now on its own, at most limit of them, and how
+// many there are in all. It writes nothing.
+func (s *Store) PreviewRule(ctx context.Context, r *Rule, limit int) ([]RuleChange, int, error) {
+	if err := s.checkRule(ctx, r); err != nil {
+		return nil, 0, err
+	}
+	preview := *r
+	preview.Active = true
+	if preview.ID == uuid.Nil {
+		preview.ID = NewID()
+	}
+	rs, err := CompileRules([]Rule{preview})
+	if err != nil {
+		return nil, 0, err
+	}
+	changes := []RuleChange{}
+	total := 0
+	after := uuid.Nil
+	for {
+		rows, ts, err := s.ruleRows(ctx, r.FamilyID, after, ruleBatch, nil)
+		if err != nil {
+			return nil, 0, err
+		}
+		for i := range rows {
+			res := rs.Apply(rows[i])
+			if len(res.Changed) == 0 {
+				continue
+			}
+			total++
+			if len(changes) < limit {
+				changes = append(changes, RuleChange{Transaction: ts[i], Changed: res.Changed, After: res.Row,
+					AddedTags: res.AddedTags, TransferTo: res.TransferTo})
+			}
+		}
+		if len(rows) < ruleBatch {
+			break
+		}
+		after = rows[len(rows)-1].ID
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, 0, fmt.Errorf("models: preview rule: %w", err)
+	}
+	return changes, total, nil
+}
+
+// ruleBatch is how many transactions a rule run reads, changes and commits
+// at once.
+const ruleBatch = 1000
