@@ -55,6 +55,7 @@ func (h *Handlers) Table() Table {
 		TypeRolesSync:       {Handler: h.RolesSync},
 		TypeSecretsBackfill: {Handler: h.SecretsBackfill},
 		TypeFamilyPurge:     {Handler: h.FamilyPurge},
+		TypeRuleApply:       {Handler: h.RuleApply},
 	}
 }
 

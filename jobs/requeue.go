@@ -21,8 +21,8 @@ func NewRequeueTask() *asynq.Task {
 }
 
 // Requeue handles TypeRequeue: every balance is recalculated, every chat
-// still waiting for the assistant is asked again, and families left empty
-// are purged. Task ids keep work
+// still waiting for the assistant is asked again, families left empty
+// are purged and pending rule runs carry on. Task ids keep work
 // that is already queued from doubling.
 func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 	if _, err := h.Queue.EnqueueContext(ctx, NewBalanceSweepTask()); err != nil {
@@ -54,6 +54,20 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 			return fmt.Errorf("jobs: requeue family purge: %w", err)
 		}
 	}
-	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families))
+	runs, err := h.Store.PendingRuleRuns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		task, err := NewRuleApplyTask(r.FamilyID, r.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("jobs: requeue rule run: %w", err)
+		}
+	}
+	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families),
+		"rule_runs", len(runs))
 	return nil
 }

@@ -46,6 +46,7 @@ func everyTask(t *testing.T) []*asynq.Task {
 	add(jobs.NewRolesSyncTask(a, b))
 	add(jobs.NewSecretsBackfillTask(), nil)
 	add(jobs.NewFamilyPurgeTask(a))
+	add(jobs.NewRuleApplyTask(a, b))
 	add(simplefin.NewClaimTask(a, b, 1))
 	add(simplefin.NewFetchInfoTask(a, b))
 	add(simplefin.NewSyncTask(a, b))
