@@ -76,6 +76,17 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Get("/syncs/latest", read, h.latestSync)
 	v1.Get("/syncs/:id", read, h.showSync)
 
+	v1.Get("/rules", read, h.listRules)
+	v1.Post("/rules", write, h.createRule)
+	v1.Post("/rules/preview", read, h.previewRule)
+	v1.Get("/rules/:id", read, h.showRule)
+	v1.Patch("/rules/:id", write, h.updateRule)
+	v1.Put("/rules/:id", write, h.updateRule)
+	v1.Delete("/rules/:id", write, h.deleteRule)
+	v1.Post("/rules/:id/apply", write, h.applyRule)
+	v1.Get("/rule_runs", read, h.listRuleRuns)
+	v1.Get("/rule_runs/:id", read, h.showRuleRun)
+
 	v1.Get("/balance_sheet", read, h.showBalanceSheet)
 	v1.Get("/balances", read, h.listBalances)
 	v1.Get("/income_statement", read, h.showIncomeStatement)
