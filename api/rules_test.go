@@ -194,3 +194,42 @@ func TestRulesAPIBadInput(t *testing.T) {
 		t.Fatalf("match-all preview: %v", p)
 	}
 }
+
+// TestRulesOnCreate: POST /api/v1/transactions is filed by the rules; a
+// category the caller chose stays theirs, and tags add up.
+func TestRulesOnCreate(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	cat, _ := ruleFixtures(t, e)
+	mine := &models.Category{FamilyID: e.alpha.Family.ID, Name: "Mine", Color: "#000000", Icon: "x", Classification: "expense"}
+	tag := &models.Tag{FamilyID: e.alpha.Family.ID, Name: "auto", Color: "#000000"}
+	if err := e.store.CreateCategory(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.CreateTag(ctx, tag); err != nil {
+		t.Fatal(err)
+	}
+	body := coffeeRule(cat.ID.String())
+	body["rule"].(map[string]any)["actions"] = append(body["rule"].(map[string]any)["actions"].([]any),
+		map[string]any{"action_type": "set_transaction_tags", "value": tag.ID.String()})
+	e.do("POST", "/api/v1/rules", e.alpha.Key, body).wantJSON(t, 201)
+	create := func(name string, category *uuid.UUID) map[string]any {
+		tx := map[string]any{"account_id": e.alpha.Account.ID.String(), "date": "2024-03-01", "amount": "4.50", "name": name}
+		if category != nil {
+			tx["category_id"] = category.String()
+		}
+		return e.do("POST", "/api/v1/transactions", e.alpha.Key, map[string]any{"transaction": tx}).wantJSON(t, 201)
+	}
+	filed := create("Starbucks #9", nil)
+	if c, _ := filed["category"].(map[string]any); c == nil || c["id"] != cat.ID.String() || len(filed["tags"].([]any)) != 1 {
+		t.Fatalf("not filed: %v", filed)
+	}
+	chosen := create("Starbucks #10", &mine.ID)
+	if c, _ := chosen["category"].(map[string]any); c == nil || c["id"] != mine.ID.String() || len(chosen["tags"].([]any)) != 1 {
+		t.Fatalf("the caller's category was overwritten: %v", chosen)
+	}
+	other := create("Bakery", nil)
+	if other["category"] != nil || len(other["tags"].([]any)) != 0 {
+		t.Fatalf("a non-matching row was filed: %v", other)
+	}
+}

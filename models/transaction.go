@@ -194,13 +194,14 @@ func (s *Store) transactionSelect(model any, familyID uuid.UUID) *bun.SelectQuer
 // (account, source, external id) turns a replay into no row.
 const insertTransactionSQL = `
 INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
-                          pending, category_id, merchant_id, created_at, updated_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+                          pending, category_id, merchant_id, excluded, excluded_reason, rule_id, created_at, updated_at)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 FROM accounts WHERE id = ? AND family_id = ? AND status = 'active'
 ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING`
 
-// CreateTransaction checks a transaction's references against the family,
-// then inserts it with its tags, atomically, and returns it with its
+// CreateTransaction runs the family's rules on a transaction, checks its
+// references against the family, then inserts it with its tags (and the
+// other side of a transfer a rule made), atomically, and returns it with its
 // account, category, merchant and tags filled in. With an external id, a
 // row already holding the same (account, source, external id) wins: a
 // retried create gets that row and created false, whatever the rest of t
@@ -211,6 +212,14 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 	t.ID = NewID()
 	t.CreatedAt = s.now()
 	t.UpdatedAt = t.CreatedAt
+	// The family's rules file the new row before it is written; a
+	// category or merchant the caller chose is theirs and stays.
+	rules, err := s.ActiveRules(ctx, t.FamilyID)
+	if err != nil {
+		return nil, false, err
+	}
+	filed := rules.Apply(RuleRowOf(t, tagIDs))
+	tagIDs = filed.ApplyTo(t, tagIDs)
 	refs, problems, err := s.resolveRefs(ctx, t.FamilyID, TransactionRefs{
 		AccountID: &t.AccountID, CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tagIDs,
 	})
@@ -227,7 +236,8 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 	insert := func(db *Store) error {
 		res, err := db.db.NewRaw(insertTransactionSQL,
 			t.ID, t.FamilyID, t.AccountID, t.Date, t.Amount, t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
-			t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt, t.UpdatedAt, t.AccountID, t.FamilyID).Exec(ctx)
+			t.Pending, t.CategoryID, t.MerchantID, t.Excluded, t.ExcludedReason, t.RuleID, t.CreatedAt, t.UpdatedAt,
+			t.AccountID, t.FamilyID).Exec(ctx)
 		if err != nil {
 			return dbErr("create transaction", err)
 		}
@@ -235,7 +245,7 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 		created = n == 1
 		return nil
 	}
-	if len(tagIDs) == 0 {
+	if len(tagIDs) == 0 && filed.TransferTo == nil {
 		// One statement is atomic on its own: no transaction round trips.
 		err = insert(s)
 	} else {
@@ -243,11 +253,21 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 			if err := insert(tx); err != nil || !created {
 				return err
 			}
+			if filed.TransferTo != nil {
+				if _, err := tx.ruleTransfer(ctx, t.FamilyID, &filed); err != nil {
+					return err
+				}
+			}
 			return tx.insertTransactionTags(ctx, t.FamilyID, t.ID, tagIDs)
 		})
 	}
 	if err != nil {
 		return nil, false, err
+	}
+	if created && filed.TransferTo != nil {
+		// The new side of the transfer is shown with the row.
+		row, err := s.Transaction(ctx, t.FamilyID, t.ID)
+		return row, true, err
 	}
 	if created {
 		return t, true, nil

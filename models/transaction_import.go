@@ -108,6 +108,10 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		if err := tx.writeImported(ctx, copyRows, im.writes); err != nil {
 			return err
 		}
+		// New rows are filed by the family's rules, as on every door.
+		if _, err := tx.ApplyRulesTo(ctx, fam, im.created); err != nil {
+			return err
+		}
 		if err := tx.insertAliases(ctx, im.aliases); err != nil {
 			return err
 		}
@@ -143,6 +147,7 @@ type importer struct {
 	byID    map[uuid.UUID]*storedTx
 	aliasTo map[string]uuid.UUID
 	writes  []Transaction
+	created []uuid.UUID // ids of the new rows among writes
 	aliases []TransactionAlias
 }
 
@@ -380,7 +385,9 @@ func (im *importer) alias(ext string, txID uuid.UUID, reason string) {
 func (im *importer) insert(r *ImportRow) {
 	meta, _ := json.Marshal(r.Meta)
 	src, ext, key, metaS, conn := SourceSimpleFIN, r.ExternalID, r.key, string(meta), im.o.ConnectionID
-	im.writes = append(im.writes, Transaction{ID: NewID(), FamilyID: im.fam, AccountID: im.account.ID, Date: r.Date,
+	id := NewID()
+	im.created = append(im.created, id)
+	im.writes = append(im.writes, Transaction{ID: id, FamilyID: im.fam, AccountID: im.account.ID, Date: r.Date,
 		Amount: r.Amount, Currency: im.account.Currency, Name: r.Name, Notes: r.Notes, ExternalID: &ext, Source: &src,
 		Pending: r.Pending, ProviderConnectionID: &conn, ContentKey: &key, ProviderMeta: &metaS,
 		CreatedAt: im.now, UpdatedAt: im.now})

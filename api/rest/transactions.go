@@ -158,6 +158,9 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 		return c.Status(fiber.StatusOK).JSON(renderTransaction(row))
 	}
 	h.recalculate(c, t.AccountID)
+	if row.Transfer != nil && row.Transfer.OtherAccount != nil { // a rule made it a transfer
+		h.recalculate(c, row.Transfer.OtherAccount.ID)
+	}
 	return c.Status(fiber.StatusCreated).JSON(renderTransaction(row))
 }
 
