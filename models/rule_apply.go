@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -139,21 +140,31 @@ func (s *Store) ApplyRulesTo(ctx context.Context, familyID uuid.UUID, ids []uuid
 	return accounts, nil
 }
 
-// writeRuleResults writes what rules changed: rows with the same changes
-// share one UPDATE, new tag links go in one INSERT, and each new transfer
-// gets its other side. It returns how many rows changed and the accounts
-// whose balances changed (an exclusion, a transfer's new side).
+// ruleUpdateSQL writes a batch of rule changes in one statement: the CTE
+// holds, per changed row, the new values and which of them to set (%s is
+// the rows). Joining on the primary key keeps the plan the same whatever
+// the table's statistics say.
+const ruleUpdateSQL = `
+WITH v (id, category_id, merchant_id, name, excluded, rule_id, set_category, set_merchant, set_name) AS (VALUES %s)
+UPDATE transactions AS t SET
+    category_id = CASE WHEN v.set_category THEN v.category_id ELSE t.category_id END,
+    merchant_id = CASE WHEN v.set_merchant THEN v.merchant_id ELSE t.merchant_id END,
+    name = CASE WHEN v.set_name THEN v.name ELSE t.name END,
+    excluded_reason = CASE WHEN v.excluded AND NOT t.excluded THEN ? ELSE t.excluded_reason END,
+    excluded = t.excluded OR v.excluded,
+    rule_id = v.rule_id,
+    updated_at = ?
+FROM v WHERE t.family_id = ? AND t.id = v.id`
+
+// writeRuleResults writes what rules changed: one UPDATE per batch of
+// changed rows, one INSERT of the new tag links, and for each new transfer
+// its other side. It returns how many rows changed and the accounts whose
+// balances changed (an exclusion, a transfer's new side).
 func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, results []RuleResult) (modified int, accounts []uuid.UUID, err error) {
-	type clause struct {
-		expr string
-		arg  any
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	if s.Postgres() { // VALUES are text until cast
+		row = "(?::uuid, ?::uuid, ?::uuid, ?, ?::boolean, ?::uuid, ?::boolean, ?::boolean, ?::boolean)"
 	}
-	type group struct {
-		set []clause
-		ids []uuid.UUID
-	}
-	groups := map[string]*group{}
-	var order []string
 	var links []TransactionTag
 	var transfers []*RuleResult
 	now := s.now()
@@ -164,34 +175,34 @@ func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, result
 			accounts = append(accounts, id)
 		}
 	}
+	var rows []string
+	var args []any
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		q := fmt.Sprintf(ruleUpdateSQL, strings.Join(rows, ", "))
+		_, err := s.db.NewRaw(q, append(args, ExcludedByRule, now, familyID)...).Exec(ctx)
+		rows, args = rows[:0], args[:0]
+		return dbErr("write rule changes", err)
+	}
 	for i := range results {
 		r := &results[i]
 		if len(r.Changed) == 0 {
 			continue
 		}
 		modified++
-		set := []clause{{"rule_id = ?", r.RuleID}}
-		if r.changed("category") {
-			set = append(set, clause{"category_id = ?", *r.Row.CategoryID})
-		}
-		if r.changed("merchant") {
-			set = append(set, clause{"merchant_id = ?", *r.Row.MerchantID})
-		}
-		if r.changed("name") {
-			set = append(set, clause{"name = ?", r.Row.Name})
-		}
 		if r.changed("excluded") {
-			set = append(set, clause{"excluded = ?", true}, clause{"excluded_reason = ?", ExcludedByRule})
 			touch(r.Row.AccountID)
 		}
-		key := fmt.Sprint(set)
-		g := groups[key]
-		if g == nil {
-			g = &group{set: set}
-			groups[key] = g
-			order = append(order, key)
+		rows = append(rows, row)
+		args = append(args, r.Row.ID, r.Row.CategoryID, r.Row.MerchantID, r.Row.Name, r.changed("excluded"), r.RuleID,
+			r.changed("category"), r.changed("merchant"), r.changed("name"))
+		if len(rows) == 1000 {
+			if err := flush(); err != nil {
+				return 0, nil, err
+			}
 		}
-		g.ids = append(g.ids, r.Row.ID)
 		for _, tag := range r.AddedTags {
 			links = append(links, TransactionTag{TransactionID: r.Row.ID, TagID: tag, FamilyID: familyID})
 		}
@@ -199,19 +210,8 @@ func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, result
 			transfers = append(transfers, r)
 		}
 	}
-	for _, key := range order {
-		g := groups[key]
-		for start := 0; start < len(g.ids); start += 1000 {
-			q := s.db.NewUpdate().Model((*Transaction)(nil)).
-				Where("family_id = ?", familyID).Where("id IN (?)", bun.List(g.ids[start:min(start+1000, len(g.ids))])).
-				Set("updated_at = ?", now)
-			for _, c := range g.set {
-				q.Set(c.expr, c.arg)
-			}
-			if _, err := q.Exec(ctx); err != nil {
-				return 0, nil, dbErr("write rule changes", err)
-			}
-		}
+	if err := flush(); err != nil {
+		return 0, nil, err
 	}
 	for start := 0; start < len(links); start += 1000 {
 		batch := links[start:min(start+1000, len(links))]

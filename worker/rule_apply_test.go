@@ -27,7 +27,7 @@ type cancelOnWrite struct {
 }
 
 func (h *cancelOnWrite) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
-	if h.armed.Load() && strings.HasPrefix(e.Query, "UPDATE \"transactions\"") && h.writes.Add(1) == 2 {
+	if h.armed.Load() && strings.Contains(e.Query, "UPDATE transactions AS t SET") && h.writes.Add(1) == 2 {
 		h.cancel()
 	}
 	return ctx
