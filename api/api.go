@@ -140,7 +140,7 @@ func New(o Options) (*fiber.App, error) {
 	}
 	mailer := web.NewMailer(o.Mail, o.Logger)
 	if s.screens, err = screens.New(s.site, screens.Options{
-		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer,
+		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer, Queue: o.Queue,
 		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
 	}); err != nil {
 		return nil, err

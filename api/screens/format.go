@@ -84,6 +84,15 @@ var funcs = template.FuncMap{
 	"add_amount":   func(a, b models.Amount) models.Amount { return a + b },
 	"plus":         func(a, b int) int { return a + b },
 	"plural":       plural,
+	// the rules screens
+	"dict": dict, "inc": func(i int) int { return i + 1 }, "refName": refName,
+	"conditionLabel": func(t string) string { return labelOr(conditionLabels, t) },
+	"actionLabel":    func(t string) string { return labelOr(actionLabels, t) },
+	"operatorLabel":  operatorLabel,
+	"conditionTypes": func() []string { return models.RuleConditionTypes[:len(models.RuleConditionTypes)-1] }, // compound: via "any"
+	"actionTypes":    func() []string { return models.RuleActionTypes },
+	"operators":      func() [][2]string { return operatorLabels },
+	"ruleKinds":      func() []string { return []string{"income", "expense", "transfer"} },
 }
 
 // amountValue is an amount as a form shows it: positive, with at least two

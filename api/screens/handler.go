@@ -1,5 +1,5 @@
 // Package screens is the household app: the dashboard, accounts,
-// transactions, categories, merchants and tags, budgets, reports, members,
+// transactions, categories, merchants and tags, rules, budgets, reports, members,
 // and the settings a signed-in member uses (API keys, bank connections).
 // Every action is a plain form that posts, then redirects with a flash
 // message; sign-in lives in signin, administration in admin.
@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
@@ -33,7 +34,8 @@ type Options struct {
 	Redis  redis.UniversalClient // the aggregator's request budget
 	Logger *slog.Logger
 	Clock  func() time.Time
-	Mail   *web.Mailer // invitations
+	Mail   *web.Mailer   // invitations
+	Queue  *asynq.Client // rule runs
 
 	// Connections are the SimpleFIN connection actions, shared with the
 	// JSON API.
@@ -54,6 +56,7 @@ type Handler struct {
 	log   *slog.Logger
 	now   func() time.Time
 	mail  *web.Mailer
+	queue *asynq.Client
 
 	connections *simplefin.Actions
 	dailyBudget int
@@ -64,12 +67,12 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports", "members")
+		"labels", "label_form", "label_delete", "budgets", "reports", "members", "rules", "rule_form")
 	if err != nil {
 		return nil, err
 	}
 	return &Handler{
-		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail,
+		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail, queue: o.Queue,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 	}, nil
 }
@@ -107,6 +110,14 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 		app.Post("/"+k+"/:id/delete", screen(signedIn, h.labelScreen(k, h.deleteLabel))...)
 		app.Post("/"+k+"/:id/merge", screen(signedIn, h.labelScreen(k, h.mergeLabel))...)
 	}
+
+	app.Get("/rules", screen(signedIn, h.listRules)...)
+	app.Get("/rules/new", screen(signedIn, h.newRule)...)
+	app.Post("/rules", screen(signedIn, h.createRule)...)
+	app.Get("/rules/:id/edit", screen(signedIn, h.editRule)...)
+	app.Post("/rules/:id", screen(signedIn, h.updateRule)...)
+	app.Post("/rules/:id/apply", screen(signedIn, h.applyRule)...)
+	app.Post("/rules/:id/delete", screen(signedIn, h.deleteRule)...)
 
 	app.Get("/budgets", screen(signedIn, h.showBudget)...)
 	app.Post("/budgets", screen(signedIn, h.saveBudget)...)
