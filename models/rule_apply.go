@@ -244,7 +244,7 @@ func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleRes
 	}
 	other, err := s.Account(ctx, familyID, *r.TransferTo)
 	if err != nil || other.Status != AccountActive || other.Currency != t.Currency {
-		return uuid.Nil, IgnoreMissing(err)
+		return uuid.Nil, ignoreMissing(err)
 	}
 	n, err := s.db.NewSelect().Model((*Transfer)(nil)).Where("family_id = ?", familyID).
 		Where("(inflow_transaction_id = ? OR outflow_transaction_id = ?)", t.ID, t.ID).Count(ctx)
@@ -275,8 +275,8 @@ func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleRes
 	return other.ID, nil
 }
 
-// IgnoreMissing is err, or nil when err is ErrNotFound.
-func IgnoreMissing(err error) error {
+// ignoreMissing is err, or nil when err is ErrNotFound.
+func ignoreMissing(err error) error {
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}

@@ -86,13 +86,12 @@ func TestRuleApplyResumesAfterKill(t *testing.T) {
 	// The first attempt dies in its second batch.
 	killCtx, cancel := context.WithCancel(ctx)
 	hook := &cancelOnWrite{cancel: cancel}
-	store.DB().AddQueryHook(hook)
 	hook.armed.Store(true)
-	h := &jobs.Handlers{Store: store, Queue: queue, Log: log}
-	if err := h.RuleApply(killCtx, task); err == nil {
+	dying := &jobs.Handlers{Store: models.NewStore(store.DB().WithQueryHook(hook)), Queue: queue, Log: log}
+	if err := dying.RuleApply(killCtx, task); err == nil {
 		t.Fatal("the cut-off attempt reported success")
 	}
-	hook.armed.Store(false)
+	h := &jobs.Handlers{Store: store, Queue: queue, Log: log}
 	mid, err := store.RuleRun(ctx, f.Family.ID, run.ID)
 	if err != nil || mid.Status != models.RuleRunPending || mid.TransactionsProcessed != jobs.RuleApplyBatch {
 		t.Fatalf("after the kill: %+v %v; want pending with one batch done", mid, err)
