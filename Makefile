@@ -41,6 +41,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzMarkdown -fuzztime 5s ./api/rest/
 	$(GO) test -run '^$$' -fuzz FuzzParseRules -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzComputeRole -fuzztime 5s ./models/
+	$(GO) test -run '^$$' -fuzz FuzzRuleConditions -fuzztime 10s ./models/
 	$(GO) test -run '^$$' -fuzz FuzzProviderName -fuzztime 5s ./sso/
 	$(GO) test -run '^$$' -fuzz FuzzSAMLResponse -fuzztime 15s ./sso/
 	$(GO) test -run '^$$' -fuzz FuzzToolCall -fuzztime 10s ./jobs/assistant/

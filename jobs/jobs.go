@@ -63,6 +63,7 @@ func (h *Handlers) Table() Table {
 		TypeOAuthCleanup:    {Handler: h.OAuthCleanup},
 		TypeImportPublish:   {Handler: h.ImportPublish},
 		TypeImportRevert:    {Handler: h.ImportRevert},
+		TypeRuleApply:       {Handler: h.RuleApply},
 	}
 }
 

@@ -22,8 +22,9 @@ func NewRequeueTask() *asynq.Task {
 
 // Requeue handles TypeRequeue: every balance is recalculated, every chat
 // still waiting for the assistant is asked again, families left empty
-// are purged, and file imports that were importing or reverting go on.
-// Task ids keep work that is already queued from doubling.
+// are purged, file imports that were importing or reverting go on and
+// pending rule runs carry on. Task ids keep work that is already queued
+// from doubling.
 func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 	if _, err := h.Queue.EnqueueContext(ctx, NewBalanceSweepTask()); err != nil {
 		return fmt.Errorf("jobs: requeue balances: %w", err)
@@ -54,6 +55,19 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 			return fmt.Errorf("jobs: requeue family purge: %w", err)
 		}
 	}
+	runs, err := h.Store.PendingRuleRuns(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		task, err := NewRuleApplyTask(r.FamilyID, r.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("jobs: requeue rule run: %w", err)
+		}
+	}
 	imports, err := h.Store.ImportsInFlight(ctx)
 	if err != nil {
 		return err
@@ -68,6 +82,6 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		}
 	}
 	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families),
-		"imports", len(imports))
+		"imports", len(imports), "rule_runs", len(runs))
 	return nil
 }

@@ -30,7 +30,7 @@ type Store struct {
 	// Secrets seals the secrets stored at rest (access URLs, setup tokens).
 	Secrets *Sealer
 	// Rules is the rules step of the ingestion pipeline (see
-	// IngestTransactions); nil applies none.
+	// IngestTransactions): FamilyRules unless replaced; nil applies none.
 	Rules RulesStep
 
 	authChanged func(context.Context) // see OnAuthChange
@@ -39,7 +39,7 @@ type Store struct {
 
 // NewStore wraps an open database.
 func NewStore(db *bun.DB) *Store {
-	return &Store{db: db, raw: db, Now: func() time.Time { return time.Now().UTC() }}
+	return &Store{db: db, raw: db, Now: func() time.Time { return time.Now().UTC() }, Rules: FamilyRules}
 }
 
 // DB returns the underlying handle, for migrations and health checks.

@@ -40,6 +40,7 @@ type Transaction struct {
 	DeletedAt            *time.Time `bun:"deleted_at"`    // tombstone of a deleted imported row
 	ContentKey           *string    `bun:"content_key"`
 	ProviderMeta         *string    `bun:"provider_meta"` // the row as the provider sent it, JSON
+	RuleID               *uuid.UUID `bun:"rule_id"`       // the rule that last changed it
 
 	Account  *Account      `bun:"rel:belongs-to,join:account_id=id,join:family_id=family_id"`
 	Category *Category     `bun:"rel:belongs-to,join:category_id=id,join:family_id=family_id"`
@@ -195,8 +196,8 @@ func (s *Store) transactionSelect(model any, familyID uuid.UUID) *bun.SelectQuer
 // pipeline's write of a lone row (see writeNew).
 const insertTransactionSQL = `
 INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
-                          pending, category_id, merchant_id, excluded, excluded_reason, created_at, updated_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+                          pending, category_id, merchant_id, excluded, excluded_reason, rule_id, created_at, updated_at)
+SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 FROM accounts WHERE id = ? AND family_id = ? AND status = 'active'
 ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING`
 
@@ -207,8 +208,8 @@ ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO N
 const createOneSQL = `
 WITH ins AS (
   INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
-                            pending, category_id, merchant_id, excluded, excluded_reason, created_at, updated_at)
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $14, $14
+                            pending, category_id, merchant_id, excluded, excluded_reason, rule_id, created_at, updated_at)
+  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17, $14, $14
   FROM accounts WHERE id = $3 AND family_id = $2 AND status = 'active'
     AND ($12::uuid IS NULL OR EXISTS (SELECT 1 FROM categories WHERE id = $12 AND family_id = $2))
     AND ($13::uuid IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = $13 AND family_id = $2))
@@ -234,7 +235,7 @@ func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, er
 	var merchant *string
 	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, pgx.QueryExecModeCacheStatement,
 		t.ID, t.FamilyID, t.AccountID, t.Date, int64(t.Amount), t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
-		t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt, t.Excluded, t.ExcludedReason).
+		t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt, t.Excluded, t.ExcludedReason, t.RuleID).
 		Scan(&a.Name, &a.AccountType, &a.Subtype, &a.Currency, &a.Status,
 			&cat.name, &cat.color, &cat.icon, &cat.class, &cat.parent, &merchant)
 	if err != nil {

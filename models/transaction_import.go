@@ -105,7 +105,7 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 			return err
 		}
 		im.plan(rows)
-		tags, err := tx.importRules(ctx, fam, im.writes, im.created)
+		tags, transfers, err := tx.importRules(ctx, fam, im.writes, im.created)
 		if err != nil {
 			return err
 		}
@@ -114,6 +114,11 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		}
 		if err := tx.insertTags(ctx, tags); err != nil {
 			return err
+		}
+		for _, r := range transfers {
+			if _, err := tx.ruleTransfer(ctx, fam, r); err != nil {
+				return err
+			}
 		}
 		if err := tx.insertAliases(ctx, im.aliases); err != nil {
 			return err

@@ -35,6 +35,10 @@ type NewTransaction struct {
 	Problems []string
 
 	Status IngestStatus
+
+	// transfer is what a rule that makes the row one side of a transfer
+	// decided: the other side is written once the row is.
+	transfer *RuleResult
 }
 
 // RulesStep is the rules step of the pipeline. It is called once per batch
@@ -49,7 +53,7 @@ type RulesStep func(ctx context.Context, tx *Store, familyID uuid.UUID, rows []*
 // ingestColumns are what the pipeline writes of a new row.
 var ingestColumns = []string{"id", "family_id", "account_id", "date", "amount", "currency", "name", "notes",
 	"external_id", "source", "pending", "category_id", "merchant_id", "excluded", "excluded_reason",
-	"created_at", "updated_at"}
+	"rule_id", "created_at", "updated_at"}
 
 // ingestConflict makes a row whose (account, source, external id) is held
 // already insert nothing: the unique index decides, under concurrency too.
@@ -112,6 +116,10 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 	if err != nil {
 		return nil, err
 	}
+	transferred, err := s.ruleTransfers(ctx, familyID, write, created)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[uuid.UUID]bool{}
 	for _, r := range write {
 		if created[r.Row.ID] {
@@ -121,6 +129,11 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 				seen[r.Row.AccountID] = true
 				changedAccounts = append(changedAccounts, r.Row.AccountID)
 			}
+		}
+	}
+	for _, id := range transferred {
+		if !slices.Contains(changedAccounts, id) {
+			changedAccounts = append(changedAccounts, id)
 		}
 	}
 	if err := s.replays(ctx, familyID, rows); err != nil {
@@ -157,7 +170,7 @@ func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTr
 			return nil, false, err
 		}
 	}
-	if len(r.TagIDs) == 0 {
+	if len(r.TagIDs) == 0 && r.transfer == nil {
 		_, err := s.createOne(ctx, r.Row)
 		if err == nil {
 			r.Status = IngestCreated
@@ -167,7 +180,7 @@ func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTr
 			return nil, false, err
 		}
 	}
-	*r.Row, r.TagIDs = before, nil
+	*r.Row, r.TagIDs, r.transfer = before, nil, nil
 	return nil, false, nil
 }
 
@@ -185,7 +198,48 @@ func normalize(r *NewTransaction, familyID uuid.UUID, now time.Time) {
 		t.Source = &src
 	}
 	normalizeTags(r)
-	r.Status = ""
+	r.Status, r.transfer = "", nil
+}
+
+// ruleTransfers writes the other side of every transfer the rules made of
+// a row written now (created), in one transaction after the rows', and
+// gives each such row as stored, its transfer shown. It returns the
+// accounts of the other sides.
+func (s *Store) ruleTransfers(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction, created map[uuid.UUID]bool) ([]uuid.UUID, error) {
+	var made []*NewTransaction
+	for _, r := range rows {
+		if r.transfer != nil && created[r.Row.ID] {
+			made = append(made, r)
+		}
+	}
+	if len(made) == 0 {
+		return nil, nil
+	}
+	var accounts []uuid.UUID
+	err := s.RunInTx(ctx, func(tx *Store) error {
+		for _, r := range made {
+			to, err := tx.ruleTransfer(ctx, familyID, r.transfer)
+			if err != nil {
+				return err
+			}
+			if to != uuid.Nil && !slices.Contains(accounts, to) {
+				accounts = append(accounts, to)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range made {
+		row, err := s.Transaction(ctx, familyID, r.Row.ID)
+		if err != nil {
+			return nil, err
+		}
+		*r.Row = *row
+		r.transfer = nil
+	}
+	return accounts, nil
 }
 
 // ingestKey is a keyed row's (account, source, external id), as one string.
@@ -211,7 +265,7 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 		t := rows[0].Row
 		res, err := s.db.NewRaw(insertTransactionSQL,
 			t.ID, t.FamilyID, t.AccountID, t.Date, t.Amount, t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
-			t.Pending, t.CategoryID, t.MerchantID, t.Excluded, t.ExcludedReason, t.CreatedAt, t.UpdatedAt,
+			t.Pending, t.CategoryID, t.MerchantID, t.Excluded, t.ExcludedReason, t.RuleID, t.CreatedAt, t.UpdatedAt,
 			t.AccountID, t.FamilyID).Exec(ctx)
 		if err != nil {
 			return nil, dbErr("create transaction", err)
@@ -334,7 +388,7 @@ func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTran
 				return fmt.Errorf("models: create transactions: date %q: %w", t.Date, err)
 			}
 			values = append(values, []any{t.ID, t.FamilyID, t.AccountID, day, int64(t.Amount), t.Currency, t.Name, t.Notes,
-				t.ExternalID, t.Source, t.Pending, t.CategoryID, t.MerchantID, t.Excluded, t.ExcludedReason, t.CreatedAt, t.UpdatedAt})
+				t.ExternalID, t.Source, t.Pending, t.CategoryID, t.MerchantID, t.Excluded, t.ExcludedReason, t.RuleID, t.CreatedAt, t.UpdatedAt})
 			for _, tag := range r.TagIDs {
 				tags = append(tags, []any{t.ID, tag, familyID})
 			}

@@ -182,6 +182,10 @@ func resourceOf(route string) string {
 		return "Budget"
 	case "budget_categories":
 		return "Budget category"
+	case "rules":
+		return "Rule"
+	case "rule_runs":
+		return "Rule run"
 	}
 	return ""
 }

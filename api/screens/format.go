@@ -91,6 +91,15 @@ var funcs = template.FuncMap{
 	// signedAmount shows an import row's amount the way its file did:
 	// money in positive.
 	"signedAmount": func(a *models.Amount) string { return (-*a).String() },
+	// the rules screens
+	"inc": func(i int) int { return i + 1 }, "refName": refName,
+	"conditionLabel": func(t string) string { return labelOr(conditionLabels, t) },
+	"actionLabel":    func(t string) string { return labelOr(actionLabels, t) },
+	"operatorLabel":  operatorLabel,
+	"conditionTypes": func() []string { return models.RuleConditionTypes[:len(models.RuleConditionTypes)-1] }, // compound: via "any"
+	"actionTypes":    func() []string { return models.RuleActionTypes },
+	"operators":      func() [][2]string { return operatorLabels },
+	"ruleKinds":      func() []string { return []string{"income", "expense", "transfer"} },
 }
 
 // dict builds a map from key, value pairs, to pass several values to a

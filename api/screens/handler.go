@@ -1,5 +1,5 @@
 // Package screens is the household app: the dashboard, accounts,
-// transactions, categories, merchants and tags, budgets, reports, members,
+// transactions, categories, merchants and tags, rules, budgets, reports, members,
 // and the settings a signed-in member uses (API keys, bank connections).
 // Every action is a plain form that posts, then redirects with a flash
 // message; sign-in lives in signin, administration in admin.
@@ -35,7 +35,7 @@ type Options struct {
 	Logger *slog.Logger
 	Clock  func() time.Time
 	Mail   *web.Mailer   // invitations
-	Queue  *asynq.Client // file imports' jobs and the assistant's replies
+	Queue  *asynq.Client // file imports' jobs, the assistant's replies and rule runs
 
 	// Connections are the SimpleFIN connection actions, shared with the
 	// JSON API.
@@ -72,7 +72,8 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import", "chats", "chat")
+		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import", "chats", "chat",
+		"rules", "rule_form")
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +133,13 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/chats/:id/messages", screen(signedIn, h.createChatMessage)...)
 	app.Post("/chats/:id/retry", screen(signedIn, h.retryChat)...)
 	app.Post("/chats/:id/delete", screen(signedIn, h.deleteChat)...)
+	app.Get("/rules", screen(signedIn, h.listRules)...)
+	app.Get("/rules/new", screen(signedIn, h.newRule)...)
+	app.Post("/rules", screen(signedIn, h.createRule)...)
+	app.Get("/rules/:id/edit", screen(signedIn, h.editRule)...)
+	app.Post("/rules/:id", screen(signedIn, h.updateRule)...)
+	app.Post("/rules/:id/apply", screen(signedIn, h.applyRule)...)
+	app.Post("/rules/:id/delete", screen(signedIn, h.deleteRule)...)
 
 	app.Get("/budgets", screen(signedIn, h.showBudget)...)
 	app.Post("/budgets", screen(signedIn, h.saveBudget)...)
