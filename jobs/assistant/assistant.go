@@ -47,6 +47,9 @@ type Handlers struct {
 
 // Table lists the assistant's task type with its handler.
 func (h *Handlers) Table() jobs.Table {
+	if h == nil { // a worker without these handlers leaves their tasks queued
+		return nil
+	}
 	return jobs.Table{jobs.TypeChatReply: {Handler: h.ChatReply}}
 }
 

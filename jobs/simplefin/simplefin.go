@@ -49,6 +49,9 @@ const (
 // Table lists the SimpleFIN task types with their handlers; all of them
 // retry on the SimpleFIN schedule.
 func (h *Handlers) Table() jobs.Table {
+	if h == nil { // a worker without these handlers leaves their tasks queued
+		return nil
+	}
 	job := func(fn asynq.HandlerFunc) jobs.Job { return jobs.Job{Handler: fn, RetryDelay: h.retryWait} }
 	return jobs.Table{
 		TypeClaim:     job(h.Claim),
