@@ -41,6 +41,9 @@ type Transaction struct {
 	ContentKey           *string    `bun:"content_key"`
 	ProviderMeta         *string    `bun:"provider_meta"` // the row as the provider sent it, JSON
 	RuleID               *uuid.UUID `bun:"rule_id"`       // the rule that last changed it
+	// ImportID is the file import that wrote the row. Read only (t.* of
+	// the register): the import writes it itself (see importedTx).
+	ImportID *uuid.UUID `bun:"import_id,scanonly"`
 
 	Account  *Account      `bun:"rel:belongs-to,join:account_id=id,join:family_id=family_id"`
 	Category *Category     `bun:"rel:belongs-to,join:category_id=id,join:family_id=family_id"`
