@@ -77,6 +77,6 @@ func New(o Options) (*Handler, error) {
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 		assistantDailyTokens: o.AssistantDailyTokens,
-		docs: docs, keys: newKeyCache(), bearer: o.Bearer,
+		docs:                 docs, keys: newKeyCache(), bearer: o.Bearer,
 	}, nil
 }
