@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,9 +46,19 @@ func TestBrowserImport(t *testing.T) {
 		chromedp.WaitVisible(`form[action$="/publish"] button`),
 	)
 	c.shoot("imports-02-preview")
-	run("import", chromedp.Click(`form[action$="/publish"] button`), chromedp.WaitVisible(`#import-status`))
-	if s := text(`#import-status`); s != "importing" {
-		t.Fatalf("after publish: %q", s)
+	run("import", chromedp.Click(`form[action$="/publish"] button`))
+	// The preview page shows the status too: wait for the page after the
+	// post rather than read the one before it.
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
+		s, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#import-status`))) // a read during the navigation may miss
+		cancel()
+		if s == "importing" {
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("after publish: %q", s)
+		}
 	}
 	loc, err := chromedp.Run(c.ctx, chromedp.Location())
 	if err != nil {
