@@ -42,7 +42,7 @@ func runWorker(t *testing.T, o worker.Options) (stop func()) {
 // last if it does not within 30 seconds.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a restarted worker may wait out a retry delay
 	for {
 		ok, seen := cond()
 		if ok {
