@@ -12,8 +12,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
+
+	"coffer/api"
 )
 
 // upload sends a multipart form with a file part "file" and the fields,
@@ -214,7 +217,10 @@ func TestImportsAPIRefusals(t *testing.T) {
 // refused by its Content-Length, 413, before the body is read (other
 // routes keep their 1 MiB: TestOversizedRequests); a 2 MB file is taken.
 func TestImportFileSizeLimit(t *testing.T) {
-	e := newEnv(t)
+	// Storing 60,000 rows with the race detector on the embedded SQLite
+	// (itself Go code, so instrumented too) outlasts the default request
+	// deadline; without -race it takes a few seconds.
+	e := newEnv(t, func(o *api.Options) { o.RequestTimeout = 3 * time.Minute })
 	base := e.listen()
 	// Only the head is sent: the answer comes from the Content-Length alone.
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
