@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/mail"
 	"net/url"
@@ -90,70 +89,22 @@ func (h *Handler) mobileLogin(c *fiber.Ctx) error {
 	if err := json.Unmarshal(c.Body(), &in); err != nil {
 		return mobileRefusal(c, fiber.StatusBadRequest, "The request body must be a JSON object.")
 	}
-	email := strings.TrimSpace(in.Email)
-	fail := func(status int, reason, msg string, userID *uuid.UUID) error {
-		rec := h.auditRecord(c, models.EventLoginFailed, userID, map[string]any{"reason": reason, "method": "password", "client": mobileClientID})
-		if err := h.writeFailure(c, rec); err != nil {
-			return err
-		}
-		return mobileRefusal(c, status, msg)
-	}
-	if !h.web.LocalLogin && !h.web.AdminOverride {
-		return fail(fiber.StatusForbidden, "local_login_disabled", "Password sign-in is disabled. Use single sign-on.", nil)
-	}
-	if email == "" || len(email) > 320 || len(in.Password) > models.MaxPasswordLen || web.HasControl(email) {
-		return fail(fiber.StatusUnauthorized, "bad_credentials", "Invalid email or password", nil)
-	}
-	wait, err := h.claimAttempt(ctx, email, web.ClientIP(c))
+	login, no, err := h.checkPassword(c, strings.TrimSpace(in.Email), in.Password, fiber.StatusUnauthorized, "Invalid email or password")
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(int(wait.Seconds()+0.999)))
-		return fail(fiber.StatusTooManyRequests, "locked",
-			fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(wait.Minutes()+0.999)), nil)
-	}
-	u, err := h.store.UserByEmail(ctx, email)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return err
-	}
-	hash := h.dummy()
-	if err == nil && u.PasswordHash != nil {
-		hash = *u.PasswordHash
-	}
-	ok, rehash, herr := models.CheckPassword(hash, in.Password, h.web.Argon2)
-	if herr != nil && !errors.Is(herr, models.ErrBadHash) {
-		return herr
-	}
-	if !ok || err != nil || u.PasswordHash == nil {
-		var uid *uuid.UUID
-		if u != nil && u.ID != uuid.Nil {
-			uid = &u.ID
+	if no != nil {
+		rec := h.auditRecord(c, models.EventLoginFailed, no.userID, map[string]any{"reason": no.reason, "method": "password", "client": mobileClientID})
+		if err := h.writeFailure(c, rec); err != nil {
+			return err
 		}
-		return fail(fiber.StatusUnauthorized, "bad_credentials", "Invalid email or password", uid)
-	}
-	if err := h.releaseAttempt(ctx, email, web.ClientIP(c)); err != nil {
-		return err
-	}
-	override := !h.web.LocalLogin
-	if override && u.Role != models.RoleSuperAdmin {
-		return fail(fiber.StatusForbidden, "override_not_allowed", "Password sign-in is limited to super administrators.", &u.ID)
-	}
-	if u.Status != models.UserActive {
-		return fail(fiber.StatusForbidden, "suspended", "Your account has been suspended.", &u.ID)
+		return mobileRefusal(c, no.status, no.msg)
 	}
 	if !in.Device.valid() {
 		return mobileRefusal(c, fiber.StatusBadRequest, "Device information is required")
 	}
-	var newHash *string
-	if rehash {
-		s, err := models.HashPassword(in.Password, h.web.Argon2)
-		if err != nil {
-			return err
-		}
-		newHash = &s
-	}
-	if err := h.store.RecordAppLogin(ctx, u, override, newHash, h.signIn(c), deviceMeta(in.Device)); err != nil {
+	u := login.user
+	if err := h.store.RecordAppLogin(ctx, u, login.override, login.newHash, h.signIn(c), deviceMeta(in.Device)); err != nil {
 		return err
 	}
 	t, err := h.issueMobileTokens(ctx, u)

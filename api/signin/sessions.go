@@ -1,7 +1,6 @@
 package signin
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -57,72 +56,20 @@ func (h *Handler) enabledProviders(c *fiber.Ctx) ([]*models.SSOProvider, error) 
 // is audited; the answers reveal neither who exists nor who is a super
 // admin.
 func (h *Handler) createSession(c *fiber.Ctx) error {
-	ctx := c.UserContext()
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
 	d := loginData{ReturnTo: web.SafeReturnTo(c.FormValue("return_to")), Email: strings.Clone(email)}
-	fail := func(status int, reason, msg string, userID *uuid.UUID) error {
-		if err := h.auditFailure(c, reason, userID); err != nil {
-			return err
-		}
-		return h.loginPage(c, status, msg, d)
-	}
-	if !h.web.LocalLogin && !h.web.AdminOverride {
-		return fail(fiber.StatusForbidden, "local_login_disabled", "Password sign-in is disabled. Use single sign-on.", nil)
-	}
-	if len(email) > 320 || len(password) > models.MaxPasswordLen || web.HasControl(email) {
-		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", nil)
-	}
-	// The attempt is counted before the password is checked, so parallel
-	// guesses get no more checks than the limit.
-	wait, err := h.claimAttempt(ctx, email, web.ClientIP(c))
+	login, no, err := h.checkPassword(c, email, password, fiber.StatusUnprocessableEntity, "Invalid email or password.")
 	if err != nil {
 		return err
 	}
-	if wait > 0 {
-		return fail(fiber.StatusTooManyRequests, "locked",
-			fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(wait.Minutes()+0.999)), nil)
-	}
-
-	u, err := h.store.UserByEmail(ctx, email)
-	if err != nil && !errors.Is(err, models.ErrNotFound) {
-		return err
-	}
-	hash := h.dummy() // unknown users cost the same time as known ones
-	if err == nil && u.PasswordHash != nil {
-		hash = *u.PasswordHash
-	}
-	ok, rehash, herr := models.CheckPassword(hash, password, h.web.Argon2)
-	if herr != nil && !errors.Is(herr, models.ErrBadHash) {
-		return herr
-	}
-	if !ok || err != nil || u.PasswordHash == nil {
-		var uid *uuid.UUID
-		if u != nil && u.ID != uuid.Nil {
-			uid = &u.ID
-		}
-		return fail(fiber.StatusUnprocessableEntity, "bad_credentials", "Invalid email or password.", uid)
-	}
-	if err := h.releaseAttempt(ctx, email, web.ClientIP(c)); err != nil {
-		return err
-	}
-	override := !h.web.LocalLogin
-	if override && u.Role != models.RoleSuperAdmin {
-		return fail(fiber.StatusForbidden, "override_not_allowed", "Password sign-in is limited to super administrators.", &u.ID)
-	}
-	if u.Status != models.UserActive {
-		return fail(fiber.StatusForbidden, "suspended", "Your account has been suspended.", &u.ID)
-	}
-
-	var newHash *string
-	if rehash {
-		s, err := models.HashPassword(password, h.web.Argon2)
-		if err != nil {
+	if no != nil {
+		if err := h.auditFailure(c, no.reason, no.userID); err != nil {
 			return err
 		}
-		newHash = &s
+		return h.loginPage(c, no.status, no.msg, d)
 	}
-	token, err := h.store.LoginWithPassword(ctx, u, override, newHash, h.signIn(c))
+	token, err := h.store.LoginWithPassword(c.UserContext(), login.user, login.override, login.newHash, h.signIn(c))
 	if err != nil {
 		return err
 	}
