@@ -121,6 +121,9 @@ func FuzzToolCall(f *testing.F) {
 		{"get_income_statement", `{"start_date": "0000-01-01", "end_date": "9999-12-31"}`},
 		{"update_transaction", `{"id": "` + tx.ID.String() + `", "amount": -5}`}, {"create_tag", `{"name": "x"}`},
 		{"get_categories", "[]"}, {"nope", "{"}, {"get_merchants", `{"a": {"b": [1, 2, null]}}`},
+		{"get_transactions", `{"order": "asc", "sort_by": "amount", "types": ["transfer", "income"], "statuses": ["pending"], "categories": ["Uncategorized"]}`},
+		{"get_income_statement", `{"start_date": "2026-01-01", "end_date": "2026-03-31", "group_by": "month", "compare_previous_period": true, "account_ids": ["` + fam.Account.ID.String() + `"]}`},
+		{"get_income_statement", `{"start_date": "0001-01-01", "end_date": "0001-01-01", "compare_previous_period": true}`},
 	} {
 		f.Add(seed[0], seed[1])
 	}
