@@ -28,8 +28,8 @@ type incomeArgs struct {
 
 var getIncomeStatement = Tool{
 	Name: "get_income_statement",
-	Description: `Returns income and spending by category over a period, with totals, the net (income less spending)
-and the savings rate. Transfers between the household's own accounts are not counted. Use it for questions such as
+	Description: `Returns income and spending by category over a period, with totals, net and savings rate.
+The net is income less spending. Transfers between the household's own accounts are not counted. Use it for questions such as
 "how much did we spend last month" or "what is our net income this year". Month over month: pass group_by "month"
 for a monthly_series (at most 36 months). Against the period just before: pass compare_previous_period true. Per
 account: pass account_ids from get_accounts (totals only; the category breakdown is omitted with this filter).`,
