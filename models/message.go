@@ -220,26 +220,47 @@ const newestQuestionSQL = `NOT EXISTS (SELECT 1 FROM messages n WHERE n.family_i
 
 // ChatUsage is the tokens a chat's answers used, as the provider counted.
 type ChatUsage struct {
-	ChatID           uuid.UUID `bun:"chat_id"`
-	Title            string    `bun:"title"`
-	UserID           uuid.UUID `bun:"user_id"`
-	Answers          int       `bun:"answers"`
-	PromptTokens     int       `bun:"prompt_tokens"`
-	CompletionTokens int       `bun:"completion_tokens"`
+	ChatID           uuid.UUID  `bun:"chat_id"`
+	Title            string     `bun:"title"`
+	UserID           uuid.UUID  `bun:"user_id"`
+	Email            string     `bun:"email"` // the chat's owner
+	MessageCount     int        `bun:"message_count"`
+	LastMessageAt    *time.Time `bun:"last_message_at"`
+	Answers          int        `bun:"answers"`
+	PromptTokens     int        `bun:"prompt_tokens"`
+	CompletionTokens int        `bun:"completion_tokens"`
 }
 
+// TotalTokens is prompt and completion tokens together.
+func (u ChatUsage) TotalTokens() int { return u.PromptTokens + u.CompletionTokens }
+
 // AssistantUsage lists the token use of every chat of the family that has
-// answers, the heaviest first, for its admins.
-func (s *Store) AssistantUsage(ctx context.Context, familyID uuid.UUID) ([]ChatUsage, error) {
+// answers written since since (the zero time: ever), counting those
+// answers only, the heaviest first, for its admins.
+func (s *Store) AssistantUsage(ctx context.Context, familyID uuid.UUID, since time.Time) ([]ChatUsage, error) {
 	out := []ChatUsage{}
-	err := s.db.NewSelect().Model((*Message)(nil)).
-		ColumnExpr("msg.chat_id, ch.title, ch.user_id, count(*) AS answers").
+	q := s.db.NewSelect().Model((*Message)(nil)).
+		ColumnExpr("msg.chat_id, ch.title, ch.user_id, u.email, ch.message_count, ch.last_message_at, count(*) AS answers").
 		ColumnExpr("sum(msg.prompt_tokens) AS prompt_tokens, sum(msg.completion_tokens) AS completion_tokens").
 		Join("JOIN chats AS ch ON ch.id = msg.chat_id AND ch.family_id = msg.family_id").
+		Join("JOIN users AS u ON u.id = ch.user_id AND u.family_id = ch.family_id").
 		Where("msg.family_id = ?", familyID).
-		Where("msg.type = ?", AssistantMessage).
-		GroupExpr("msg.chat_id, ch.title, ch.user_id").
+		Where("msg.type = ?", AssistantMessage)
+	if !since.IsZero() {
+		q.Where("msg.created_at >= ?", since)
+	}
+	err := q.GroupExpr("msg.chat_id, ch.title, ch.user_id, u.email, ch.message_count, ch.last_message_at").
 		OrderExpr("sum(msg.prompt_tokens) + sum(msg.completion_tokens) DESC, msg.chat_id").
 		Scan(ctx, &out)
 	return out, dbErr("assistant usage", err)
+}
+
+// ChatTokens adds up the tokens of a family's chat's answers.
+func (s *Store) ChatTokens(ctx context.Context, familyID, chatID uuid.UUID) (prompt, completion int, err error) {
+	err = s.db.NewSelect().Model((*Message)(nil)).
+		ColumnExpr("COALESCE(sum(msg.prompt_tokens), 0), COALESCE(sum(msg.completion_tokens), 0)").
+		Where("msg.family_id = ?", familyID).
+		Where("msg.chat_id = ?", chatID).
+		Scan(ctx, &prompt, &completion)
+	return prompt, completion, dbErr("chat tokens", err)
 }

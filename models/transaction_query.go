@@ -21,6 +21,19 @@ type TransactionFilter struct {
 	AbsAmount   bool   // MinAmount and MaxAmount bound the size of the amount, whichever way it went
 	Type        string // "income" (stored negative) or "expense"
 	Search      string // in name, notes and merchant name, any case
+
+	// Uncategorized adds the transactions without a category to those of
+	// CategoryIDs (alone: only those).
+	Uncategorized bool
+	// Kinds keeps the transactions of any of these kinds: "income" and
+	// "expense" are money in and out that is not a transfer leg,
+	// "transfer" a leg of a transfer between the family's accounts.
+	Kinds []string
+	// Pending keeps only pending (true) or only settled (false) rows.
+	Pending *bool
+	// Order is the list order: "" (newest first), "date_asc",
+	// "amount_desc" or "amount_asc" (by size, then newest first).
+	Order string
 }
 
 // Transactions lists a page of the family's transactions, newest first,
@@ -29,7 +42,7 @@ func (s *Store) Transactions(ctx context.Context, familyID uuid.UUID, f Transact
 	var txs []*Transaction
 	q := s.transactionSelect(&txs, familyID)
 	f.apply(q, familyID)
-	n, err := p.scan(ctx, q.OrderExpr(transactionOrderSQL))
+	n, err := p.scan(ctx, q.OrderExpr(f.orderSQL()))
 	if err != nil {
 		return nil, 0, dbErr("list transactions", err)
 	}
@@ -43,6 +56,24 @@ func (s *Store) Transactions(ctx context.Context, familyID uuid.UUID, f Transact
 // total so that paging never repeats or skips a row; the index
 // transactions_family_order_idx holds the family's rows in this order.
 const transactionOrderSQL = "t.date DESC, t.created_at DESC, t.id DESC"
+
+// orderSQL is f.Order as SQL; every order ends in the ids, so it is total.
+func (f TransactionFilter) orderSQL() string {
+	switch f.Order {
+	case "date_asc":
+		return "t.date ASC, t.created_at ASC, t.id ASC"
+	case "amount_desc":
+		return "abs(t.amount) DESC, " + transactionOrderSQL
+	case "amount_asc":
+		return "abs(t.amount) ASC, " + transactionOrderSQL
+	}
+	return transactionOrderSQL
+}
+
+// transferLegSQL holds for a transaction t that is a leg of one of family
+// ?'s transfers.
+const transferLegSQL = `t.id IN (SELECT tr.inflow_transaction_id FROM transfers tr WHERE tr.family_id = ?
+	UNION SELECT tr.outflow_transaction_id FROM transfers tr WHERE tr.family_id = ?)`
 
 // LatestTransactions returns the family's n newest transactions, as the
 // first page of Transactions without a filter would, without counting
@@ -62,8 +93,35 @@ func (f TransactionFilter) apply(q *bun.SelectQuery, familyID uuid.UUID) {
 	if len(f.AccountIDs) > 0 {
 		q.Where("t.account_id IN (?)", bun.List(f.AccountIDs))
 	}
-	if len(f.CategoryIDs) > 0 {
+	switch {
+	case len(f.CategoryIDs) > 0 && f.Uncategorized:
+		q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("t.category_id IN (?)", bun.List(f.CategoryIDs)).WhereOr("t.category_id IS NULL")
+		})
+	case len(f.CategoryIDs) > 0:
 		q.Where("t.category_id IN (?)", bun.List(f.CategoryIDs))
+	case f.Uncategorized:
+		q.Where("t.category_id IS NULL")
+	}
+	if len(f.Kinds) > 0 {
+		q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			for _, k := range f.Kinds {
+				switch k {
+				case "income":
+					q.WhereOr("(t.amount < 0 AND NOT "+transferLegSQL+")", familyID, familyID)
+				case "expense":
+					q.WhereOr("(t.amount >= 0 AND NOT "+transferLegSQL+")", familyID, familyID)
+				case "transfer":
+					q.WhereOr(transferLegSQL, familyID, familyID)
+				default:
+					q.WhereOr("1 = 0")
+				}
+			}
+			return q
+		})
+	}
+	if f.Pending != nil {
+		q.Where("t.pending = ?", *f.Pending)
 	}
 	if len(f.MerchantIDs) > 0 {
 		q.Where("t.merchant_id IN (?)", bun.List(f.MerchantIDs))
@@ -166,4 +224,31 @@ func (s *Store) loadTransactionLinks(ctx context.Context, familyID uuid.UUID, tx
 		}
 	}
 	return nil
+}
+
+// TransactionTotals adds up the income and spending of the transactions
+// that f keeps (its Order aside), as positive sums. Like the reports it
+// counts only the family's currency (there are no exchange rates) and
+// leaves out excluded rows and transfer legs, which move money without
+// earning or spending it.
+func (s *Store) TransactionTotals(ctx context.Context, familyID uuid.UUID, f TransactionFilter) (*Totals, error) {
+	fam, err := s.Family(ctx, familyID)
+	if err != nil {
+		return nil, err
+	}
+	t := &Totals{Currency: fam.Currency}
+	q := s.db.NewSelect().Model((*Transaction)(nil)).
+		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END), 0) AS bigint) AS income").
+		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN t.amount >= 0 THEN t.amount ELSE 0 END), 0) AS bigint) AS spending").
+		ColumnExpr("COUNT(CASE WHEN t.amount < 0 THEN 1 END) AS income_count").
+		ColumnExpr("COUNT(CASE WHEN t.amount >= 0 THEN 1 END) AS spending_count").
+		Join("LEFT JOIN merchants AS merchant ON merchant.id = t.merchant_id AND merchant.family_id = t.family_id").
+		Where("t.family_id = ?", familyID).
+		Where("t.deleted_at IS NULL").
+		Where("NOT t.excluded").
+		Where("t.currency = ?", fam.Currency).
+		Where("NOT "+transferLegSQL, familyID, familyID)
+	f.apply(q, familyID)
+	err = q.Scan(ctx, &t.Income, &t.Spending, &t.IncomeCount, &t.SpendingCount)
+	return t, dbErr("transaction totals", err)
 }

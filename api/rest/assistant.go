@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/hibiken/asynq"
@@ -83,6 +84,7 @@ type chatUsageJSON struct {
 	Answers          int    `json:"answers"`
 	PromptTokens     int    `json:"prompt_tokens"`
 	CompletionTokens int    `json:"completion_tokens"`
+	TotalTokens      int    `json:"total_tokens"`
 }
 
 func (h *Handler) showAssistant(c *fiber.Ctx) error {
@@ -97,14 +99,15 @@ func (h *Handler) showAssistant(c *fiber.Ctx) error {
 		if err != nil {
 			return httperr.Unavailable("Usage figures are not available right now. Please try again later.", err)
 		}
-		chats, err := h.store.AssistantUsage(ctx, k.FamilyID)
+		chats, err := h.store.AssistantUsage(ctx, k.FamilyID, time.Time{})
 		if err != nil {
 			return err
 		}
 		out.Usage = &assistantUsageJSON{TokensToday: used, DailyTokens: h.assistantDailyTokens, Chats: []chatUsageJSON{}}
 		for _, u := range chats {
 			out.Usage.Chats = append(out.Usage.Chats, chatUsageJSON{ChatID: u.ChatID.String(), Title: u.Title,
-				UserID: u.UserID.String(), Answers: u.Answers, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens})
+				UserID: u.UserID.String(), Answers: u.Answers, PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+				TotalTokens: u.TotalTokens()})
 		}
 	}
 	return c.JSON(out)

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"encoding/json"
 	"errors"
 
 	"github.com/gofiber/fiber/v2"
@@ -22,9 +23,22 @@ type chatsJSON struct {
 type chatDetailJSON struct {
 	chatJSON
 	// Pending is true while the assistant is answering a message.
-	Pending    bool          `json:"pending"`
+	Pending bool `json:"pending"`
+	// Usage is the tokens of all the chat's answers.
+	Usage      usageJSON     `json:"usage"`
 	Messages   []messageJSON `json:"messages"`
 	Pagination Pagination    `json:"pagination"`
+}
+
+// usageJSON is a token count as the OpenAI API reports one.
+type usageJSON struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+func usage(prompt, completion int) usageJSON {
+	return usageJSON{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}
 }
 
 func (h *Handler) listChats(c *fiber.Ctx) error {
@@ -66,7 +80,11 @@ func (h *Handler) respondChat(c *fiber.Ctx, status int, id uuid.UUID, p models.P
 	if err != nil {
 		return err
 	}
-	return c.Status(status).JSON(chatDetailJSON{chatJSON: renderChat(chat), Pending: pending,
+	prompt, completion, err := h.store.ChatTokens(ctx, k.FamilyID, id)
+	if err != nil {
+		return err
+	}
+	return c.Status(status).JSON(chatDetailJSON{chatJSON: renderChat(chat), Pending: pending, Usage: usage(prompt, completion),
 		Messages: renderAll(msgs, renderMessage), Pagination: pagination(p, total)})
 }
 
@@ -151,21 +169,56 @@ func (h *Handler) askAssistant(c *fiber.Ctx, chatID, messageID uuid.UUID) {
 }
 
 type messageJSON struct {
-	ID        string  `json:"id"`
-	ChatID    string  `json:"chat_id"`
-	Type      string  `json:"type"`
-	Role      string  `json:"role"`
-	Content   string  `json:"content"`
-	Model     *string `json:"model"`
-	CreatedAt string  `json:"created_at"`
-	UpdatedAt string  `json:"updated_at"`
+	ID      string  `json:"id"`
+	ChatID  string  `json:"chat_id"`
+	Type    string  `json:"type"`
+	Role    string  `json:"role"`
+	Content string  `json:"content"`
+	Model   *string `json:"model"`
+	// Assistant messages only: as the reference, a stored answer is
+	// complete; the tools it called and the tokens it used.
+	Status    string          `json:"status,omitempty"`
+	ToolCalls *[]toolCallJSON `json:"tool_calls,omitempty"`
+	Usage     *usageJSON      `json:"usage,omitempty"`
+	CreatedAt string          `json:"created_at"`
+	UpdatedAt string          `json:"updated_at"`
+}
+
+// toolCallJSON is a tool the assistant called for an answer, named as the
+// reference names it.
+type toolCallJSON struct {
+	FunctionName      string          `json:"function_name"`
+	FunctionArguments json.RawMessage `json:"function_arguments"`
 }
 
 func renderMessage(m *models.Message) messageJSON {
-	return messageJSON{
+	out := messageJSON{
 		ID: m.ID.String(), ChatID: m.ChatID.String(), Type: m.Type, Role: m.Role(), Content: m.Content,
 		Model: m.Model, CreatedAt: timestamp(m.CreatedAt), UpdatedAt: timestamp(m.UpdatedAt),
 	}
+	if m.Type != models.AssistantMessage {
+		return out
+	}
+	u := usage(m.PromptTokens, m.CompletionTokens)
+	calls := []toolCallJSON{}
+	if m.ToolCalls != nil {
+		var stored []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		// Written by the reply job; a row it cannot read shows no calls
+		// rather than failing the whole chat.
+		_ = json.Unmarshal([]byte(*m.ToolCalls), &stored)
+		for _, c := range stored {
+			args := c.Arguments
+			if !json.Valid(args) {
+				args = json.RawMessage("{}")
+			}
+			calls = append(calls, toolCallJSON{FunctionName: c.Name, FunctionArguments: args})
+		}
+	}
+	out.Status, out.ToolCalls, out.Usage = "complete", &calls, &u
+	return out
 }
 
 type chatJSON struct {

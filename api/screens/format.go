@@ -85,6 +85,7 @@ var funcs = template.FuncMap{
 	"add_amount":   func(a, b models.Amount) models.Amount { return a + b },
 	"plus":         func(a, b int) int { return a + b },
 	"plural":       plural,
+	"thousands":    thousands,
 	"dict":         dict,
 	"str":          models.Str,
 	"has":          func(list []string, v string) bool { return slices.Contains(list, v) },

@@ -73,7 +73,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import", "chats", "chat",
-		"rules", "rule_form")
+		"rules", "rule_form", "assistant_usage")
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +151,7 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/settings/members", screen(signedIn, h.listMembers)...)
 	app.Post("/settings/members/invitations", screen(signedIn, admin, h.invite)...)
 	app.Post("/settings/members/invitations/:id/revoke", screen(signedIn, admin, h.revokeInvitation)...)
+	app.Get("/settings/assistant", screen(signedIn, admin, h.assistantUsage)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)

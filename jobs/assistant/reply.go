@@ -162,7 +162,9 @@ func (h *Handlers) answer(ctx context.Context, conv *models.Conversation, pub *p
 				return nil, err
 			}
 			args := json.RawMessage(c.Arguments)
-			if !json.Valid(args) {
+			if strings.TrimSpace(c.Arguments) == "" { // run as no arguments, so shown as none
+				args = json.RawMessage("{}")
+			} else if !json.Valid(args) {
 				args, _ = json.Marshal(c.Arguments)
 			}
 			calls = append(calls, recordedCall{Name: c.Name, Arguments: args})
