@@ -89,6 +89,9 @@ func (h *Handler) transport(mayWrite bool) http.Handler {
 // (as the JSON API decides: a read_write credential may write whatever
 // its user's role).
 func (h *Handler) serve(c *fiber.Ctx) error {
+	if e := malformed(c); e != nil {
+		return refuseRPC(c, fiber.StatusBadRequest, e)
+	}
 	k := rest.KeyOf(c)
 	caller := assistant.Caller{FamilyID: k.FamilyID, UserID: k.UserID, Role: k.User.Role, MayWrite: k.Writable()}
 	r, err := adaptor.ConvertRequest(c, true)
@@ -102,5 +105,5 @@ func (h *Handler) serve(c *fiber.Ctx) error {
 	}
 	w := newRecorder()
 	next.ServeHTTP(w, r)
-	return h.send(c, w, r.Method)
+	return h.send(c, w)
 }

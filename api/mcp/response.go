@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/json"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -42,7 +41,7 @@ type rpcError struct {
 // JSON-RPC error with the same 4xx status and the SDK's sentence (it
 // names what was wrong with the request, nothing of the service); a 5xx
 // is logged and becomes an internal error that says nothing more.
-func (h *Handler) send(c *fiber.Ctx, w *recorder, method string) error {
+func (h *Handler) send(c *fiber.Ctx, w *recorder) error {
 	for k, vs := range w.header {
 		for _, v := range vs {
 			c.Set(k, v)
@@ -50,23 +49,14 @@ func (h *Handler) send(c *fiber.Ctx, w *recorder, method string) error {
 	}
 	body := w.body.Bytes()
 	ct, _, _ := mime.ParseMediaType(w.header.Get("Content-Type"))
-	if w.status >= 400 && ct != "application/json" {
+	if w.status >= 400 && ct != fiber.MIMEApplicationJSON {
 		text := strings.TrimSpace(w.body.String())
-		e := &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: text}
-		switch {
-		case w.status >= 500:
+		if w.status >= 500 {
 			h.log.Error("mcp: transport failed", slog.String("request_id", httperr.RequestID(c)),
 				slog.Int("status", w.status), slog.String("error", text))
-			e = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "The service could not answer; try again later."}
-		case method == fiber.MethodPost && !json.Valid(c.Body()):
-			e.Code = jsonrpc.CodeParseError
+			return refuseRPC(c, w.status, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "The service could not answer; try again later."})
 		}
-		out, err := json.Marshal(rpcError{JSONRPC: "2.0", Error: e})
-		if err != nil {
-			return err
-		}
-		body = out
-		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return refuseRPC(c, w.status, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: text})
 	}
 	return c.Status(w.status).Send(body)
 }
