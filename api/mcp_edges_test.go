@@ -299,3 +299,21 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(raw)
 }
+
+// TestMCPRateLimit: calls on /mcp count against the credential's hourly
+// limit like the API's, with the same 429.
+func TestMCPRateLimit(t *testing.T) {
+	e := newEnv(t, func(o *api.Options) { o.APIRateLimitPerHour = 2 })
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	key := map[string]string{"X-Api-Key": e.alpha.Key}
+	for i := range 2 {
+		if r := mcpPost(t, e, "POST", list, key); r.status != 200 || r.header.Get("X-RateLimit-Limit") != "2" {
+			t.Fatalf("call %d: %d %v", i, r.status, r.header)
+		}
+	}
+	r := mcpPost(t, e, "POST", list, key)
+	wantError(t, r, 429, "rate_limited")
+	if r.header.Get("Retry-After") == "" {
+		t.Fatal("429 without Retry-After")
+	}
+}
