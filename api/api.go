@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/admin"
+	"coffer/api/mcp"
 	"coffer/api/rest"
 	"coffer/api/screens"
 	"coffer/api/signin"
@@ -114,6 +115,7 @@ type server struct {
 	screens *screens.Handler
 	signin  *signin.Handler
 	admin   *admin.Handler
+	mcp     *mcp.Handler
 }
 
 // New builds the fiber app with every route.
@@ -157,6 +159,7 @@ func New(o Options) (*fiber.App, error) {
 	}); err != nil {
 		return nil, err
 	}
+	s.mcp = mcp.New(mcp.Options{Store: o.Store, Logger: o.Logger})
 	if s.screens, err = screens.New(s.site, screens.Options{
 		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer, Queue: o.Queue,
 		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,

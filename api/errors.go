@@ -62,5 +62,5 @@ func screenPath(p string) bool {
 		return true // the consent screen; the other /oauth/ endpoints answer apps
 	}
 	return !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/oauth/") && !strings.HasPrefix(p, "/.well-known/") &&
-		p != "/healthz" && p != "/readyz"
+		p != "/healthz" && p != "/readyz" && p != "/mcp"
 }

@@ -31,6 +31,9 @@ func (s *server) routes(app *fiber.App) {
 	// /api/v1 with an API key or an OAuth access token of the scope each
 	// route needs (rest/routes.go)
 	s.rest.Routes(app.Group("/api/v1"))
+	// /mcp, the MCP server, with the same tokens and keys; a refusal names
+	// the resource's metadata (mcp/handler.go)
+	s.mcp.Routes(app, s.rest.Resource(s.signin.ResourceMetadataURL()))
 	// Anything else: 404 route_not_found naming the route (middleware.go).
 	app.Use(noRoute)
 }

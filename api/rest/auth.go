@@ -35,8 +35,26 @@ func KeyOf(c *fiber.Ctx) *models.APIKey {
 // bearer token gets the WWW-Authenticate challenge of RFC 6750 §3. On a
 // POST it applies Idempotency-Key (see idempotent).
 func (h *Handler) APIKey(scope string) fiber.Handler {
+	return h.guard(scope, "", h.authorized)
+}
+
+// Resource authenticates the requests of the MCP server (another
+// protected resource taking the same keys and tokens) as APIKey does,
+// with the same cache and rate limit, for the read scope: what a
+// credential may do there is up to the resource (rest.KeyOf). Every
+// refusal carries the challenge of RFC 9728 §5.1, naming metadataURL,
+// from which an MCP client discovers the authorization server. JSON-RPC
+// has no Idempotency-Key.
+func (h *Handler) Resource(metadataURL string) fiber.Handler {
+	return h.guard(models.ScopeRead, metadataURL, func(c *fiber.Ctx) error { return c.Next() })
+}
+
+// guard is APIKey and Resource: it authenticates, counts and checks the
+// scope, then hands the request to next.
+func (h *Handler) guard(scope, metadataURL string, next fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		cred := credentialOf(c)
+		cred.metadataURL = metadataURL
 		if cred.secret == "" || len(cred.secret) > 512 || !cred.bearer && len(cred.secret) > 256 {
 			return cred.refuse(c, msgInvalidKey)
 		}
@@ -76,7 +94,7 @@ func (h *Handler) APIKey(scope string) fiber.Handler {
 			}
 			h.keys.touched(hash, now)
 		}
-		return h.authorized(c)
+		return next(c)
 	}
 }
 

@@ -14,6 +14,9 @@ import (
 type credential struct {
 	secret string
 	bearer bool
+	// metadataURL is the protected resource's metadata (RFC 9728) that a
+	// refusal names; empty for /api/v1.
+	metadataURL string
 }
 
 // credentialOf reads X-Api-Key, else an Authorization: Bearer header (RFC
@@ -39,10 +42,20 @@ func (cr credential) hash() [sha256.Size]byte {
 }
 
 // refuse is the 401 of a missing or refused credential; a bearer token's
-// carries the challenge of RFC 6750 §3.
+// carries the challenge of RFC 6750 §3. On a resource with metadata
+// every refusal carries a challenge naming it (RFC 9728 §5.1): with no
+// credential at all, nothing else, so that a client starts the OAuth
+// flow.
 func (cr credential) refuse(c *fiber.Ctx, msg string) error {
+	var params []string
+	if cr.metadataURL != "" {
+		params = append(params, `resource_metadata="`+cr.metadataURL+`"`)
+	}
 	if cr.bearer {
-		c.Set(fiber.HeaderWWWAuthenticate, `Bearer error="invalid_token", error_description="`+msg+`"`)
+		params = append(params, `error="invalid_token"`, `error_description="`+msg+`"`)
+	}
+	if len(params) > 0 {
+		c.Set(fiber.HeaderWWWAuthenticate, "Bearer "+strings.Join(params, ", "))
 	}
 	return &httperr.Error{Status: fiber.StatusUnauthorized, Code: "unauthorized", Message: msg}
 }

@@ -181,6 +181,12 @@ func (h *Handler) resourceMetadata(c *fiber.Ctx) error {
 	})
 }
 
+// ResourceMetadataURL is the address of the RFC 9728 document of /mcp,
+// which the MCP server's 401 names.
+func (h *Handler) ResourceMetadataURL() string {
+	return h.auth.issuer + "/.well-known/oauth-protected-resource/mcp"
+}
+
 // httpRequest is the request as net/http sees it, for fosite.
 func httpRequest(c *fiber.Ctx) (*http.Request, error) {
 	r, err := adaptor.ConvertRequest(c, true)

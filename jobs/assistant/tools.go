@@ -79,6 +79,13 @@ func Offered(c Caller) []Tool {
 // result the model reads ({"error": …, "message": …}), not as an error:
 // the error is only for a failure of the service itself.
 func Call(ctx context.Context, s *models.Store, c Caller, name string, args string) (json.RawMessage, error) {
+	out, _, err := CallTool(ctx, s, c, name, args)
+	return out, err
+}
+
+// CallTool is Call that also reports whether the result is a refusal,
+// which the MCP server marks as a tool error (isError).
+func CallTool(ctx context.Context, s *models.Store, c Caller, name string, args string) (out json.RawMessage, refused bool, err error) {
 	var tool *Tool
 	for _, t := range Offered(c) {
 		if t.Name == name {
@@ -87,7 +94,6 @@ func Call(ctx context.Context, s *models.Store, c Caller, name string, args stri
 		}
 	}
 	var res any
-	var err error
 	switch raw := strings.TrimSpace(args); {
 	case tool == nil:
 		err = refuse("unknown_tool", "There is no tool named %q; use only the tools listed.", truncate(name, 64))
@@ -111,14 +117,14 @@ func Call(ctx context.Context, s *models.Store, c Caller, name string, args stri
 		} else if errors.Is(err, models.ErrConflict) {
 			res = refuse("conflict", "A record with that name already exists.")
 		} else {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	out, err := json.Marshal(res)
-	if err != nil {
-		return nil, fmt.Errorf("assistant: %s: result: %w", name, err)
+	if out, err = json.Marshal(res); err != nil {
+		return nil, false, fmt.Errorf("assistant: %s: result: %w", name, err)
 	}
-	return out, nil
+	_, refused = res.(*Error)
+	return out, refused, nil
 }
 
 // decode reads a tool's arguments into v; a value of the wrong type is a
