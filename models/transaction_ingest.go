@@ -441,27 +441,24 @@ func (s *Store) insertRows(ctx context.Context, copyRows copyFunc, familyID uuid
 		}
 		return nil
 	}
+	columns := ingestColumns
+	if importID != nil {
+		// Named, a scan-only column is written too.
+		columns = append(slices.Clip(columns), "import_id")
+	}
 	var links []TransactionTag
 	for start := 0; start < len(rows); start += MaxBulk {
 		part := rows[start:min(start+MaxBulk, len(rows))]
 		batch := make([]Transaction, len(part))
-		ids := make([]uuid.UUID, len(part))
 		for i, r := range part {
-			batch[i], ids[i] = *r.Row, r.Row.ID
+			batch[i] = *r.Row
+			batch[i].ImportID = importID
 			for _, tag := range r.TagIDs {
 				links = append(links, TransactionTag{TransactionID: r.Row.ID, TagID: tag, FamilyID: familyID})
 			}
 		}
-		if _, err := s.db.NewInsert().Model(&batch).Column(ingestColumns...).Exec(ctx); err != nil {
+		if _, err := s.db.NewInsert().Model(&batch).Column(columns...).Exec(ctx); err != nil {
 			return dbErr("insert transactions", err)
-		}
-		if importID != nil {
-			// import_id is not a column Transaction writes (it is scan
-			// only), so it is set here, one statement per batch.
-			if _, err := s.db.NewUpdate().Model((*Transaction)(nil)).Set("import_id = ?", *importID).
-				Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
-				return dbErr("mark imported transactions", err)
-			}
 		}
 	}
 	return s.insertTags(ctx, links)
