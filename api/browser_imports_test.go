@@ -46,6 +46,9 @@ func TestBrowserImport(t *testing.T) {
 		chromedp.WaitVisible(`form[action$="/publish"] button`),
 	)
 	c.shoot("imports-02-preview")
+	if got := text(`table tbody tr:first-child td:nth-child(3)`); got != "$1,234.50" {
+		t.Fatalf("the preview shows the amount as %q, not as the other screens do", got)
+	}
 	run("import", chromedp.Click(`form[action$="/publish"] button`))
 	// The preview page shows the status too: wait for the page after the
 	// post rather than read the one before it.

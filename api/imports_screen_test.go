@@ -84,7 +84,10 @@ func TestImportScreens(t *testing.T) {
 		t.Fatalf("configure: %d %s", r.status, r.body)
 	}
 	body = string(b.get(loc).body)
-	if !strings.Contains(body, "2024-01-15") || !strings.Contains(body, "-1234.5000") || !strings.Contains(body, "Import 2 rows") {
+	// Amounts as the other screens show them: money out plain, money in
+	// with its plus sign, in the account's currency.
+	if !strings.Contains(body, "2024-01-15") || !strings.Contains(body, "$1,234.50") || !strings.Contains(body, `<span class="in">+$2,000.00</span>`) ||
+		strings.Contains(body, "1234.5000") || !strings.Contains(body, "Import 2 rows") {
 		t.Fatalf("preview: %s", body)
 	}
 	if r = b.post(loc+"/publish", nil); r.status != 303 {

@@ -91,7 +91,7 @@ func (h *Handlers) ImportPublish(ctx context.Context, t *asynq.Task) error {
 			if im.Status == models.ImportComplete {
 				h.logger(ctx, t).Info("import complete", "import_id", im.ID, "imported", im.ImportedRowsCount,
 					"duplicates", im.DuplicateRowsCount)
-				return h.enqueueBalance(ctx, im)
+				return h.enqueueBalances(ctx, im, nil)
 			}
 			return nil
 		}
@@ -111,6 +111,12 @@ func (h *Handlers) ImportRevert(ctx context.Context, t *asynq.Task) error {
 	if err := Decode(t, &p); err != nil {
 		return err
 	}
+	// Read before the revert removes them: the other accounts its rules'
+	// transfers reached.
+	others, err := h.Store.ImportAccounts(ctx, p.FamilyID, p.ImportID)
+	if err != nil {
+		return h.importFailed(ctx, t, p, models.ImportRevertFailed, err)
+	}
 	im, err := h.Store.RevertImport(ctx, p.FamilyID, p.ImportID)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil
@@ -118,7 +124,7 @@ func (h *Handlers) ImportRevert(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return h.importFailed(ctx, t, p, models.ImportRevertFailed, err)
 	}
-	return h.enqueueBalance(ctx, im)
+	return h.enqueueBalances(ctx, im, others)
 }
 
 // importFailed returns err for a retry, and on the last attempt records
@@ -135,13 +141,23 @@ func (h *Handlers) importFailed(ctx context.Context, t *asynq.Task, p ImportPayl
 	return err
 }
 
-func (h *Handlers) enqueueBalance(ctx context.Context, im *models.Import) error {
-	task, err := NewAccountBalanceTask(im.FamilyID, im.AccountID)
-	if err != nil {
-		return err
+// enqueueBalances queues the balance of the import's account and of the
+// other accounts its rules' transfers reached (others; nil: read them).
+func (h *Handlers) enqueueBalances(ctx context.Context, im *models.Import, others []uuid.UUID) error {
+	if others == nil {
+		var err error
+		if others, err = h.Store.ImportAccounts(ctx, im.FamilyID, im.ID); err != nil {
+			return err
+		}
 	}
-	if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-		return fmt.Errorf("jobs: import balance: %w", err)
+	for _, id := range append([]uuid.UUID{im.AccountID}, others...) {
+		task, err := NewAccountBalanceTask(im.FamilyID, id)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("jobs: import balance: %w", err)
+		}
 	}
 	return nil
 }

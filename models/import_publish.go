@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,33 +14,10 @@ import (
 // writes, in one database transaction.
 const ImportBatchSize = 5000
 
-// importedTx is what a file import writes of a new transaction. The id is
-// the import row's: a row is written at most once, whatever happens.
-type importedTx struct {
-	bun.BaseModel `bun:"table:transactions,alias:t"`
-
-	ID         uuid.UUID  `bun:"id"`
-	FamilyID   uuid.UUID  `bun:"family_id"`
-	AccountID  uuid.UUID  `bun:"account_id"`
-	Date       Date       `bun:"date"`
-	Amount     Amount     `bun:"amount"`
-	Currency   string     `bun:"currency"`
-	Name       string     `bun:"name"`
-	Notes      *string    `bun:"notes"`
-	ExternalID *string    `bun:"external_id"`
-	Source     string     `bun:"source"`
-	CategoryID *uuid.UUID `bun:"category_id"`
-	ImportID   uuid.UUID  `bun:"import_id"`
-	CreatedAt  time.Time  `bun:"created_at"`
-	UpdatedAt  time.Time  `bun:"updated_at"`
-}
-
-var importedTxColumns = []string{"id", "family_id", "account_id", "date", "amount", "currency", "name", "notes", "external_id",
-	"source", "category_id", "import_id", "created_at", "updated_at"}
-
 // ImportStep runs one step of an import's job in one transaction: it
 // takes the next ImportBatchSize pending rows, decides which are
-// duplicates of what the account already holds, writes the others, and
+// duplicates of what the account already holds, writes the others through
+// the pipeline's rules and write steps (see writeFileImport), and
 // records each row's outcome and the import's progress. With no pending
 // row left it marks the import complete and reports done. An import that
 // is not importing (finished, reverted, deleted) is done at once. A crash
@@ -85,11 +63,11 @@ func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID, run *Imp
 		if err := tx.findDuplicates(ctx, im, rows, run); err != nil {
 			return err
 		}
-		txs, tags, err := tx.buildImported(ctx, im, a, rows, now)
+		news, err := tx.buildImported(ctx, im, a, rows, now)
 		if err != nil {
 			return err
 		}
-		if err := tx.writeFileImport(ctx, copyRows, txs, tags); err != nil {
+		if err := tx.writeFileImport(ctx, copyRows, im, news); err != nil {
 			return err
 		}
 		return tx.recordStep(ctx, im, rows, now)
@@ -214,17 +192,18 @@ func contentMatchKey(d Date, a Amount, name string) string {
 	return string(d) + "\x00" + a.String() + "\x00" + NormalizedName(name)
 }
 
-// buildImported makes the new transactions of a step and their tags;
-// categories and tags are the family's of the same name (any case), and a
-// name the family does not have is left out.
-func (s *Store) buildImported(ctx context.Context, im *Import, a *Account, rows []ImportLine, now time.Time) ([]importedTx, []TransactionTag, error) {
+// buildImported makes the new transactions of a step, each with the id of
+// its import row (so that it is written at most once, whatever happens),
+// and their tags; categories and tags are the family's of the same name
+// (any case), and a name the family does not have is left out.
+func (s *Store) buildImported(ctx context.Context, im *Import, a *Account, rows []ImportLine, now time.Time) ([]*NewTransaction, error) {
 	var cats []Category
 	var tagRows []Tag
 	if err := s.db.NewSelect().Model(&cats).Column("id", "name").Where("c.family_id = ?", im.FamilyID).Scan(ctx); err != nil {
-		return nil, nil, dbErr("load categories", err)
+		return nil, dbErr("load categories", err)
 	}
 	if err := s.db.NewSelect().Model(&tagRows).Column("id", "name").Where("tg.family_id = ?", im.FamilyID).Scan(ctx); err != nil {
-		return nil, nil, dbErr("load tags", err)
+		return nil, dbErr("load tags", err)
 	}
 	catByName, tagByName := map[string]uuid.UUID{}, map[string]uuid.UUID{}
 	for _, c := range cats {
@@ -233,15 +212,15 @@ func (s *Store) buildImported(ctx context.Context, im *Import, a *Account, rows 
 	for _, t := range tagRows {
 		tagByName[strings.ToLower(t.Name)] = t.ID
 	}
-	var txs []importedTx
-	var tags []TransactionTag
+	source := SourceFileImport
+	var news []*NewTransaction
 	for i := range rows {
 		r := &rows[i]
 		if r.Status != LineImported {
 			continue
 		}
-		t := importedTx{ID: r.ID, FamilyID: im.FamilyID, AccountID: a.ID, Date: *r.Date, Amount: *r.Amount, Currency: a.Currency,
-			Name: r.Name, Source: SourceFileImport, ImportID: im.ID, CreatedAt: now, UpdatedAt: now}
+		t := &Transaction{ID: r.ID, FamilyID: im.FamilyID, AccountID: a.ID, Date: *r.Date, Amount: *r.Amount, Currency: a.Currency,
+			Name: r.Name, Source: &source, CreatedAt: now, UpdatedAt: now}
 		if r.Notes != "" {
 			t.Notes = &r.Notes
 		}
@@ -251,49 +230,37 @@ func (s *Store) buildImported(ctx context.Context, im *Import, a *Account, rows 
 		if id, ok := catByName[strings.ToLower(strings.TrimSpace(r.Category))]; ok && r.Category != "" {
 			t.CategoryID = &id
 		}
-		seen := map[uuid.UUID]bool{}
+		n := &NewTransaction{Row: t}
 		for _, name := range strings.Split(r.Tags, "|") {
-			if id, ok := tagByName[strings.ToLower(strings.TrimSpace(name))]; ok && !seen[id] {
-				seen[id] = true
-				tags = append(tags, TransactionTag{TransactionID: r.ID, TagID: id, FamilyID: im.FamilyID})
+			if id, ok := tagByName[strings.ToLower(strings.TrimSpace(name))]; ok && !slices.Contains(n.TagIDs, id) {
+				n.TagIDs = append(n.TagIDs, id)
 			}
 		}
-		txs = append(txs, t)
+		news = append(news, n)
 	}
-	return txs, tags, nil
+	return news, nil
 }
 
-// writeFileImport hands a step's new transactions to the ledger: COPY on
-// PostgreSQL, multi-row inserts of at most 1,000 rows on SQLite. It is
-// the one place a file import writes transactions, where the ingestion
-// pipeline (normalize, rules) takes them over.
-func (s *Store) writeFileImport(ctx context.Context, copyRows copyFunc, txs []importedTx, tags []TransactionTag) error {
-	if len(txs) > 0 && copyRows != nil {
-		values := make([][]any, len(txs))
-		for i := range txs {
-			t := &txs[i]
-			var cat any
-			if t.CategoryID != nil {
-				cat = *t.CategoryID
-			}
-			values[i] = []any{t.ID, t.FamilyID, t.AccountID, string(t.Date), int64(t.Amount), t.Currency, t.Name, t.Notes,
-				t.ExternalID, t.Source, cat, t.ImportID, t.CreatedAt, t.UpdatedAt}
-		}
-		if err := copyRows(ctx, "transactions", importedTxColumns, values); err != nil {
-			return dbErr("copy imported transactions", err)
-		}
-	} else {
-		for start := 0; start < len(txs); start += 1000 {
-			batch := txs[start:min(start+1000, len(txs))]
-			if _, err := s.db.NewInsert().Model(&batch).Exec(ctx); err != nil {
-				return dbErr("insert imported transactions", err)
-			}
-		}
+// writeFileImport hands a step's new transactions to the pipeline's rules
+// and write steps, those of every other door: the family's rules file them
+// (rule_id recorded, a person's category from the file kept), then they
+// and their tags are written (COPY on PostgreSQL, multi-row inserts on
+// SQLite), marked as the import's, and the other side of each transfer a
+// rule made is written, the import's too. All of it in the step's
+// transaction: a step that fails leaves nothing, and its re-run files each
+// row once.
+func (s *Store) writeFileImport(ctx context.Context, copyRows copyFunc, im *Import, news []*NewTransaction) error {
+	if err := s.applyRules(ctx, im.FamilyID, newRefCache(im.FamilyID), news); err != nil {
+		return err
 	}
-	for start := 0; start < len(tags); start += 1000 {
-		batch := tags[start:min(start+1000, len(tags))]
-		if _, err := s.db.NewInsert().Model(&batch).Exec(ctx); err != nil {
-			return dbErr("tag imported transactions", err)
+	if err := s.insertRows(ctx, copyRows, im.FamilyID, news, &im.ID); err != nil {
+		return err
+	}
+	for _, n := range news {
+		if n.transfer != nil {
+			if _, err := s.ruleTransfer(ctx, im.FamilyID, n.transfer, &im.ID); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -350,6 +317,17 @@ func (s *Store) recordStep(ctx context.Context, im *Import, rows []ImportLine, n
 	_, err := s.db.NewUpdate().Model(im).Column("processed_rows_count", "imported_rows_count", "duplicate_rows_count", "updated_at").
 		Where("im.family_id = ?", im.FamilyID).Where("im.id = ?", im.ID).Exec(ctx)
 	return dbErr("record import progress", err)
+}
+
+// ImportAccounts lists the accounts other than the import's own that hold
+// transactions it wrote: those of the other sides of the transfers its
+// rules made, whose balances its publication and its revert change too.
+func (s *Store) ImportAccounts(ctx context.Context, familyID, id uuid.UUID) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := s.db.NewSelect().Model((*Transaction)(nil)).ColumnExpr("DISTINCT account_id").Where("family_id = ?", familyID).
+		Where("import_id = ?", id).Where("account_id <> (SELECT account_id FROM imports WHERE family_id = ? AND id = ?)", familyID, id).
+		Scan(ctx, &ids)
+	return ids, dbErr("list import accounts", err)
 }
 
 // RevertImport removes every transaction the import wrote and returns it

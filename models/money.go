@@ -1,6 +1,7 @@
 package models
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -84,6 +85,9 @@ func ParseAmountJSON(raw json.RawMessage) (Amount, error) {
 		return 0, ErrBadAmount
 	}
 	if raw[0] == '"' {
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' && !bytes.ContainsAny(raw[1:len(raw)-1], "\\\"") {
+			return ParseAmount(string(raw[1 : len(raw)-1])) // no escapes: the text is the bytes
+		}
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return 0, ErrBadAmount

@@ -244,7 +244,7 @@ func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, result
 		}
 	}
 	for _, r := range transfers {
-		to, err := s.ruleTransfer(ctx, familyID, r)
+		to, err := s.ruleTransfer(ctx, familyID, r, nil)
 		if err != nil {
 			return 0, nil, err
 		}
@@ -259,8 +259,10 @@ func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, result
 // the account the rule names: it writes the other side there and the
 // link, as the reference does. An account no longer active, or in another
 // currency, is left alone; so is a row that became part of a transfer
-// since it was read. It returns the other account, or uuid.Nil.
-func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleResult) (uuid.UUID, error) {
+// since it was read. It returns the other account, or uuid.Nil. importID,
+// when set, is the file import writing the row: the other side is the
+// import's too, so that its revert removes both.
+func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleResult, importID *uuid.UUID) (uuid.UUID, error) {
 	var t Transaction
 	if err := s.db.NewSelect().Model(&t).Column("id", "account_id", "date", "amount", "currency", "name").
 		Where("t.family_id = ?", familyID).Where("t.id = ?", r.Row.ID).Scan(ctx); err != nil {
@@ -292,6 +294,12 @@ func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleRes
 	}
 	if _, err := s.db.NewInsert().Model(mirror).Exec(ctx); err != nil {
 		return uuid.Nil, dbErr("create transfer side", err)
+	}
+	if importID != nil {
+		if _, err := s.db.NewUpdate().Model((*Transaction)(nil)).Set("import_id = ?", *importID).
+			Where("family_id = ?", familyID).Where("id = ?", mirror.ID).Exec(ctx); err != nil {
+			return uuid.Nil, dbErr("mark transfer side imported", err)
+		}
 	}
 	if _, err := s.db.NewInsert().Model(tr).Exec(ctx); err != nil {
 		return uuid.Nil, dbErr("create transfer", err)

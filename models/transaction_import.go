@@ -116,7 +116,7 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 			return err
 		}
 		for _, r := range transfers {
-			if _, err := tx.ruleTransfer(ctx, fam, r); err != nil {
+			if _, err := tx.ruleTransfer(ctx, fam, r, nil); err != nil {
 				return err
 			}
 		}

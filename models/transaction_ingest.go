@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 )
 
@@ -101,15 +102,8 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 		write = append(write, r)
 	}
 
-	if len(write) > 0 && s.Rules != nil {
-		if err := s.Rules(ctx, s, familyID, write); err != nil {
-			return nil, err
-		}
-		// Rules name records of the family; one deleted since is dropped
-		// rather than failing the row.
-		if err := refs.afterRules(ctx, s, write); err != nil {
-			return nil, err
-		}
+	if err := s.applyRules(ctx, familyID, refs, write); err != nil {
+		return nil, err
 	}
 
 	created, err := s.writeNew(ctx, familyID, write)
@@ -151,6 +145,20 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 		}
 	}
 	return changedAccounts, nil
+}
+
+// applyRules is the pipeline's rules step, the same for every door (the
+// file import's included): s.Rules on the rows about to be written, then
+// what the rules named checked against the family (refs), a record
+// deleted since being dropped rather than failing the row.
+func (s *Store) applyRules(ctx context.Context, familyID uuid.UUID, refs *refCache, rows []*NewTransaction) error {
+	if len(rows) == 0 || s.Rules == nil {
+		return nil
+	}
+	if err := s.Rules(ctx, s, familyID, rows); err != nil {
+		return err
+	}
+	return refs.afterRules(ctx, s, rows)
 }
 
 // ingestOne is the pipeline for the commonest request, one valid row
@@ -218,7 +226,7 @@ func (s *Store) ruleTransfers(ctx context.Context, familyID uuid.UUID, rows []*N
 	var accounts []uuid.UUID
 	err := s.RunInTx(ctx, func(tx *Store) error {
 		for _, r := range made {
-			to, err := tx.ruleTransfer(ctx, familyID, r.transfer)
+			to, err := tx.ruleTransfer(ctx, familyID, r.transfer, nil)
 			if err != nil {
 				return err
 			}
@@ -377,23 +385,53 @@ func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTran
 				}
 			}
 		}
-		var values, tags [][]any
+		var keep []*NewTransaction
 		for _, r := range rows {
-			t := r.Row
-			if k, ok := ingestKey(t); !active[t.AccountID] || ok && stored[k] {
-				continue
-			}
-			day, err := time.Parse(time.DateOnly, string(t.Date))
-			if err != nil {
-				return fmt.Errorf("models: create transactions: date %q: %w", t.Date, err)
-			}
-			values = append(values, []any{t.ID, t.FamilyID, t.AccountID, day, int64(t.Amount), t.Currency, t.Name, t.Notes,
-				t.ExternalID, t.Source, t.Pending, t.CategoryID, t.MerchantID, t.Excluded, t.ExcludedReason, t.RuleID, t.CreatedAt, t.UpdatedAt})
-			for _, tag := range r.TagIDs {
-				tags = append(tags, []any{t.ID, tag, familyID})
+			if k, ok := ingestKey(r.Row); active[r.Row.AccountID] && !(ok && stored[k]) {
+				keep = append(keep, r)
 			}
 		}
-		if err := copyRows(ctx, "transactions", ingestColumns, values); err != nil {
+		if err := tx.insertRows(ctx, copyRows, familyID, keep, nil); err != nil {
+			return err
+		}
+		for _, r := range keep {
+			created[r.Row.ID] = true
+		}
+		return nil
+	})
+	return created, err
+}
+
+// insertRows is the pipeline's write step for rows already decided new
+// (deduplicated, their accounts checked), every door's: the rows and their
+// tags, in the caller's transaction, by COPY when copyRows is set (see
+// bulkTx), else by multi-row INSERTs. importID, when set, is the file
+// import writing them, whose revert removes them.
+func (s *Store) insertRows(ctx context.Context, copyRows copyFunc, familyID uuid.UUID, rows []*NewTransaction, importID *uuid.UUID) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if copyRows != nil {
+		columns := ingestColumns
+		if importID != nil {
+			columns = append(slices.Clip(columns), "import_id")
+		}
+		values := make([][]any, 0, len(rows))
+		var tags [][]any
+		for _, r := range rows {
+			v, err := ingestValues(r.Row)
+			if err != nil {
+				return err
+			}
+			if importID != nil {
+				v = append(v, pgUUID(importID))
+			}
+			values = append(values, v)
+			for _, tag := range r.TagIDs {
+				tags = append(tags, []any{pgUUID(&r.Row.ID), pgUUID(&tag), pgUUID(&familyID)})
+			}
+		}
+		if err := copyRows(ctx, "transactions", columns, values); err != nil {
 			return dbErr("copy transactions", err)
 		}
 		if len(tags) > 0 {
@@ -401,12 +439,51 @@ func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTran
 				return dbErr("copy transaction tags", err)
 			}
 		}
-		for _, v := range values {
-			created[v[0].(uuid.UUID)] = true
-		}
 		return nil
-	})
-	return created, err
+	}
+	columns := ingestColumns
+	if importID != nil {
+		// Named, a scan-only column is written too.
+		columns = append(slices.Clip(columns), "import_id")
+	}
+	var links []TransactionTag
+	for start := 0; start < len(rows); start += MaxBulk {
+		part := rows[start:min(start+MaxBulk, len(rows))]
+		batch := make([]Transaction, len(part))
+		for i, r := range part {
+			batch[i] = *r.Row
+			batch[i].ImportID = importID
+			for _, tag := range r.TagIDs {
+				links = append(links, TransactionTag{TransactionID: r.Row.ID, TagID: tag, FamilyID: familyID})
+			}
+		}
+		if _, err := s.db.NewInsert().Model(&batch).Column(columns...).Exec(ctx); err != nil {
+			return dbErr("insert transactions", err)
+		}
+	}
+	return s.insertTags(ctx, links)
+}
+
+// ingestValues is a new row as COPY takes it, in ingestColumns order.
+// Ids go as pgtype.UUID, which pgx encodes directly: a uuid.UUID would go
+// through its driver.Valuer, a string formatted and parsed again, the
+// costliest part of a large COPY.
+func ingestValues(t *Transaction) ([]any, error) {
+	day, err := time.Parse(time.DateOnly, string(t.Date))
+	if err != nil {
+		return nil, fmt.Errorf("models: create transactions: date %q: %w", t.Date, err)
+	}
+	return []any{pgUUID(&t.ID), pgUUID(&t.FamilyID), pgUUID(&t.AccountID), day, int64(t.Amount), t.Currency, t.Name, t.Notes,
+		t.ExternalID, t.Source, t.Pending, pgUUID(t.CategoryID), pgUUID(t.MerchantID), t.Excluded, t.ExcludedReason,
+		pgUUID(t.RuleID), t.CreatedAt, t.UpdatedAt}, nil
+}
+
+// pgUUID is id as pgx writes it without a detour through text; nil is NULL.
+func pgUUID(id *uuid.UUID) pgtype.UUID {
+	if id == nil {
+		return pgtype.UUID{}
+	}
+	return pgtype.UUID{Bytes: *id, Valid: true}
 }
 
 // replays gives every keyed row not written now the stored row holding

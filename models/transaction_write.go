@@ -99,10 +99,7 @@ func (s *Store) importRules(ctx context.Context, familyID uuid.UUID, writes []Tr
 	for k, i := range created {
 		rows[k] = &NewTransaction{Row: &writes[i]}
 	}
-	if err := s.Rules(ctx, s, familyID, rows); err != nil {
-		return nil, nil, err
-	}
-	if err := newRefCache(familyID).afterRules(ctx, s, rows); err != nil {
+	if err := s.applyRules(ctx, familyID, newRefCache(familyID), rows); err != nil {
 		return nil, nil, err
 	}
 	var links []TransactionTag

@@ -79,7 +79,9 @@ func (f *fields) str(name string, max int, trim bool) (s string, ok bool) {
 	if !present || f.isNull(name) {
 		return "", false
 	}
-	if err := json.Unmarshal(v, &s); err != nil {
+	if plain, isPlain := plainString(v); isPlain {
+		s = plain
+	} else if err := json.Unmarshal(v, &s); err != nil {
 		f.add(name + " must be a string")
 		return "", false
 	}
@@ -95,6 +97,25 @@ func (f *fields) str(name string, max int, trim bool) (s string, ok bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// plainString is the text of a JSON string without escapes, the common
+// case, read without json.Unmarshal's reflection (a bulk request has
+// thousands). Invalid UTF-8 is left to json.Unmarshal, which replaces it.
+func plainString(v json.RawMessage) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	inner := v[1 : len(v)-1]
+	for _, b := range inner {
+		if b == '\\' || b == '"' || b < 0x20 {
+			return "", false
+		}
+	}
+	if !utf8.Valid(inner) {
+		return "", false
+	}
+	return string(inner), true
 }
 
 // required returns a non-blank string member or records that it is missing.
@@ -215,7 +236,9 @@ func (f *fields) key(name string) (string, bool) {
 	var s string
 	switch {
 	case len(v) > 0 && v[0] == '"':
-		if err := json.Unmarshal(v, &s); err != nil {
+		if plain, isPlain := plainString(v); isPlain {
+			s = plain
+		} else if err := json.Unmarshal(v, &s); err != nil {
 			f.add(name + " must be a string or a number")
 			return "", false
 		}

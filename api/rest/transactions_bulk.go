@@ -1,7 +1,9 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"strconv"
 	"unicode/utf8"
 
@@ -72,11 +74,14 @@ func decodeBulk(c *fiber.Ctx) ([]map[string]json.RawMessage, error) {
 	if !utf8.Valid(body) {
 		return nil, httperr.BadRequest("The request body must be valid UTF-8")
 	}
+	items, ok := bulkItems(body)
+	if ok {
+		return checkBulkSize(items)
+	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(body, &top); err != nil || top == nil {
 		return nil, httperr.BadRequest("The request body must be a JSON object")
 	}
-	var items []map[string]json.RawMessage
 	if err := json.Unmarshal(top["transactions"], &items); err != nil {
 		// An item that is not an object: read them one by one, so that
 		// only that item is refused.
@@ -89,6 +94,11 @@ func decodeBulk(c *fiber.Ctx) ([]map[string]json.RawMessage, error) {
 			items[i], _ = objectMembers(r)
 		}
 	}
+	return checkBulkSize(items)
+}
+
+// checkBulkSize refuses a missing, empty or oversized list of items.
+func checkBulkSize(items []map[string]json.RawMessage) ([]map[string]json.RawMessage, error) {
 	switch {
 	case items == nil:
 		return nil, httperr.BadRequest("The request body must contain a \"transactions\" array")
@@ -98,4 +108,41 @@ func decodeBulk(c *fiber.Ctx) ([]map[string]json.RawMessage, error) {
 		return nil, httperr.Invalid([]string{"transactions has too many items (maximum is " + strconv.Itoa(maxBulkCreate) + ")"})
 	}
 	return items, nil
+}
+
+// bulkItems reads the common body, an object whose "transactions" member
+// is an array of objects, in one pass over it: a decode of the whole
+// object and then of its member would read the 1,000 items twice. ok is
+// false for any other body, which decodeBulk then reads again to say what
+// is wrong with it.
+func bulkItems(body []byte) (items []map[string]json.RawMessage, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, isKey := tok.(string)
+		if err != nil || !isKey {
+			return nil, false
+		}
+		if key != "transactions" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil, false
+			}
+			continue
+		}
+		items = nil // of members named twice, the last counts, as in a map
+		if dec.Decode(&items) != nil {
+			return nil, false
+		}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false // something after the object
+	}
+	return items, items != nil
 }

@@ -89,9 +89,6 @@ var funcs = template.FuncMap{
 	"dict":         dict,
 	"str":          models.Str,
 	"has":          func(list []string, v string) bool { return slices.Contains(list, v) },
-	// signedAmount shows an import row's amount the way its file did:
-	// money in positive.
-	"signedAmount": func(a *models.Amount) string { return (-*a).String() },
 	// the rules screens
 	"inc": func(i int) int { return i + 1 }, "refName": refName,
 	"conditionLabel": func(t string) string { return labelOr(conditionLabels, t) },
