@@ -95,9 +95,7 @@ func (h *Handlers) ImportPublish(ctx context.Context, t *asynq.Task) error {
 			}
 			return nil
 		}
-		if h.Hook != nil {
-			h.Hook(ctx, HookImportStep)
-		}
+		h.hook(ctx, HookImportStep)
 		if err := ctx.Err(); err != nil {
 			return err // shutting down: the task goes back to the queue
 		}
