@@ -108,8 +108,8 @@ type taskEnds struct {
 }
 
 func (e *taskEnds) Enabled(context.Context, slog.Level) bool { return true }
-func (e *taskEnds) WithAttrs([]slog.Attr) slog.Handler        { return e }
-func (e *taskEnds) WithGroup(string) slog.Handler             { return e }
+func (e *taskEnds) WithAttrs([]slog.Attr) slog.Handler       { return e }
+func (e *taskEnds) WithGroup(string) slog.Handler            { return e }
 
 func (e *taskEnds) Handle(_ context.Context, r slog.Record) error {
 	if !strings.HasPrefix(r.Message, "task ") {
