@@ -116,6 +116,7 @@ func (h *Handlers) ImportRevert(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return h.importFailed(ctx, t, p, models.ImportRevertFailed, err)
 	}
+	h.hook(ctx, HookImportReverted)
 	return h.enqueueBalance(ctx, im)
 }
 
