@@ -59,6 +59,7 @@ const (
 	HookRoleApplied    = "roles:applied"      // after a user's mapped role committed
 	HookFamilyPurged   = "family:purged"      // after a family's purge committed
 	HookOAuthCleanStep = "oauth:cleanup_step" // after each of the cleanup's deletes
+	HookRequeued       = "queue:requeued"     // after each task the queue rebuild queued
 )
 
 func (h *Handlers) hook(ctx context.Context, point string) {
