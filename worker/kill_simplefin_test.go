@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,14 +42,7 @@ func TestSimplefinPurgeSurvivesWorkerKill(t *testing.T) {
 		}
 	}
 
-	r := &killRig{store: cr.store, opt: cr.opt, rdb: cr.rdb, queue: asynq.NewClientFromRedisClient(cr.rdb),
-		insp: asynq.NewInspectorFromRedisClient(cr.rdb), log: cr.log, ends: &taskEnds{ended: map[string]int{}}}
-	options := func(hook func(context.Context, string)) worker.Options {
-		o := r.options(r.handlers(nil, nil), nil)
-		o.SimpleFIN = cr.handlers()
-		o.SimpleFIN.Hook = hook
-		return o
-	}
+	r, options := cr.killRig()
 	task, err := simplefin.NewPurgeTask(c.FamilyID, c.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +66,54 @@ func TestSimplefinPurgeSurvivesWorkerKill(t *testing.T) {
 	after, total, err := cr.store.Accounts(ctx, c.FamilyID, models.Page{Number: 1, Size: 50})
 	if err != nil || total != 1 || after[0].ID != own {
 		t.Fatalf("%d accounts left, want only the family's own: %v", total, err)
+	}
+}
+
+// TestSimplefinClaimSurvivesWorkerKill kills the worker after a claim
+// stored its access URL, before the first sync was queued. A fresh worker
+// and the sweep finish: the claim was POSTed once, the first sync imports
+// every row once, and the server versions are read.
+func TestSimplefinClaimSurvivesWorkerKill(t *testing.T) {
+	data := bridgetest.Generate(43, 2, 100, 40, time.Now().UTC())
+	cr := newCrashRig(t, data)
+	r, options := cr.killRig()
+	k := newKiller(simplefin.HookClaimed, 1)
+	var c *models.Connection
+	r.kill(t, options(k.hook), k, func() { c = cr.connect(t, "claim-kill") })
+	if sy, err := cr.firstSync(c); err != nil || sy.Status != models.SyncPending {
+		t.Fatalf("killed after the claim: first sync %+v, %v", sy, err)
+	}
+
+	runWorker(t, options(nil))
+	// The sweep queues what the database says is due and no task will run.
+	r.enqueue(t, simplefin.NewSweepTask())
+	got := cr.endState(t, c, cr.waitDone(t, c))
+	if len(got.rows) != data.Count() {
+		t.Fatalf("%d rows, want %d", len(got.rows), data.Count())
+	}
+	if n := cr.bridge.Posts("claim-kill"); n != 1 {
+		t.Fatalf("%d claim POSTs", n)
+	}
+	// The re-delivered claim queued the /info read the killed one did not.
+	waitFor(t, "the server versions", func() (bool, string) {
+		got, err := cr.store.Connection(context.Background(), c.FamilyID, c.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(got.ServerVersions) > 0, fmt.Sprint(got.ServerVersions)
+	})
+}
+
+// killRig is a killRig on the crash rig's database and Redis, with a
+// function building worker options whose SimpleFIN handlers have hook.
+func (cr *crashRig) killRig() (*killRig, func(hook func(context.Context, string)) worker.Options) {
+	r := &killRig{store: cr.store, opt: cr.opt, rdb: cr.rdb, queue: asynq.NewClientFromRedisClient(cr.rdb),
+		insp: asynq.NewInspectorFromRedisClient(cr.rdb), log: cr.log, ends: &taskEnds{ended: map[string]int{}}}
+	return r, func(hook func(context.Context, string)) worker.Options {
+		o := r.options(r.handlers(nil, nil), nil)
+		o.SimpleFIN = cr.handlers()
+		o.SimpleFIN.Hook = hook
+		return o
 	}
 }
 
