@@ -108,11 +108,13 @@ func (h *Handlers) ArchiveAudit(ctx context.Context) (int, error) {
 			if err != nil {
 				return moved, err
 			}
+			h.hook(ctx, HookAuditWritten)
 			if err := h.Store.ArchiveAuditLogs(ctx, a, ids); err != nil {
 				return moved, err
 			}
 		}
 		moved += len(batch)
+		h.hook(ctx, HookAuditBatch)
 	}
 }
 

@@ -117,6 +117,9 @@ func (h *Handlers) AccountBalance(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	err := h.Store.RecalculateBalance(ctx, p.FamilyID, p.AccountID)
+	if err == nil {
+		h.hook(ctx, HookBalanceSaved)
+	}
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		h.logger(ctx, t).Info("account gone; nothing to recalculate", "account_id", p.AccountID)
@@ -152,6 +155,7 @@ func (h *Handlers) BalanceSweep(ctx context.Context, t *asynq.Task) error {
 		if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("jobs: sweep: %w", err)
 		}
+		h.hook(ctx, HookBalanceQueued)
 	}
 	h.logger(ctx, t).Info("balance sweep queued", "accounts", len(refs))
 	return nil

@@ -33,6 +33,7 @@ func (h *Handlers) FamilyPurge(ctx context.Context, t *asynq.Task) error {
 	}
 	deleted, err := h.Store.PurgeFamilyIfEmpty(ctx, p.FamilyID)
 	if deleted {
+		h.hook(ctx, HookFamilyPurged)
 		h.logger(ctx, t).Info("empty family purged", "family_id", p.FamilyID)
 	}
 	return err

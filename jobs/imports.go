@@ -95,9 +95,7 @@ func (h *Handlers) ImportPublish(ctx context.Context, t *asynq.Task) error {
 			}
 			return nil
 		}
-		if h.Hook != nil {
-			h.Hook(ctx, HookImportStep)
-		}
+		h.hook(ctx, HookImportStep)
 		if err := ctx.Err(); err != nil {
 			return err // shutting down: the task goes back to the queue
 		}
@@ -124,6 +122,7 @@ func (h *Handlers) ImportRevert(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return h.importFailed(ctx, t, p, models.ImportRevertFailed, err)
 	}
+	h.hook(ctx, HookImportReverted)
 	return h.enqueueBalances(ctx, im, others)
 }
 

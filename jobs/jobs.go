@@ -42,13 +42,31 @@ type Handlers struct {
 	Retention  Retention        // audit retention tier
 	ArchiveDir string           // where audit archive files go
 	Now        func() time.Time // nil: time.Now
-	// Hook, when set, is called at named points of long jobs (tests stop
-	// a worker there); HookImportStep is after each committed import step.
+	// Hook, when set, is called with the task's context at the named
+	// points of the jobs (tests stop a worker there), each after some of
+	// the job's work has committed.
 	Hook func(ctx context.Context, point string)
 }
 
-// HookImportStep is the point after each committed step of an import.
-const HookImportStep = "import:step"
+// Points where Handlers.Hook is called.
+const (
+	HookImportStep     = "import:step"        // after each committed step of an import
+	HookImportReverted = "import:reverted"    // after a revert committed, before the balance is queued
+	HookBalanceSaved   = "balance:saved"      // after an account's balance committed
+	HookBalanceQueued  = "balance:queued"     // after the sweep queued one account's recalculation
+	HookAuditWritten   = "audit:written"      // after a batch's archive file is written, before its records go
+	HookAuditBatch     = "audit:batch"        // after a batch of records left the database
+	HookRoleApplied    = "roles:applied"      // after a user's mapped role committed
+	HookFamilyPurged   = "family:purged"      // after a family's purge committed
+	HookOAuthCleanStep = "oauth:cleanup_step" // after each of the cleanup's deletes
+	HookRequeued       = "queue:requeued"     // after each task the queue rebuild queued
+)
+
+func (h *Handlers) hook(ctx context.Context, point string) {
+	if h.Hook != nil {
+		h.Hook(ctx, point)
+	}
+}
 
 // Table lists the generic task types with their handlers.
 func (h *Handlers) Table() Table {

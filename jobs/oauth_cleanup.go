@@ -27,10 +27,12 @@ func (h *Handlers) OAuthCleanup(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	h.hook(ctx, HookOAuthCleanStep)
 	pkce, err := h.Store.DeleteExpiredOAuthPKCE(ctx, now)
 	if err != nil {
 		return err
 	}
+	h.hook(ctx, HookOAuthCleanStep)
 	tokens, err := h.Store.DeleteExpiredOAuthTokens(ctx, now)
 	if err != nil {
 		return err

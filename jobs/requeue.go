@@ -29,6 +29,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 	if _, err := h.Queue.EnqueueContext(ctx, NewBalanceSweepTask()); err != nil {
 		return fmt.Errorf("jobs: requeue balances: %w", err)
 	}
+	h.hook(ctx, HookRequeued)
 	chats, err := h.Store.ChatsAwaitingReply(ctx)
 	if err != nil {
 		return err
@@ -41,6 +42,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("jobs: requeue chat reply: %w", err)
 		}
+		h.hook(ctx, HookRequeued)
 	}
 	families, err := h.Store.EmptyFamilies(ctx)
 	if err != nil {
@@ -54,6 +56,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("jobs: requeue family purge: %w", err)
 		}
+		h.hook(ctx, HookRequeued)
 	}
 	runs, err := h.Store.PendingRuleRuns(ctx)
 	if err != nil {
@@ -67,6 +70,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 			return fmt.Errorf("jobs: requeue rule run: %w", err)
 		}
+		h.hook(ctx, HookRequeued)
 	}
 	imports, err := h.Store.ImportsInFlight(ctx)
 	if err != nil {
@@ -80,6 +84,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		if err := EnqueueImport(ctx, h.Queue, task); err != nil {
 			return err
 		}
+		h.hook(ctx, HookRequeued)
 	}
 	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families),
 		"imports", len(imports), "rule_runs", len(runs))

@@ -58,6 +58,9 @@ func (h *Handlers) RolesSync(ctx context.Context, t *asynq.Task) error {
 	if errors.Is(err, models.ErrNotFound) {
 		return nil
 	}
+	if err == nil {
+		h.hook(ctx, HookRoleApplied)
+	}
 	if guard != "" {
 		h.logger(ctx, t).Info("role kept by a guard", "user_id", p.UserID, "guard", guard)
 	}

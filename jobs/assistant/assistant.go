@@ -7,6 +7,7 @@
 package assistant
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -43,6 +44,22 @@ type Handlers struct {
 	Log     *slog.Logger
 	Options Options
 	Now     func() time.Time // nil: time.Now
+	// Hook, when set, is called with the task's context at the named
+	// points of a reply (tests stop a worker there).
+	Hook func(ctx context.Context, point string)
+}
+
+// Points where Handlers.Hook is called.
+const (
+	HookToolCalled = "chat:tool_called" // after each tool call of a reply ran
+	HookAnswered   = "chat:answered"    // after the model answered, before the reply is saved
+	HookSaved      = "chat:saved"       // after the reply committed, before the done event
+)
+
+func (h *Handlers) hook(ctx context.Context, point string) {
+	if h.Hook != nil {
+		h.Hook(ctx, point)
+	}
 }
 
 // Table lists the assistant's task type with its handler.

@@ -57,10 +57,12 @@ func (h *Handlers) ChatReply(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	h.hook(ctx, HookAnswered)
 	saved, _, err := h.Store.SaveReply(ctx, reply)
 	if err != nil {
 		return jobs.IgnoreNotFound(err) // the chat was deleted meanwhile
 	}
+	h.hook(ctx, HookSaved)
 	pub.send(Event{Type: "done", MessageID: saved.ID.String()})
 	return nil
 }
@@ -168,6 +170,7 @@ func (h *Handlers) answer(ctx context.Context, conv *models.Conversation, pub *p
 				args, _ = json.Marshal(c.Arguments)
 			}
 			calls = append(calls, recordedCall{Name: c.Name, Arguments: args})
+			h.hook(ctx, HookToolCalled)
 			msgs = append(msgs, openai.ToolMessage(string(result), c.ID))
 		}
 	}

@@ -65,6 +65,12 @@ func (h *Handlers) Claim(ctx context.Context, t *asynq.Task) error {
 	}
 	switch step {
 	case models.ClaimSkip:
+		if c.Status == models.ConnActive && c.ClaimSeq == p.Seq && len(c.ServerVersions) == 0 {
+			// This claim succeeded on a run that died before queueing its
+			// /info read, which nothing else queues (the sweep queues the
+			// first sync).
+			h.enqueueFetchInfo(ctx, t, c)
+		}
 		return nil
 	case models.ClaimUnclear:
 		if h.now().Sub(*c.ClaimSentAt) < claimDeadline {
@@ -89,11 +95,8 @@ func (h *Handlers) Claim(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return err
 		}
-		if task, err := NewFetchInfoTask(c.FamilyID, c.ID); err == nil && h.Queue != nil {
-			if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrDuplicateTask) {
-				h.logger(ctx, t).Warn("fetch_info not queued", "connection_id", c.ID, "error", err)
-			}
-		}
+		h.hook(ctx, HookClaimed)
+		h.enqueueFetchInfo(ctx, t, c)
 		h.enqueueSync(ctx, t, sy)
 		return nil
 	case errors.As(err, &ce) && ce.Outcome == bridge.Refused:
@@ -105,6 +108,14 @@ func (h *Handlers) Claim(ctx context.Context, t *asynq.Task) error {
 	default:
 		h.logger(ctx, t).Warn("claim outcome unknown", "connection_id", c.ID, "error", err)
 		return h.Store.ClaimFailed(ctx, c, MsgClaimUnconfirmed, false)
+	}
+}
+
+func (h *Handlers) enqueueFetchInfo(ctx context.Context, t *asynq.Task, c *models.Connection) {
+	if task, err := NewFetchInfoTask(c.FamilyID, c.ID); err == nil && h.Queue != nil {
+		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrDuplicateTask) {
+			h.logger(ctx, t).Warn("fetch_info not queued", "connection_id", c.ID, "error", err)
+		}
 	}
 }
 

@@ -43,6 +43,7 @@ func (h *Handlers) Purge(ctx context.Context, t *asynq.Task) error {
 		if n == 0 {
 			break
 		}
+		h.hook(ctx, HookPurged)
 	}
 	return h.Store.PurgeConnectionAccounts(ctx, conn.FamilyID, conn.ID)
 }

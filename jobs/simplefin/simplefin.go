@@ -33,7 +33,7 @@ type Handlers struct {
 	Now     func() time.Time      // nil: time.Now
 
 	// Hook, when set, is called at the named points of the jobs (HookFetch,
-	// HookSteps, HookImport, HookImported) with the task's context, so that
+	// HookSteps, HookImport, HookImported, HookPurged, HookClaimed) with the task's context, so that
 	// a test can stop a worker exactly there. Nil in production.
 	Hook func(ctx context.Context, point string)
 }
@@ -44,6 +44,8 @@ const (
 	HookSteps    = "steps"    // after the account steps are stored, before they are queued
 	HookImport   = "import"   // before an account step's transaction
 	HookImported = "imported" // after an account step committed
+	HookPurged   = "purged"   // after each committed batch of a purge
+	HookClaimed  = "claimed"  // after a claim's access URL committed, before the first sync is queued
 )
 
 // Table lists the SimpleFIN task types with their handlers; all of them
