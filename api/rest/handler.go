@@ -7,6 +7,7 @@ package rest
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -62,21 +63,18 @@ type Handler struct {
 
 	assistantDailyTokens int
 
-	docs *docs     // the API reference page
-	keys *keyCache // keys authenticated recently, see authenticate
+	docs func() (*docs, error) // the API reference page, rendered on first use
+	keys *keyCache             // keys authenticated recently, see authenticate
 }
 
 // New returns the JSON API's handler.
 func New(o Options) (*Handler, error) {
-	docs, err := newDocs(OpenAPIYAML)
-	if err != nil {
-		return nil, err
-	}
 	return &Handler{
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 		assistantDailyTokens: o.AssistantDailyTokens,
-		docs:                 docs, keys: newKeyCache(), bearer: o.Bearer,
+		docs:                 sync.OnceValues(func() (*docs, error) { return newDocs(OpenAPIYAML) }),
+		keys:                 newKeyCache(), bearer: o.Bearer,
 	}, nil
 }
