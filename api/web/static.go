@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"mime"
 	"path"
 	"strings"
 
@@ -32,6 +31,19 @@ type asset struct {
 	contentType string
 }
 
+// staticTypes are the content types of the files static/ may hold. Not
+// mime.TypeByExtension: its first call loads the system's whole table
+// (/etc/mime.types) into memory for good, about 0.5 MB that the web
+// process would keep for one lookup at start (issue 16).
+var staticTypes = map[string]string{
+	".js":    "text/javascript; charset=utf-8",
+	".css":   "text/css; charset=utf-8",
+	".svg":   "image/svg+xml",
+	".png":   "image/png",
+	".ico":   "image/vnd.microsoft.icon",
+	".woff2": "font/woff2",
+}
+
 // assets serves the files of static/ under names that carry a hash of
 // their content (app.js as /static/app.1a2b3c4d5e6f7a8b.js), so browsers
 // may keep them for a year and still fetch a changed file at once.
@@ -55,7 +67,11 @@ func loadAssets() (assets, error) {
 		ext := path.Ext(name)
 		versioned := strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:8]) + ext
 		a.paths[name] = "/static/" + versioned
-		a.byName[versioned] = asset{body: body, contentType: mime.TypeByExtension(ext)}
+		contentType, ok := staticTypes[ext]
+		if !ok {
+			return fmt.Errorf("web: no content type for static file %q: add its extension to staticTypes", name)
+		}
+		a.byName[versioned] = asset{body: body, contentType: contentType}
 		return nil
 	})
 	return a, err
