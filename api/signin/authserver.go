@@ -14,8 +14,9 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/google/uuid"
 	"github.com/ory/fosite"
-	"github.com/ory/fosite/compose"
 	"github.com/ory/fosite/handler/oauth2"
+	"github.com/ory/fosite/handler/pkce"
+	"github.com/ory/fosite/token/hmac"
 
 	"coffer/api/httperr"
 	"coffer/models"
@@ -85,13 +86,39 @@ func newAuthServer(store *models.Store, o AuthServerOptions, issuer string, secr
 		AccessTokenIssuer:  issuer,
 	}
 	st := &authStorage{store: store}
-	strategy := compose.NewOAuth2HMACStrategy(cfg)
-	provider := compose.Compose(cfg, st, strategy,
-		compose.OAuth2AuthorizeExplicitFactory,
-		compose.OAuth2RefreshTokenGrantFactory,
-		compose.OAuth2TokenRevocationFactory,
-		compose.OAuth2PKCEFactory,
-	)
+	strategy := oauth2.NewHMACSHAStrategy(&hmac.HMACStrategy{Config: cfg}, cfg)
+	// The four handlers we use, registered as fosite/compose.Compose would:
+	// compose itself imports every handler fosite offers (OpenID Connect,
+	// PAR, JWT assertions, verifiable credentials), and every package's
+	// init runs in every coffer process, the worker's too (issue 16).
+	handlers := []any{
+		&oauth2.AuthorizeExplicitGrantHandler{
+			AccessTokenStrategy: strategy, RefreshTokenStrategy: strategy, AuthorizeCodeStrategy: strategy,
+			CoreStorage: st, TokenRevocationStorage: st, Config: cfg,
+		},
+		&oauth2.RefreshTokenGrantHandler{
+			AccessTokenStrategy: strategy, RefreshTokenStrategy: strategy, TokenRevocationStorage: st, Config: cfg,
+		},
+		&oauth2.TokenRevocationHandler{
+			TokenRevocationStorage: st, AccessTokenStrategy: strategy, RefreshTokenStrategy: strategy,
+		},
+		&pkce.Handler{AuthorizeCodeStrategy: strategy, Storage: st, Config: cfg},
+	}
+	for _, h := range handlers {
+		if a, ok := h.(fosite.AuthorizeEndpointHandler); ok {
+			cfg.AuthorizeEndpointHandlers.Append(a)
+		}
+		if t, ok := h.(fosite.TokenEndpointHandler); ok {
+			cfg.TokenEndpointHandlers.Append(t)
+		}
+		if i, ok := h.(fosite.TokenIntrospector); ok {
+			cfg.TokenIntrospectionHandlers.Append(i)
+		}
+		if r, ok := h.(fosite.RevocationHandler); ok {
+			cfg.RevocationHandlers.Append(r)
+		}
+	}
+	provider := fosite.NewOAuth2Provider(st, cfg)
 	return &authServer{provider: provider, strategy: strategy, config: cfg, storage: st, issuer: issuer}
 }
 
