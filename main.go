@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -21,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -281,7 +283,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail, OAuth: cfg.OAuth,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout, AssistantDailyTokens: cfg.Assistant.DailyTokens,
-		Dashboard:          asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: s.redis}),
+		Dashboard:          lazyDashboard(s.redis),
 		SimpleFINAllowHTTP: cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
 		SimpleFINSyncCron: cfg.Worker.SimplefinSyncCron, SimpleFINSyncLocation: cfg.SimpleFIN.Location, SimpleFINSyncJitter: cfg.SimpleFIN.Jitter,
 	})
@@ -295,6 +297,17 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	}
 	log.Info("web listening", "addr", ln.Addr().String(), "url", cfg.AppURL)
 	return api.Serve(ctx, app, ln)
+}
+
+// lazyDashboard builds the job dashboard (asynqmon) on its first request:
+// asynqmon.New compiles a router of regular expressions (about 1 MB) that
+// an idle web process would otherwise keep for a page only admins open
+// (issue 16).
+func lazyDashboard(redis asynq.RedisConnOpt) http.Handler {
+	build := sync.OnceValue(func() http.Handler {
+		return asynqmon.New(asynqmon.Options{RootPath: "/admin/jobs", RedisConnOpt: redis})
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { build().ServeHTTP(w, r) })
 }
 
 // runDev migrates, then runs web, worker and scheduler in this process.
