@@ -81,6 +81,7 @@ var funcs = template.FuncMap{
 	"money": money, "flow": flow, "balance": balance, "typeLabel": typeLabel,
 	"amountValue": amountValue, "share": share, "monthName": monthName, "shortDate": shortDate,
 	"catName":      catName,
+	"importKind":   importKind,
 	"deref_amount": func(a *models.Amount) models.Amount { return *a },
 	"add_amount":   func(a, b models.Amount) models.Amount { return a + b },
 	"plus":         func(a, b int) int { return a + b },
@@ -130,4 +131,18 @@ func catName(t models.CategoryTotal) string {
 		return *t.ParentName + " › " + *t.Name
 	}
 	return *t.Name
+}
+
+// importKind names an import's type as a person knows the file: CSV, not
+// the reference app's TransactionImport.
+func importKind(t string) string {
+	switch t {
+	case models.ImportCSV:
+		return "CSV import"
+	case models.ImportOFX:
+		return "OFX import"
+	case models.ImportQIF:
+		return "QIF import"
+	}
+	return t
 }
