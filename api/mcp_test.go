@@ -204,7 +204,7 @@ func TestMCPOverOAuth(t *testing.T) {
 	}
 	txs := wantTool(t, ctx, cs, "get_transactions", map[string]any{"search": "coffee", "start_date": "2026-10-01",
 		"end_date": "2026-10-31", "account_ids": []string{e.alpha.Account.ID.String()}, "page": 1, "page_size": 1})
-	if tx := first(t, txs, "transactions"); txs["total_results"] != 1.0 || tx["amount"] != "$123.45" || tx["id"] != coffee.ID.String() {
+	if tx := first(t, txs, "transactions"); txs["total_results"] != 1.0 || tx["amount"] != "123.45" || tx["formatted_amount"] != "$123.45" || tx["id"] != coffee.ID.String() {
 		t.Fatalf("transactions %v", txs)
 	}
 	if page := wantTool(t, ctx, cs, "get_transactions", map[string]any{"page": 2, "page_size": 1}); page["total_pages"] != 2.0 ||
