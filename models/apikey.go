@@ -98,7 +98,7 @@ func (s *Store) APIKeyBySecret(ctx context.Context, key string) (*APIKey, error)
 	// query runs on every API call.
 	err := s.db.NewSelect().Model(k).
 		Relation("User", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Column("id", "family_id", "role", "status") }).
-		Relation("Family", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Column("id", "currency") }).
+		Relation("Family", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Column("id", "currency", "rules_version") }).
 		Where("k.key_hash = ?", h).
 		Where("k.revoked_at IS NULL").
 		Scan(ctx)

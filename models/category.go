@@ -111,7 +111,13 @@ func (s *Store) checkParent(ctx context.Context, c *Category) error {
 // DeleteCategory removes a category; its transactions become uncategorised
 // and its subcategories top-level.
 func (s *Store) DeleteCategory(ctx context.Context, familyID, id uuid.UUID) error {
-	return s.deleteOne(ctx, (*Category)(nil), familyID, id, "delete category")
+	// Rules may name it: the family's compiled rules are read again.
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if err := tx.deleteOne(ctx, (*Category)(nil), familyID, id, "delete category"); err != nil {
+			return err
+		}
+		return tx.rulesChanged(ctx, familyID)
+	})
 }
 
 // mergeBudgetLinesSQL adds what budgets give category ?1 to what they

@@ -13,11 +13,14 @@ import (
 type Family struct {
 	bun.BaseModel `bun:"table:families,alias:f"`
 
-	ID        uuid.UUID `bun:"id,pk"`
-	Name      string    `bun:"name"`
-	Currency  string    `bun:"currency"` // default currency of new records
-	CreatedAt time.Time `bun:"created_at"`
-	UpdatedAt time.Time `bun:"updated_at"`
+	ID       uuid.UUID `bun:"id,pk"`
+	Name     string    `bun:"name"`
+	Currency string    `bun:"currency"` // default currency of new records
+	// RulesVersion counts the changes to the family's rules (see
+	// WithFamily).
+	RulesVersion int64     `bun:"rules_version"`
+	CreatedAt    time.Time `bun:"created_at"`
+	UpdatedAt    time.Time `bun:"updated_at"`
 }
 
 // Family returns one family.

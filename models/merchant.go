@@ -51,7 +51,13 @@ func (s *Store) UpdateMerchant(ctx context.Context, m *Merchant) error {
 
 // DeleteMerchant removes a merchant; its transactions keep no merchant.
 func (s *Store) DeleteMerchant(ctx context.Context, familyID, id uuid.UUID) error {
-	return s.deleteOne(ctx, (*Merchant)(nil), familyID, id, "delete merchant")
+	// Rules may name it: the family's compiled rules are read again.
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if err := tx.deleteOne(ctx, (*Merchant)(nil), familyID, id, "delete merchant"); err != nil {
+			return err
+		}
+		return tx.rulesChanged(ctx, familyID)
+	})
 }
 
 // MergeMerchants gives merchant source's transactions to target and

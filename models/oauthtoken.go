@@ -131,7 +131,7 @@ func (s *Store) APIKeyByAccessToken(ctx context.Context, signature string) (*API
 	err := s.db.NewSelect().Model(t).
 		Column("ot.signature", "ot.request_id", "ot.family_id", "ot.user_id", "ot.scope", "ot.expires_at", "ot.last_used_at").
 		Relation("User", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Column("id", "family_id", "role", "status") }).
-		Relation("Family", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Column("id", "currency") }).
+		Relation("Family", func(q *bun.SelectQuery) *bun.SelectQuery { return q.Column("id", "currency", "rules_version") }).
 		Where("ot.signature = ?", signature).
 		Where("ot.kind = ?", TokenAccess).
 		Where("ot.active = ?", true).

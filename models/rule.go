@@ -194,7 +194,10 @@ func (s *Store) CreateRule(ctx context.Context, r *Rule) error {
 		if _, err := tx.db.NewInsert().Model(r).Exec(ctx); err != nil {
 			return dbErr("create rule", err)
 		}
-		return tx.insertRuleParts(ctx, r)
+		if err := tx.insertRuleParts(ctx, r); err != nil {
+			return err
+		}
+		return tx.rulesChanged(ctx, r.FamilyID)
 	})
 }
 
@@ -230,7 +233,10 @@ func (s *Store) UpdateRule(ctx context.Context, r *Rule, replaceConditions, repl
 		if !replaceActions {
 			keep.Actions = nil
 		}
-		return tx.insertRuleParts(ctx, &keep)
+		if err := tx.insertRuleParts(ctx, &keep); err != nil {
+			return err
+		}
+		return tx.rulesChanged(ctx, r.FamilyID)
 	})
 }
 
@@ -278,7 +284,12 @@ func (s *Store) insertRuleParts(ctx context.Context, r *Rule) error {
 // DeleteRule removes a rule with its conditions and actions; its runs
 // stay, with the rule's name, and transactions it changed keep the values.
 func (s *Store) DeleteRule(ctx context.Context, familyID, id uuid.UUID) error {
-	return s.deleteOne(ctx, (*Rule)(nil), familyID, id, "delete rule")
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if err := tx.deleteOne(ctx, (*Rule)(nil), familyID, id, "delete rule"); err != nil {
+			return err
+		}
+		return tx.rulesChanged(ctx, familyID)
+	})
 }
 
 // ruleRef is an id an action or condition names that is not the family's.

@@ -120,7 +120,7 @@ func ApplyRules(rs *RuleSet, rows []RuleRow) []RuleResult {
 // with is its author's and stays; so does every locked field. A transfer a
 // rule makes is written by the pipeline once the row is.
 func FamilyRules(ctx context.Context, tx *Store, familyID uuid.UUID, rows []*NewTransaction) error {
-	rs, err := tx.ActiveRules(ctx, familyID)
+	rs, err := tx.familyRules(ctx, familyID)
 	if err != nil || rs.Len() == 0 {
 		return err
 	}

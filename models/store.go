@@ -33,13 +33,15 @@ type Store struct {
 	// IngestTransactions): FamilyRules unless replaced; nil applies none.
 	Rules RulesStep
 
+	ruleSets    *ruleSetCache         // compiled rules by family, see FamilyRules
 	authChanged func(context.Context) // see OnAuthChange
 	txAuth      *bool                 // inside a transaction: a change to report after the commit
 }
 
 // NewStore wraps an open database.
 func NewStore(db *bun.DB) *Store {
-	return &Store{db: db, raw: db, Now: func() time.Time { return time.Now().UTC() }, Rules: FamilyRules}
+	return &Store{db: db, raw: db, Now: func() time.Time { return time.Now().UTC() }, Rules: FamilyRules,
+		ruleSets: &ruleSetCache{sets: map[uuid.UUID]cachedRuleSet{}}}
 }
 
 // DB returns the underlying handle, for migrations and health checks.

@@ -52,7 +52,13 @@ func (s *Store) UpdateTag(ctx context.Context, t *Tag) error {
 
 // DeleteTag removes a tag from the family and from its transactions.
 func (s *Store) DeleteTag(ctx context.Context, familyID, id uuid.UUID) error {
-	return s.deleteOne(ctx, (*Tag)(nil), familyID, id, "delete tag")
+	// Rules may name it: the family's compiled rules are read again.
+	return s.RunInTx(ctx, func(tx *Store) error {
+		if err := tx.deleteOne(ctx, (*Tag)(nil), familyID, id, "delete tag"); err != nil {
+			return err
+		}
+		return tx.rulesChanged(ctx, familyID)
+	})
 }
 
 // mergeTagLinksSQL tags with ?2 every transaction that tag ?1 is on; one

@@ -79,6 +79,9 @@ func (h *Handler) guard(scope, metadataURL string, next fiber.Handler) fiber.Han
 			return cred.refuse(c, "Account has been deactivated")
 		}
 		c.Locals(localKey, k)
+		// The family as the credential read it: the rules step takes the
+		// family's rules from its cache while their version is unchanged.
+		c.SetUserContext(models.WithFamily(ctx, k.Family))
 		if err := h.applyLimit(c, count); err != nil {
 			return err
 		}
