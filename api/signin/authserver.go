@@ -85,6 +85,11 @@ func newAuthServer(store *models.Store, o AuthServerOptions, issuer string, secr
 		TokenURL:           issuer + "/oauth/token",
 		AccessTokenIssuer:  issuer,
 	}
+	// fosite fills these defaults in on first use, unguarded: set here,
+	// two first requests at once do not race on them.
+	cfg.AudienceMatchingStrategy = fosite.DefaultAudienceMatchingStrategy
+	cfg.ClientSecretsHasher = &fosite.BCrypt{Config: cfg}
+	cfg.JWKSFetcherStrategy = fosite.NewDefaultJWKSFetcherStrategy()
 	st := &authStorage{store: store}
 	strategy := oauth2.NewHMACSHAStrategy(&hmac.HMACStrategy{Config: cfg}, cfg)
 	// The four handlers we use, registered as fosite/compose.Compose would:
