@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"time"
+
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
@@ -136,6 +138,10 @@ func TestBrowserAPIDocs(t *testing.T) {
 		c.run("follow the contents",
 			chromedp.Click(chromedp.CSS(`nav.toc a[href="#tag-Transactions"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`#listTransactions h3`)),
+			// Visible comes before drawn: an operation's text reads empty
+			// until the browser has laid out what the jump brought on screen.
+			chromedp.Poll[chromedp.Void](`document.querySelector('#listTransactions h3').innerText !== ""`,
+				chromedp.WithPollingTimeout(10*time.Second)),
 		)
 		if got := c.text(`#listTransactions h3`); got != "List transactions" {
 			t.Errorf("%s: summary %q", size.name, got)

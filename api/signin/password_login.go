@@ -35,9 +35,9 @@ type passwordLogin struct {
 // sign-in setting and its admin override, the lockout (the attempt is
 // counted before the password is checked, so parallel guesses get no
 // more checks than the limit), the password, and the user's status. The
-// answers reveal neither who exists nor who is a super admin. bad is the
-// status and sentence of wrong credentials, which the two answer
-// differently.
+// answers reveal neither who exists nor who is a super admin. badStatus
+// and badMsg answer wrong credentials, which the two answer differently
+// (the form's 422, the app's 401 with the reference's sentence).
 func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus int, badMsg string) (*passwordLogin, *refusal, error) {
 	ctx := c.UserContext()
 	if !h.web.LocalLogin && !h.web.AdminOverride {
