@@ -23,28 +23,33 @@ test-server:
 test-embedded:
 	COFFER_TEST_STORAGE=embedded $(GO) test -race -count=1 -timeout 25m ./models/... ./api/... ./jobs/... ./worker/...
 
+# Go minimizes every input that finds new coverage, for up to a minute by
+# default and quadratically in its size; a bound keeps each target's run
+# to its -fuzztime.
+FUZZ = $(GO) test -run '^$$' -fuzzminimizetime 2s
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseAmount -fuzztime 15s ./models/
-	$(GO) test -run '^$$' -fuzz FuzzParseDate -fuzztime 10s ./models/
-	$(GO) test -run '^$$' -fuzz FuzzParseCSVImport -fuzztime 10s ./models/
-	$(GO) test -run '^$$' -fuzz FuzzParseOFXImport -fuzztime 10s ./models/
-	$(GO) test -run '^$$' -fuzz FuzzParseQIFImport -fuzztime 10s ./models/
-	$(GO) test -run '^$$' -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
-	$(GO) test -run '^$$' -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/
-	$(GO) test -run '^$$' -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
-	$(GO) test -run '^$$' -fuzz FuzzScreenQueries -fuzztime 15s ./api/
-	$(GO) test -run '^$$' -fuzz FuzzRegistration -fuzztime 10s ./api/signin/
-	$(GO) test -run '^$$' -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/bridge/
-	$(GO) test -run '^$$' -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/bridge/
-	$(GO) test -run '^$$' -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/bridge/
-	$(GO) test -run '^$$' -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/web/
-	$(GO) test -run '^$$' -fuzz FuzzMarkdown -fuzztime 5s ./api/rest/
-	$(GO) test -run '^$$' -fuzz FuzzParseRules -fuzztime 10s ./models/
-	$(GO) test -run '^$$' -fuzz FuzzComputeRole -fuzztime 5s ./models/
-	$(GO) test -run '^$$' -fuzz FuzzRuleConditions -fuzztime 10s ./models/
-	$(GO) test -run '^$$' -fuzz FuzzProviderName -fuzztime 5s ./sso/
-	$(GO) test -run '^$$' -fuzz FuzzSAMLResponse -fuzztime 15s ./sso/
-	$(GO) test -run '^$$' -fuzz FuzzToolCall -fuzztime 10s ./jobs/assistant/
+	$(FUZZ) -fuzz FuzzParseAmount -fuzztime 15s ./models/
+	$(FUZZ) -fuzz FuzzParseDate -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzParseQIFImport -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
+	$(FUZZ) -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/
+	$(FUZZ) -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
+	$(FUZZ) -fuzz FuzzScreenQueries -fuzztime 15s ./api/
+	$(FUZZ) -fuzz FuzzRegistration -fuzztime 10s ./api/signin/
+	$(FUZZ) -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/bridge/
+	$(FUZZ) -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/bridge/
+	$(FUZZ) -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/bridge/
+	$(FUZZ) -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/web/
+	$(FUZZ) -fuzz FuzzMarkdown -fuzztime 5s ./api/rest/
+	$(FUZZ) -fuzz FuzzParseRules -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzComputeRole -fuzztime 5s ./models/
+	$(FUZZ) -fuzz FuzzRuleConditions -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzProviderName -fuzztime 5s ./sso/
+	$(FUZZ) -fuzz FuzzSAMLResponse -fuzztime 15s ./sso/
+	$(FUZZ) -fuzz FuzzToolCall -fuzztime 10s ./jobs/assistant/
 
 lint:
 	gofmt -l . | (! grep .)

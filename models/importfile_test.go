@@ -210,6 +210,18 @@ func TestParseOFX(t *testing.T) {
 		}
 		checkRows(t, p, []wantRow{{"2024-01-10", "40", "GROCER"}})
 	})
+	t.Run("SGML as banks write it", func(t *testing.T) {
+		// A Quicken leaf the decoder does not know, a bare ampersand and a
+		// stray end tag: the leaves are closed as SGML leaves them.
+		file := strings.Replace(ofxSGML, "<LANGUAGE>ENG", "<LANGUAGE>ENG<INTU.BID>3000<INTU.USERID>me</INTU.USERID>", 1)
+		file = strings.Replace(file, "COFFEE SHOP", "BEN & JERRY'S</NAME>", 1)
+		p, err := models.ParseImportFile([]byte(file), models.ImportOFX, models.DefaultImportSettings())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRows(t, p, []wantRow{{"2024-01-05", "12.34", "BEN & JERRY'S"}, {"2024-01-06", "-1500", "EMPLOYER INC"},
+			{"2024-01-07", "5", "ATM FEE"}, {"2024-01-08", "-2.5", "REFUND AS SENT"}})
+	})
 	for _, tc := range []struct {
 		name, file, want string
 	}{
@@ -218,6 +230,7 @@ func TestParseOFX(t *testing.T) {
 		{"exponent amount", strings.Replace(ofxSGML, "-12.34", "1e999999999", 1), "not a decimal"},
 		{"deep nesting", ofxSGML[:strings.Index(ofxSGML, "<OFX>")] + "<OFX>" + strings.Repeat("<A>", 100_000), "nested too deeply"},
 		{"no statement", strings.Replace(ofxSGML, "BANKMSGSRSV1", "XXX", 2), "that can be read"},
+		{"wide", ofxSGML[:strings.Index(ofxSGML, "<OFX>")] + "<OFX>" + strings.Repeat("<A>x", 100_000), "that can be read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := models.ParseImportFile([]byte(tc.file), models.ImportOFX, models.DefaultImportSettings())
