@@ -44,6 +44,7 @@ fuzz:
 	$(FUZZ) -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/bridge/
 	$(FUZZ) -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/web/
 	$(FUZZ) -fuzz FuzzMarkdown -fuzztime 5s ./api/rest/
+	$(FUZZ) -fuzz FuzzJSONString -fuzztime 5s ./api/rest/
 	$(FUZZ) -fuzz FuzzParseRules -fuzztime 10s ./models/
 	$(FUZZ) -fuzz FuzzComputeRole -fuzztime 5s ./models/
 	$(FUZZ) -fuzz FuzzRuleConditions -fuzztime 10s ./models/

@@ -180,6 +180,7 @@ type services struct {
 	redis   asynq.RedisConnOpt
 	rdb     redis.UniversalClient
 	queue   *asynq.Client
+	watch   *rest.AuthWatch // run by a web process
 	closers []func()
 }
 
@@ -211,7 +212,8 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 		return nil, fmt.Errorf("connect to Redis: %w", err)
 	}
 	s.queue = asynq.NewClientFromRedisClient(s.rdb)
-	s.store.OnAuthChange(rest.AnnounceAuthChange(s.rdb))
+	s.watch = rest.NewAuthWatch(s.rdb)
+	s.store.OnAuthChange(rest.AnnounceAuthChange(s.rdb, s.watch))
 	return s, nil
 }
 
@@ -280,10 +282,11 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	formKey := sha256.Sum256([]byte("coffer web forms\x00" + cfg.SecretKeyBase))
 	web.Secret, web.Origin, web.SecureCookies = formKey[:], u.Scheme+"://"+u.Host, u.Scheme == "https"
 	web.Development = cfg.Env == "development"
+	go s.watch.Run(ctx)
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail, OAuth: cfg.OAuth,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout, AssistantDailyTokens: cfg.Assistant.DailyTokens,
-		Dashboard:          lazyDashboard(s.redis),
+		Dashboard: lazyDashboard(s.redis), AuthWatch: s.watch,
 		SimpleFINAllowHTTP: cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
 		SimpleFINSyncCron: cfg.Worker.SimplefinSyncCron, SimpleFINSyncLocation: cfg.SimpleFIN.Location, SimpleFINSyncJitter: cfg.SimpleFIN.Jitter,
 	})
@@ -377,7 +380,7 @@ func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) e
 	if opt, err := asynq.ParseRedisURI(cfg.RedisURL); err == nil { // web processes drop a revoked key at once
 		rdb := worker.RequestRedis(opt, cfg.RedisTimeout)
 		defer rdb.Close()
-		s.OnAuthChange(rest.AnnounceAuthChange(rdb))
+		s.OnAuthChange(rest.AnnounceAuthChange(rdb, nil))
 	}
 	return fn(s)
 }

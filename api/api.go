@@ -102,6 +102,10 @@ type Options struct {
 	// AssistantDailyTokens is each family's daily token budget for the
 	// assistant (ASSISTANT_DAILY_TOKENS), shown to admins with the usage.
 	AssistantDailyTokens int
+	// AuthWatch follows the announcements of changes to grants (its Run
+	// is the caller's to start); nil: each API request reads the auth
+	// version from Redis.
+	AuthWatch *rest.AuthWatch
 }
 
 // server holds the audiences' handlers and what the app-wide middleware
@@ -155,7 +159,7 @@ func New(o Options) (*fiber.App, error) {
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar, AssistantDailyTokens: o.AssistantDailyTokens,
-		Bearer: s.signin.Bearer,
+		Bearer: s.signin.Bearer, AuthWatch: o.AuthWatch,
 	}); err != nil {
 		return nil, err
 	}

@@ -50,10 +50,14 @@ func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 	t.Helper()
 	store := modelstest.NewStore(t)
 	ropt, rdb := modelstest.RedisClient(t, redisDB)
-	store.OnAuthChange(rest.AnnounceAuthChange(rdb)) // as main.go wires it
+	watch := rest.NewAuthWatch(rdb)
+	store.OnAuthChange(rest.AnnounceAuthChange(rdb, watch)) // as main.go wires it
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go watch.Run(ctx)
 	queue := asynq.NewClientFromRedisClient(rdb)
 	o := api.Options{
-		Store: store, Redis: rdb, Queue: queue,
+		Store: store, Redis: rdb, Queue: queue, AuthWatch: watch,
 		Logger:              slog.New(slog.NewTextHandler(testLog{t}, nil)),
 		APIRateLimitPerHour: 10_000,
 		Web: api.WebOptions{
@@ -97,13 +101,31 @@ func (e *env) instance(t testing.TB) *env {
 	t.Helper()
 	o := e.opts
 	o.SSO.Registry = sso.NewRegistry(e.store, e.rdb, e.opts.SSO.Registry.Options(), o.Logger)
+	// Its own watch, as another process has: it learns of the changes
+	// the test makes through e.store by their announcements.
+	o.AuthWatch = rest.NewAuthWatch(e.rdb)
+	ctx, stop := context.WithCancel(context.Background())
+	t.Cleanup(stop)
+	go o.AuthWatch.Run(ctx)
+	waitLive(t, o.AuthWatch)
 	app, err := api.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := *e
-	other.app = app
+	other.app, other.opts = app, o
 	return &other
+}
+
+// waitLive waits until w is subscribed.
+func waitLive(t testing.TB, w *rest.AuthWatch) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if _, live := w.Version(); live {
+			return
+		}
+	}
+	t.Fatal("the auth watch did not subscribe within 5 s")
 }
 
 func (e *env) logger() *slog.Logger { return e.opts.Logger }

@@ -16,7 +16,7 @@ func TestRulesCacheEverywhere(t *testing.T) {
 	e := newEnv(t)
 	store := models.NewStore(e.store.DB())
 	store.Secrets = e.store.Secrets
-	store.OnAuthChange(rest.AnnounceAuthChange(e.rdb))
+	store.OnAuthChange(rest.AnnounceAuthChange(e.rdb, e.opts.AuthWatch))
 	o := e.opts
 	o.Store = store
 	app, err := api.New(o)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -37,18 +38,21 @@ func NewAccountBalanceTask(familyID, accountID uuid.UUID) (*asynq.Task, error) {
 }
 
 // Balances queues balance recalculations after committed writes. A busy
-// account gets one delayed recalculation per second from each process
-// instead of one per write: the delayed task has not started yet, so it
-// will see every write committed before it runs.
+// account gets about one delayed recalculation per second from each
+// process instead of one per write.
 type Balances struct {
 	q      *asynq.Client
 	mu     sync.Mutex
-	queued map[uuid.UUID]time.Time // accounts this process queued a delayed task for, and when
+	queued map[uuid.UUID]time.Time // until when a task this process queued covers an account's writes
 }
 
 const (
 	balanceDelay  = time.Second            // how long a queued recalculation waits
 	balanceWindow = 700 * time.Millisecond // writes within this covered by the waiting task
+	// balanceSkew is how much later than its second a follow-up starts:
+	// room for the clocks of the web and worker hosts to differ (asynq
+	// keeps start times in whole seconds).
+	balanceSkew = time.Second
 )
 
 // NewBalances returns a Balances queueing through q.
@@ -57,15 +61,18 @@ func NewBalances(q *asynq.Client) *Balances {
 }
 
 // Enqueue asks for a recalculation of an account after a committed write.
-// When this process queued one that cannot have started yet, that one
-// covers the write. When another is already queued it covers it too; when
-// one may already be running, a second one is queued under its own id.
+// A task that has not started yet covers the write: the one this process
+// queued less than balanceWindow ago, or the one it queues now. When the
+// account's task is already queued (and may be running) the write gets a
+// follow-up for the second it committed in, starting after that second
+// ends: it covers every write of that second, from every process, so the
+// process queues nothing more for the account until the second is over.
 func (b *Balances) Enqueue(ctx context.Context, familyID, accountID uuid.UUID) error {
 	now := time.Now()
 	b.mu.Lock()
-	at, ok := b.queued[accountID]
+	until, ok := b.queued[accountID]
 	b.mu.Unlock()
-	if ok && now.Sub(at) < balanceWindow {
+	if ok && now.Before(until) {
 		return nil
 	}
 	task, err := NewAccountBalanceTask(familyID, accountID)
@@ -74,33 +81,36 @@ func (b *Balances) Enqueue(ctx context.Context, familyID, accountID uuid.UUID) e
 	}
 	_, err = b.q.EnqueueContext(ctx, task, asynq.ProcessIn(balanceDelay))
 	if err == nil {
-		b.remember(accountID, now)
+		b.remember(accountID, now.Add(balanceWindow))
 		return nil
 	}
-	if errors.Is(err, asynq.ErrTaskIDConflict) {
-		_, err = b.q.EnqueueContext(ctx, task,
-			asynq.TaskID("account:balance:"+accountID.String()+":again"), asynq.ProcessIn(2*balanceDelay))
-		if err == nil {
-			b.remember(accountID, now)
-			return nil
-		}
-		if errors.Is(err, asynq.ErrTaskIDConflict) {
-			return nil
-		}
-	}
-	if err != nil {
+	if !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("jobs: enqueue account balance: %w", err)
 	}
+	second := now.Truncate(time.Second)
+	_, err = b.q.EnqueueContext(ctx, task, asynq.ProcessAt(second.Add(time.Second+balanceSkew)),
+		asynq.TaskID(BalanceFollowUpID(accountID, second)))
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("jobs: enqueue account balance: %w", err)
+	}
+	b.remember(accountID, second.Add(time.Second))
 	return nil
 }
 
-func (b *Balances) remember(accountID uuid.UUID, at time.Time) {
+// BalanceFollowUpID is the task id of an account's follow-up
+// recalculation for the writes of the second that starts at second.
+func BalanceFollowUpID(accountID uuid.UUID, second time.Time) string {
+	return "account:balance:" + accountID.String() + ":" + strconv.FormatInt(second.Unix(), 10)
+}
+
+func (b *Balances) remember(accountID uuid.UUID, until time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.queued[accountID] = at
+	b.queued[accountID] = until
 	if len(b.queued) > 10_000 { // forget what no longer matters, so the map stays small
+		now := time.Now()
 		for id, t := range b.queued {
-			if at.Sub(t) >= balanceWindow {
+			if !now.Before(t) {
 				delete(b.queued, id)
 			}
 		}

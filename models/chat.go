@@ -42,7 +42,9 @@ func (s *Store) Chats(ctx context.Context, familyID, userID uuid.UUID, p Page) (
 	if s.Postgres() {
 		err = s.queryPgx(ctx, chatsPageSQL, args, func(rows pgx.Rows) error {
 			var c Chat
-			err := rows.Scan(&c.ID, &c.FamilyID, &c.UserID, &c.Title, &c.Error, &c.MessageCount, &c.LastMessageAt,
+			// As [16]byte the ids are read in binary; as uuid.UUID
+			// (a sql.Scanner) they would be read as text and parsed.
+			err := rows.Scan((*[16]byte)(&c.ID), (*[16]byte)(&c.FamilyID), (*[16]byte)(&c.UserID), &c.Title, &c.Error, &c.MessageCount, &c.LastMessageAt,
 				&c.CreatedAt, &c.UpdatedAt, &total)
 			chats = append(chats, c)
 			return err

@@ -236,9 +236,12 @@ func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, er
 		parent                   *uuid.UUID
 	}
 	var merchant *string
+	// Ids go as pgUUID: as uuid.UUID (a driver.Valuer) each would be
+	// formatted as text and parsed again.
 	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, pgx.QueryExecModeCacheStatement,
-		t.ID, t.FamilyID, t.AccountID, t.Date, int64(t.Amount), t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
-		t.Pending, t.CategoryID, t.MerchantID, t.CreatedAt, t.Excluded, t.ExcludedReason, t.RuleID).
+		pgUUID(&t.ID), pgUUID(&t.FamilyID), pgUUID(&t.AccountID), t.Date, int64(t.Amount), t.Currency, t.Name, t.Notes,
+		t.ExternalID, t.Source, t.Pending, pgUUID(t.CategoryID), pgUUID(t.MerchantID), t.CreatedAt, t.Excluded,
+		t.ExcludedReason, pgUUID(t.RuleID)).
 		Scan(&a.Name, &a.AccountType, &a.Subtype, &a.Currency, &a.Status,
 			&cat.name, &cat.color, &cat.icon, &cat.class, &cat.parent, &merchant)
 	if err != nil {

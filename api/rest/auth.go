@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
@@ -123,68 +122,30 @@ func (h *Handler) touch(ctx context.Context, k *models.APIKey) error {
 // authenticate finds the credential whose secret hashes to hash (load
 // reads it from the database), and counts the request against its limit
 // (count is 0 when there is no limit). A credential this process read
-// before is taken from its cache when the auth version in Redis has not
-// moved since and the credential has not expired: that version is read in
-// the same pipeline as the count, so a cached key or token costs one Redis
-// round trip and no query.
+// before is taken from its cache while the auth version has not moved
+// since and the credential has not expired. The version comes from the
+// AuthWatch, or from Redis while the watch is not subscribed; the count
+// comes from the limiter's lease. So a cached key or token usually costs
+// neither a query nor a Redis round trip.
 func (h *Handler) authenticate(ctx context.Context, hash [sha256.Size]byte, load func(context.Context) (*models.APIKey, error)) (*models.APIKey, int64, error) {
 	now := h.now()
-	cachedID, cached := h.keys.peek(hash)
-	pipe := h.redis.Pipeline()
-	version := pipe.Get(ctx, AuthVersionKey)
-	var incr *redis.IntCmd
-	if cached {
-		incr = h.limitCmds(ctx, pipe, cachedID, now)
+	v, live := h.watch.Version()
+	if !live {
+		var err error
+		if v, err = h.redis.Get(ctx, AuthVersionKey).Int64(); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, 0, fmt.Errorf("api: authenticate: %w", err)
+		}
 	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, 0, fmt.Errorf("api: authenticate: %w", err)
+	k, ok := h.keys.get(hash, v, now)
+	if !ok {
+		var err error
+		if k, err = load(ctx); err != nil {
+			return nil, 0, err
+		}
+		h.keys.put(hash, v, k, now)
 	}
-	v, _ := version.Int64() // no version yet: 0
-	if k, ok := h.keys.get(hash, v, now); ok {
-		return k, countOf(incr), nil
-	}
-	k, err := load(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	h.keys.put(hash, v, k, now)
-	if cached && cachedID == k.ID {
-		return k, countOf(incr), nil
-	}
-	count, err := h.count(ctx, k.ID, now)
+	count, err := h.limits.take(ctx, k.ID, now)
 	return k, count, err
-}
-
-func countOf(incr *redis.IntCmd) int64 {
-	if incr == nil {
-		return 0
-	}
-	return incr.Val()
-}
-
-// limitCmds adds the per-key hourly count, a fixed window in Redis shared
-// by every web process, to pipe. It returns nil when there is no limit.
-func (h *Handler) limitCmds(ctx context.Context, pipe redis.Pipeliner, keyID uuid.UUID, now time.Time) *redis.IntCmd {
-	if h.rateLimit <= 0 {
-		return nil
-	}
-	key := "coffer:ratelimit:api:" + keyID.String() + ":" + strconv.FormatInt(now.Truncate(time.Hour).Unix(), 10)
-	incr := pipe.Incr(ctx, key)
-	pipe.ExpireNX(ctx, key, time.Hour+time.Minute)
-	return incr
-}
-
-// count counts a request of a key that was not in the cache.
-func (h *Handler) count(ctx context.Context, keyID uuid.UUID, now time.Time) (int64, error) {
-	if h.rateLimit <= 0 {
-		return 0, nil
-	}
-	pipe := h.redis.Pipeline()
-	incr := h.limitCmds(ctx, pipe, keyID, now)
-	if _, err := pipe.Exec(ctx); err != nil {
-		return 0, fmt.Errorf("api: rate limit: %w", err)
-	}
-	return incr.Val(), nil
 }
 
 // applyLimit sets the rate-limit headers for the request's count and

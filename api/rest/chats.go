@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -14,11 +15,6 @@ import (
 )
 
 const maxMessage = 10_000
-
-type chatsJSON struct {
-	Chats      []chatJSON `json:"chats"`
-	Pagination Pagination `json:"pagination"`
-}
 
 type chatDetailJSON struct {
 	chatJSON
@@ -51,7 +47,17 @@ func (h *Handler) listChats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(chatsJSON{Chats: renderAll(chats, renderChat), Pagination: pagination(p, total)})
+	b := make([]byte, 0, 64+256*len(chats))
+	b = append(b, `{"chats":[`...)
+	for i := range chats {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendChat(b, &chats[i])
+	}
+	b = appendPagination(append(b, `],"pagination":`...), pagination(p, total))
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(append(b, '}'))
 }
 
 func (h *Handler) showChat(c *fiber.Ctx) error {
@@ -229,6 +235,18 @@ type chatJSON struct {
 	Error         *string `json:"error"`
 	CreatedAt     string  `json:"created_at"`
 	UpdatedAt     string  `json:"updated_at"`
+}
+
+// appendChat appends renderChat(ch) as encoding/json writes it.
+func appendChat(b []byte, ch *models.Chat) []byte {
+	b = appendUUID(append(b, `{"id":`...), ch.ID)
+	b = appendJSONString(append(b, `,"title":`...), ch.Title)
+	b = appendOptTimestamp(append(b, `,"last_message_at":`...), ch.LastMessageAt)
+	b = strconv.AppendInt(append(b, `,"message_count":`...), int64(ch.MessageCount), 10)
+	b = appendOptString(append(b, `,"error":`...), ch.Error)
+	b = appendTimestamp(append(b, `,"created_at":"`...), ch.CreatedAt)
+	b = appendTimestamp(append(b, `","updated_at":"`...), ch.UpdatedAt)
+	return append(b, `"}`...)
 }
 
 func renderChat(c *models.Chat) chatJSON {

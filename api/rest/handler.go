@@ -44,6 +44,9 @@ type Options struct {
 	// AssistantDailyTokens is each family's daily token budget, shown
 	// to its admins beside the usage; 0: no limit.
 	AssistantDailyTokens int
+	// AuthWatch, when running, tells requests the auth version without a
+	// round trip to Redis; nil: each request reads it.
+	AuthWatch *AuthWatch
 }
 
 // Handler serves /api/v1; handlers are its methods.
@@ -63,8 +66,10 @@ type Handler struct {
 
 	assistantDailyTokens int
 
-	docs func() (*docs, error) // the API reference page, rendered on first use
-	keys *keyCache             // keys authenticated recently, see authenticate
+	docs   func() (*docs, error) // the API reference page, rendered on first use
+	keys   *keyCache             // keys authenticated recently, see authenticate
+	watch  *AuthWatch            // the auth version, while subscribed
+	limits *limiter              // the hourly counts of the API's credentials
 }
 
 // New returns the JSON API's handler.
@@ -76,5 +81,6 @@ func New(o Options) (*Handler, error) {
 		assistantDailyTokens: o.AssistantDailyTokens,
 		docs:                 sync.OnceValues(func() (*docs, error) { return newDocs(OpenAPIYAML) }),
 		keys:                 newKeyCache(), bearer: o.Bearer,
+		watch: o.AuthWatch, limits: newLimiter(o.Redis, o.RateLimitPerHour),
 	}, nil
 }

@@ -6,17 +6,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"coffer/models"
 )
 
 // AuthVersionKey is the Redis counter that every committed change to a
-// credential's grant bumps (see models.Store.OnAuthChange). Each request
-// reads it in the same pipeline as its rate-limit count, so a web process
-// drops its cached keys on the first request after a revoke, a suspension
-// or a deletion anywhere, at no extra round trip.
+// credential's grant bumps (see models.Store.OnAuthChange), announcing
+// the new number on AuthChannel. A web process drops its cached keys as
+// soon as the announcement reaches its AuthWatch, or, while the watch is
+// not subscribed, on the first request that reads another number here.
 const AuthVersionKey = "coffer:auth:version"
 
 // keyTTL bounds how long a cached key is trusted when an announcement
@@ -27,14 +26,25 @@ const keyTTL = 15 * time.Second
 const keyCacheMax = 10_000
 
 // AnnounceAuthChange returns the function a store calls after a committed
-// change to a grant: it bumps AuthVersionKey, trying three times.
-func AnnounceAuthChange(rdb redis.UniversalClient) func(context.Context) {
+// change to a grant: it bumps AuthVersionKey and announces the new number
+// on AuthChannel, trying three times. A watch that misses the
+// announcement (it was away) reads the counter when it subscribes again.
+// The process's own watch (nil in a process that serves no API) takes the
+// new number before the call returns, so that the process's next request
+// never waits on the announcement.
+func AnnounceAuthChange(rdb redis.UniversalClient, own *AuthWatch) func(context.Context) {
 	return func(ctx context.Context) {
 		// The change is committed: a request that ended meanwhile must
 		// not stop the announcement.
 		ctx = context.WithoutCancel(ctx)
+		var version int64
 		for attempt := range 3 {
-			if rdb.Incr(ctx, AuthVersionKey).Err() == nil {
+			if version == 0 {
+				if version, _ = rdb.Incr(ctx, AuthVersionKey).Result(); version != 0 {
+					own.saw(version)
+				}
+			}
+			if version != 0 && rdb.Publish(ctx, AuthChannel, version).Err() == nil {
 				return
 			}
 			time.Sleep(time.Duration(attempt+1) * 50 * time.Millisecond)
@@ -57,15 +67,6 @@ type cachedKey struct {
 
 func newKeyCache() *keyCache {
 	return &keyCache{version: -1, entries: map[[sha256.Size]byte]cachedKey{}}
-}
-
-// peek returns the id of the key cached under hash, if any, so that its
-// request can be counted before the cache is known to be current.
-func (kc *keyCache) peek(hash [sha256.Size]byte) (uuid.UUID, bool) {
-	kc.mu.Lock()
-	defer kc.mu.Unlock()
-	e, ok := kc.entries[hash]
-	return e.key.ID, ok
 }
 
 // get returns a copy of the key cached under hash if it was read under

@@ -1,0 +1,107 @@
+package rest
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// AuthChannel is the Redis channel on which each change to a grant is
+// announced, with the auth version it moved AuthVersionKey to.
+const AuthChannel = "coffer:auth"
+
+// authPing is how long the watch waits for an announcement before it asks
+// whether its connection still answers; a connection that does not answer
+// two of them in a row is given up.
+const authPing = 2 * time.Second
+
+// AuthWatch follows the auth version through AuthChannel, so that a
+// request checks its cached credential against a number in memory instead
+// of reading AuthVersionKey from Redis. While the watch is not subscribed
+// (at start, or with Redis away) requests read the version from Redis as
+// before; a version missed while away is read again on resubscribing.
+type AuthWatch struct {
+	rdb     redis.UniversalClient
+	version atomic.Int64
+	live    atomic.Bool
+}
+
+// NewAuthWatch returns a watch over rdb's announcements; Run starts it.
+func NewAuthWatch(rdb redis.UniversalClient) *AuthWatch {
+	return &AuthWatch{rdb: rdb}
+}
+
+// Version returns the auth version and true while the watch is
+// subscribed, and false when the caller must read it from Redis.
+func (w *AuthWatch) Version() (int64, bool) {
+	if w == nil || !w.live.Load() {
+		return 0, false
+	}
+	return w.version.Load(), true
+}
+
+// saw takes a version this process announced itself.
+func (w *AuthWatch) saw(v int64) {
+	if w != nil {
+		w.version.Store(v)
+	}
+}
+
+// Run follows the announcements until ctx ends, subscribing again after
+// each failure.
+func (w *AuthWatch) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		w.follow(ctx)
+		w.live.Store(false)
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// follow subscribes, reads the version (after subscribing, so that no
+// change falls between the two), and takes each announced version until
+// the connection fails.
+func (w *AuthWatch) follow(ctx context.Context) {
+	ps := w.rdb.Subscribe(ctx, AuthChannel)
+	defer ps.Close()
+	if _, err := ps.ReceiveTimeout(ctx, authPing); err != nil {
+		return
+	}
+	v, err := w.rdb.Get(ctx, AuthVersionKey).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return
+	}
+	w.version.Store(v)
+	w.live.Store(true)
+	unanswered := 0
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, authPing)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			if unanswered++; unanswered > 1 || ps.Ping(ctx) != nil {
+				return
+			}
+			continue
+		}
+		if err != nil {
+			return
+		}
+		unanswered = 0
+		if m, ok := msg.(*redis.Message); ok {
+			// Any other number means a change, even a smaller one
+			// (Redis lost the counter): the cache compares, not orders.
+			v, err := strconv.ParseInt(m.Payload, 10, 64)
+			if err != nil {
+				return // not ours: start over from the counter
+			}
+			w.version.Store(v)
+		}
+	}
+}
