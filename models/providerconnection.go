@@ -188,7 +188,9 @@ func (s *Store) ClaimNotSent(ctx context.Context, c *Connection) error {
 
 // ClaimSucceeded stores the access URL sealed, erases the setup token,
 // makes the connection active and inserts its initial sync, in one
-// transaction; the caller enqueues the sync after the commit.
+// transaction; the caller enqueues the sync after the commit. The server
+// versions are cleared: they belong to the old access URL, and the /info
+// read that follows a claim only reads them while they are empty.
 func (s *Store) ClaimSucceeded(ctx context.Context, c *Connection, accessURL string) (*Sync, error) {
 	sealed, err := s.Secrets.Seal(accessURL, connTable, "access_url_enc", c.ID.String())
 	if err != nil {
@@ -199,7 +201,7 @@ func (s *Store) ClaimSucceeded(ctx context.Context, c *Connection, accessURL str
 		res, err := tx.db.NewUpdate().Model((*Connection)(nil)).
 			Set("status = ?", ConnActive).Set("status_message = NULL").Set("access_url_enc = ?", sealed).
 			Set("setup_token_enc = NULL").Set("claim_sent_at = NULL").Set("claim_retryable = FALSE").
-			Set("prev_status = NULL").Set("retry_after = NULL").Set("consecutive_rate_limits = 0").Set("disconnected_at = NULL").
+			Set("server_versions = ?", jsonList([]string(nil))).Set("prev_status = NULL").Set("retry_after = NULL").Set("consecutive_rate_limits = 0").Set("disconnected_at = NULL").
 			Set("updated_at = ?", tx.now()).
 			Where("family_id = ?", c.FamilyID).Where("id = ?", c.ID).Where("claim_seq = ?", c.ClaimSeq).Where("status = ?", ConnClaiming).
 			Exec(ctx)

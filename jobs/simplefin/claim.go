@@ -131,14 +131,15 @@ func NewFetchInfoTask(familyID, connectionID uuid.UUID) (*asynq.Task, error) {
 }
 
 // FetchInfo handles TypeFetchInfo. The request counts against the
-// connection's budget like any other.
+// connection's budget like any other, so versions already stored since
+// the last claim (a run that died after its write) are not read again.
 func (h *Handlers) FetchInfo(ctx context.Context, t *asynq.Task) error {
 	conn, err := h.payloadConnection(ctx, t)
 	if err != nil {
 		return jobs.IgnoreNotFound(err)
 	}
 	access, err := h.Store.AccessURL(conn)
-	if err != nil || conn.Status == models.ConnDisconnected {
+	if err != nil || conn.Status == models.ConnDisconnected || len(conn.ServerVersions) > 0 {
 		return nil
 	}
 	b := budget{rdb: h.Redis, limit: h.Options.withDefaults().DailyBudget}

@@ -15,11 +15,42 @@ import (
 	"coffer/models"
 )
 
+// TestFetchInfo: the /info read stores the versions; delivered again, it
+// finds them stored and spends no request; a reconnect's claim clears
+// them, so the read that follows it asks the new access URL.
 func TestFetchInfo(t *testing.T) {
 	s := newSyncSetup(t)
+	ctx := context.Background()
 	s.fetchInfo(t)
 	if got := reload(t, s.store, s.conn).ServerVersions; len(got) != 1 || got[0] != "1.0" {
 		t.Fatalf("server versions %v", got)
+	}
+	reads := func() int {
+		n := 0
+		for _, r := range s.bridge.Log() {
+			if strings.HasSuffix(r.Path, "/info") {
+				n++
+			}
+		}
+		return n
+	}
+	s.fetchInfo(t)
+	if n := reads(); n != 1 {
+		t.Fatalf("%d /info requests after a second delivery", n)
+	}
+	c := reload(t, s.store, s.conn)
+	if err := s.store.ReconnectConnection(ctx, c, s.bridge.Token("c1b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := runClaim(t, s.h, c); err != nil {
+		t.Fatal(err)
+	}
+	if got := reload(t, s.store, s.conn); got.Status != models.ConnActive || len(got.ServerVersions) != 0 {
+		t.Fatalf("after the reconnect: %s, versions %v", got.Status, got.ServerVersions)
+	}
+	s.fetchInfo(t)
+	if got := reload(t, s.store, s.conn).ServerVersions; len(got) != 1 || reads() != 2 {
+		t.Fatalf("versions %v after %d /info requests", got, reads())
 	}
 }
 
