@@ -21,23 +21,23 @@ func appendTimestamp(b []byte, t time.Time) []byte {
 		return t.AppendFormat(b, "2006-01-02T15:04:05Z")
 	}
 	h, mi, s := t.Clock()
-	b = appendDigits(b, y, 4)
-	b = appendDigits(append(b, '-'), int(mo), 2)
-	b = appendDigits(append(b, '-'), d, 2)
-	b = appendDigits(append(b, 'T'), h, 2)
-	b = appendDigits(append(b, ':'), mi, 2)
-	b = appendDigits(append(b, ':'), s, 2)
+	b = appendTwo(appendTwo(b, y/100), y%100)
+	b = appendTwo(append(b, '-'), int(mo))
+	b = appendTwo(append(b, '-'), d)
+	b = appendTwo(append(b, 'T'), h)
+	b = appendTwo(append(b, ':'), mi)
+	b = appendTwo(append(b, ':'), s)
 	return append(b, 'Z')
 }
 
-// appendDigits appends n (0 <= n < 10^width) in width digits.
-func appendDigits(b []byte, n, width int) []byte {
-	var d [4]byte
-	for i := width - 1; i >= 0; i-- {
-		d[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return append(b, d[:width]...)
+// twoDigits holds "00" to "99".
+const twoDigits = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
+// appendTwo appends n (0 <= n < 100) in two digits.
+func appendTwo(b []byte, n int) []byte {
+	return append(b, twoDigits[2*n], twoDigits[2*n+1])
 }
 
 // appendUUID appends id as a JSON string.

@@ -29,6 +29,12 @@ func TestChatListJSON(t *testing.T) {
 			t.Errorf("chat %q:\n got %s\nwant %s", ch.Title, got, want)
 		}
 	}
+	for i := range 10_000 {
+		tm := time.Unix(int64(i)*9_876_543_211%(300_000_000_000)-62_000_000_000, 0)
+		if got, want := timestamp(tm), tm.UTC().Format("2006-01-02T15:04:05Z"); got != want {
+			t.Fatalf("timestamp %v: %s, want %s", tm, got, want)
+		}
+	}
 	p := Pagination{Page: 2, PerPage: 25, TotalCount: 1000, TotalPages: 40}
 	if want, _ := json.Marshal(p); string(appendPagination(nil, p)) != string(want) {
 		t.Errorf("pagination: %s, want %s", appendPagination(nil, p), want)
