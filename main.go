@@ -227,6 +227,7 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger, cmd string, fn fu
 		return err
 	}
 	defer s.close()
+	go worker.TrimWhenIdle(ctx)
 	if cfg.PprofAddr != "" {
 		go func() {
 			if err := api.ServeDebug(ctx, cfg.PprofAddr, log); err != nil {
@@ -333,6 +334,7 @@ func runDev(ctx context.Context, cfg *Config, log *slog.Logger) error {
 		}
 	}
 	fmt.Print(cli.Welcome(cfg.AppURL))
+	go worker.TrimWhenIdle(ctx)
 	g, ctx := errgroup.WithContext(ctx)
 	opts := workerOptions(cfg, s, log)
 	g.Go(func() error { return worker.Run(ctx, opts) })

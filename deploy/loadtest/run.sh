@@ -33,7 +33,7 @@ bin/coffer worker & pids+=($!)
 worker=$!
 base=http://127.0.0.1:$port
 for _ in $(seq 1 100); do curl -fs "$base/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
-sleep 1
+sleep 4 # each process gives back what start-up touched 3 s after starting (worker.TrimWhenIdle)
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup"; }
 memory() {
@@ -64,8 +64,8 @@ COFFER_LOAD_URL=$base COFFER_LOAD_KEY=$key COFFER_LOAD_ACCOUNT=$account COFFER_L
   COFFER_LOAD_DURATION=${DURATION:-10s} go test -count=1 -run '^TestLoad$' ./models/ -v 2>&1 |
   grep -v -e '^=== RUN' -e '^--- PASS' -e '^PASS' -e '^ok '
 echo "after the load: $(memory)"
-sleep 5
-echo "idle after the load: $(memory)"
+sleep 65 # an idle process gives memory back after 30 s without work (worker.TrimWhenIdle)
+echo "idle 65 s after the load: $(memory)"
 for p in create chats; do
   [ -s "$results/$p.pprof" ] || continue
   echo; echo "web CPU profile under $p (top entries; deploy/loadtest/results/$p.pprof):"
