@@ -16,6 +16,7 @@ import (
 
 	"coffer/api/httperr"
 	"coffer/api/rest"
+	"coffer/api/web"
 	"coffer/jobs/assistant"
 	"coffer/models"
 )
@@ -103,7 +104,7 @@ func (h *Handler) serve(c *fiber.Ctx) error {
 	if caller.MayWrite {
 		next = h.write
 	}
-	w := newRecorder()
+	w := web.NewRecorder()
 	next.ServeHTTP(w, r)
 	return h.send(c, w)
 }

@@ -71,19 +71,19 @@ func (h *Handler) decideAuthorization(c *fiber.Ctx) error {
 		return httperr.Forbidden("Sign in first.")
 	}
 	ctx := c.UserContext()
-	rec := newRecorder()
+	rec := web.NewRecorder()
 	if c.FormValue("decision") != "allow" {
 		h.auth.provider.WriteAuthorizeError(ctx, rec, ar, fosite.ErrAccessDenied.WithHint("The person denied the request."))
-		return rec.send(c)
+		return sendRecorded(c, rec)
 	}
 	ar.GrantScope(requestedScope(ar.GetRequestedScopes()))
 	resp, err := h.auth.provider.NewAuthorizeResponse(ctx, ar, newGrantSession(s.User))
 	if err != nil {
 		h.auth.provider.WriteAuthorizeError(ctx, rec, ar, err)
-		return rec.send(c)
+		return sendRecorded(c, rec)
 	}
 	h.auth.provider.WriteAuthorizeResponse(ctx, rec, ar, resp)
-	return rec.send(c)
+	return sendRecorded(c, rec)
 }
 
 // authorizeRequest parses and checks an authorization request. When it
@@ -121,9 +121,9 @@ func (h *Handler) authorizeRequest(c *fiber.Ctx) (fosite.AuthorizeRequester, err
 		}
 		return nil, &httperr.Error{Status: fiber.StatusBadRequest, Code: "invalid_request", Message: msg}
 	}
-	rec := newRecorder()
+	rec := web.NewRecorder()
 	h.auth.provider.WriteAuthorizeError(ctx, rec, ar, err)
-	return nil, rec.send(c)
+	return nil, sendRecorded(c, rec)
 }
 
 // requestedScope is the one scope a request gets: read_write when it asks

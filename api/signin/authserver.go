@@ -1,7 +1,6 @@
 package signin
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 	"github.com/ory/fosite/token/hmac"
 
 	"coffer/api/httperr"
+	"coffer/api/web"
 	"coffer/models"
 )
 
@@ -228,30 +228,12 @@ func httpRequest(c *fiber.Ctx) (*http.Request, error) {
 	return r.WithContext(c.UserContext()), nil
 }
 
-// recorder is the http.ResponseWriter fosite writes to; send copies it to
-// fiber.
-type recorder struct {
-	header http.Header
-	status int
-	body   bytes.Buffer
-}
-
-func newRecorder() *recorder { return &recorder{header: http.Header{}, status: http.StatusOK} }
-
-func (r *recorder) Header() http.Header         { return r.header }
-func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
-func (r *recorder) WriteHeader(status int)      { r.status = status }
-
-// send copies what fosite wrote. An OAuth error body keeps its RFC 6749
-// fields and gains the message every coffer error has.
-func (r *recorder) send(c *fiber.Ctx) error {
-	for k, vs := range r.header {
-		for _, v := range vs {
-			c.Set(k, v)
-		}
-	}
-	body := r.body.Bytes()
-	if r.status >= 400 && strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+// sendRecorded copies what fosite wrote. An OAuth error body keeps its
+// RFC 6749 fields and gains the message every coffer error has.
+func sendRecorded(c *fiber.Ctx, r *web.Recorder) error {
+	r.CopyHeaders(c)
+	body := r.Body.Bytes()
+	if r.Status >= 400 && strings.HasPrefix(r.Header().Get("Content-Type"), "application/json") {
 		var m map[string]any
 		if json.Unmarshal(body, &m) == nil {
 			if _, ok := m["message"]; !ok {
@@ -262,7 +244,7 @@ func (r *recorder) send(c *fiber.Ctx) error {
 			}
 		}
 	}
-	return c.Status(r.status).Send(body)
+	return c.Status(r.Status).Send(body)
 }
 
 func oauthMessage(m map[string]any) string {

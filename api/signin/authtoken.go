@@ -30,19 +30,19 @@ func (h *Handler) token(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	p := h.auth.provider
-	rec := newRecorder()
+	rec := web.NewRecorder()
 	ar, err := p.NewAccessRequest(ctx, r, newGrantSession(nil))
 	if err != nil {
 		p.WriteAccessError(ctx, rec, ar, err)
-		return rec.send(c)
+		return sendRecorded(c, rec)
 	}
 	resp, err := p.NewAccessResponse(ctx, ar)
 	if err != nil {
 		p.WriteAccessError(ctx, rec, ar, err)
-		return rec.send(c)
+		return sendRecorded(c, rec)
 	}
 	p.WriteAccessResponse(ctx, rec, ar, resp)
-	return rec.send(c)
+	return sendRecorded(c, rec)
 }
 
 // revoke is RFC 7009: an access or refresh token given back ends its
@@ -56,9 +56,9 @@ func (h *Handler) revoke(c *fiber.Ctx) error {
 		return err
 	}
 	ctx := c.UserContext()
-	rec := newRecorder()
+	rec := web.NewRecorder()
 	h.auth.provider.WriteRevocationResponse(ctx, rec, h.auth.provider.NewRevocationRequest(ctx, r))
-	return rec.send(c)
+	return sendRecorded(c, rec)
 }
 
 // limitIP counts a request of this IP in a fixed window in Redis and
