@@ -53,30 +53,36 @@ func (w *AuthWatch) saw(v int64) {
 }
 
 // Run follows the announcements until ctx ends, subscribing again after
-// each failure.
+// each failure: at once after a connection that worked, then less and
+// less often (up to every 2 s) while Redis stays away.
 func (w *AuthWatch) Run(ctx context.Context) {
+	wait := 50 * time.Millisecond
 	for ctx.Err() == nil {
-		w.follow(ctx)
+		if w.follow(ctx) {
+			wait = 50 * time.Millisecond
+		} else {
+			wait = min(2*wait, 2*time.Second)
+		}
 		w.live.Store(false)
 		select {
 		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(wait):
 		}
 	}
 }
 
 // follow subscribes, reads the version (after subscribing, so that no
 // change falls between the two), and takes each announced version until
-// the connection fails.
-func (w *AuthWatch) follow(ctx context.Context) {
+// the connection fails. It reports whether it got as far as following.
+func (w *AuthWatch) follow(ctx context.Context) bool {
 	ps := w.rdb.Subscribe(ctx, AuthChannel)
 	defer ps.Close()
 	if _, err := ps.ReceiveTimeout(ctx, authPing); err != nil {
-		return
+		return false
 	}
 	v, err := w.rdb.Get(ctx, AuthVersionKey).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return
+		return false
 	}
 	w.version.Store(v)
 	w.live.Store(true)
@@ -86,12 +92,12 @@ func (w *AuthWatch) follow(ctx context.Context) {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			if unanswered++; unanswered > 1 || ps.Ping(ctx) != nil {
-				return
+				return true
 			}
 			continue
 		}
 		if err != nil {
-			return
+			return true
 		}
 		unanswered = 0
 		if m, ok := msg.(*redis.Message); ok {
@@ -99,7 +105,7 @@ func (w *AuthWatch) follow(ctx context.Context) {
 			// (Redis lost the counter): the cache compares, not orders.
 			v, err := strconv.ParseInt(m.Payload, 10, 64)
 			if err != nil {
-				return // not ours: start over from the counter
+				return true // not ours: start over from the counter
 			}
 			w.version.Store(v)
 		}
