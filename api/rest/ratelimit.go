@@ -19,9 +19,9 @@ const maxLease = 32
 // counts from Redis in leases of consecutive numbers: one at first, twice
 // as many each time a credential uses up its lease, up to maxLease and
 // never more than a sixteenth of what is left of the limit. No number is
-// handed out twice, so no more requests than the limit pass; a lease one
-// process leaves unused only ever refuses early, by little, and near the
-// limit not at all (the leases are single numbers there).
+// handed out twice, so no more requests than the limit pass; numbers one
+// process holds unused only ever make another refuse early, by little,
+// and near the limit not at all (the leases are single numbers there).
 type limiter struct {
 	rdb   redis.UniversalClient
 	limit int
@@ -31,10 +31,13 @@ type limiter struct {
 	leases map[uuid.UUID]*lease
 }
 
-// lease is a run of counts a process holds for one credential.
+// lease is what a process holds of one credential's counts: runs of
+// numbers leased from Redis and not handed out yet. Requests that find it
+// empty at the same moment each lease a run; every run is kept, so no
+// number is wasted however many requests arrive at once.
 type lease struct {
-	next, last int64 // the next number to hand out, and the lease's last
-	size       int64 // how many to take next time
+	runs [][2]int64 // first and last number of each run, oldest first
+	size int64      // how many to take next time
 }
 
 func newLimiter(rdb redis.UniversalClient, limit int) *limiter {
@@ -56,9 +59,12 @@ func (l *limiter) take(ctx context.Context, keyID uuid.UUID, now time.Time) (int
 	}
 	size := int64(1)
 	if le := l.leases[keyID]; le != nil {
-		if le.next <= le.last {
-			n := le.next
-			le.next++
+		if len(le.runs) > 0 {
+			run := &le.runs[0]
+			n := run[0]
+			if run[0]++; run[0] > run[1] {
+				le.runs = le.runs[1:]
+			}
 			l.mu.Unlock()
 			return n, nil
 		}
@@ -77,11 +83,17 @@ func (l *limiter) take(ctx context.Context, keyID uuid.UUID, now time.Time) (int
 	first := last - size + 1
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if le := l.leases[keyID]; window == l.window && (le == nil || le.next > le.last) {
-		// A lease taken meanwhile by another request is kept; the
-		// rest of this one counts as used.
-		l.leases[keyID] = &lease{next: first + 1, last: last,
-			size: max(1, min(2*size, maxLease, (int64(l.limit)-last)/16))}
+	if window != l.window {
+		return first, nil
 	}
+	le := l.leases[keyID]
+	if le == nil {
+		le = &lease{}
+		l.leases[keyID] = le
+	}
+	if first < last {
+		le.runs = append(le.runs, [2]int64{first + 1, last})
+	}
+	le.size = max(1, min(2*size, maxLease, (int64(l.limit)-last)/16))
 	return first, nil
 }

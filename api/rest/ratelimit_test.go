@@ -2,6 +2,7 @@ package rest
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,6 +51,36 @@ func TestLimiterLeases(t *testing.T) {
 			if n, _ := l.take(t.Context(), key, now); n != want {
 				t.Fatalf("request %d got %d", want, n)
 			}
+		}
+	})
+
+	t.Run("many at once waste no number", func(t *testing.T) {
+		key := uuid.New()
+		l := newLimiter(rdb, 100_000_000)
+		var mu sync.Mutex
+		seen := map[int64]bool{}
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Go(func() {
+				for range 50 {
+					n, err := l.take(t.Context(), key, now)
+					mu.Lock()
+					if err != nil || seen[n] {
+						t.Errorf("number %d (%v) handed out twice", n, err)
+					}
+					seen[n] = true
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		held := int64(0)
+		for _, run := range l.leases[key].runs {
+			held += run[1] - run[0] + 1
+		}
+		counted, _ := rdb.Get(t.Context(), "coffer:ratelimit:api:"+key.String()+":"+window).Int64()
+		if counted != int64(len(seen))+held {
+			t.Errorf("Redis counted %d: %d handed out and %d held", counted, len(seen), held)
 		}
 	})
 
