@@ -52,10 +52,16 @@ func TestBrowserImport(t *testing.T) {
 	run("import", chromedp.Click(`form[action$="/publish"] button`))
 	// The preview page shows the status too: wait for the page after the
 	// post rather than read the one before it.
-	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+	// The page reloads itself every 2 s while importing: a read that
+	// meets a reload misses, and the next one reads the new page.
+	status := func() string {
 		ctx, cancel := context.WithTimeout(c.ctx, 2*time.Second)
-		s, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#import-status`))) // a read during the navigation may miss
-		cancel()
+		defer cancel()
+		s, _ := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`#import-status`)))
+		return s
+	}
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		s := status()
 		if s == "importing" {
 			break
 		}
@@ -69,7 +75,7 @@ func TestBrowserImport(t *testing.T) {
 	}
 	e.finishImport(t, e.alpha.Family.ID.String(), loc[strings.LastIndex(loc, "/")+1:])
 	deadline := time.Now().Add(20 * time.Second)
-	for text(`#import-status`) != "complete" {
+	for status() != "complete" {
 		if time.Now().After(deadline) {
 			t.Fatalf("the page never showed complete: %q", text(`#import-counts`))
 		}
