@@ -71,15 +71,7 @@ func (h *Handlers) Schedule(ctx context.Context, t *asynq.Task) error {
 			if err != nil {
 				return err
 			}
-			// A pending sync found already is queued again: a run killed
-			// between saving it and queueing it left it in the database
-			// only. Its task id makes this a no-op when it is queued. (A
-			// day's sync that has ended is not returned.)
-			found := !created && sy != nil && sy.Status == models.SyncPending
-			if found {
-				delay = 0 // its own NotBefore
-			}
-			if created || found {
+			if created {
 				if err := EnqueueSync(ctx, h.Queue, sy, delay); err != nil {
 					h.logger(ctx, t).Warn("scheduled sync not queued", "sync_id", sy.ID, "error", err)
 				}
