@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -121,14 +120,7 @@ func TestMCPUnauthorized(t *testing.T) {
 // TestMCPExpiredToken: an access token stops at its expiry on /mcp too,
 // though this process has it cached. The clocks move; nothing sleeps.
 func TestMCPExpiredToken(t *testing.T) {
-	var skew atomic.Int64
-	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	e := newEnv(t, func(o *api.Options) {
-		o.Clock = clock
-		o.OAuth.AccessTokenTTL = 2 * time.Second
-	})
-	e.store.Now = func() time.Time { return clock().UTC() }
-	setPassword(t, e, e.alpha.User, "correct horse battery")
+	e, skew := shortTokenEnv(t)
 	access, _ := mobileLogin(t, e, e.alpha.User, "correct horse battery")
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	if r := mcpPost(t, e, "POST", list, bearer(access)); r.status != 200 {

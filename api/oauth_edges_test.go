@@ -14,11 +14,12 @@ import (
 	"coffer/api"
 )
 
-// TestExpiredAccessToken: an access token stops at its expiry, though the
-// web process has it cached and the auth version has not moved. The
-// clocks of the app and the store are moved; nothing sleeps.
-func TestExpiredAccessToken(t *testing.T) {
-	var skew atomic.Int64
+// shortTokenEnv is an env whose access tokens live 2 s, on clocks (the
+// app's and the store's) that the test moves forward with skew; alpha's
+// user has the password "correct horse battery".
+func shortTokenEnv(t *testing.T) (*env, *atomic.Int64) {
+	t.Helper()
+	skew := new(atomic.Int64)
 	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	e := newEnv(t, func(o *api.Options) {
 		o.Clock = clock
@@ -26,6 +27,14 @@ func TestExpiredAccessToken(t *testing.T) {
 	})
 	e.store.Now = func() time.Time { return clock().UTC() }
 	setPassword(t, e, e.alpha.User, "correct horse battery")
+	return e, skew
+}
+
+// TestExpiredAccessToken: an access token stops at its expiry, though the
+// web process has it cached and the auth version has not moved. The
+// clocks of the app and the store are moved; nothing sleeps.
+func TestExpiredAccessToken(t *testing.T) {
+	e, skew := shortTokenEnv(t)
 	m := e.do("POST", "/api/v1/auth/login", "", map[string]any{"email": e.alpha.User.Email, "password": "correct horse battery", "device": phone}).wantJSON(t, 200)
 	if m["expires_in"] != float64(2) {
 		t.Fatalf("expires_in %v", m["expires_in"])
