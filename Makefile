@@ -29,8 +29,8 @@ test-embedded:
 FUZZ = $(GO) test -run '^$$' -fuzzminimizetime 2s
 
 fuzz:
-	$(FUZZ) -fuzz FuzzParseAmount -fuzztime 15s ./models/
-	$(FUZZ) -fuzz FuzzParseDate -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzParseAmount -fuzztime 15s ./models/money/
+	$(FUZZ) -fuzz FuzzParseDate -fuzztime 10s ./models/civil/
 	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/
 	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 10s ./models/
 	$(FUZZ) -fuzz FuzzParseQIFImport -fuzztime 10s ./models/

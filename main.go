@@ -42,6 +42,7 @@ import (
 	"coffer/jobs/simplefin/bridge"
 	"coffer/migrations"
 	"coffer/models"
+	"coffer/models/secret"
 	"coffer/sso"
 	"coffer/worker"
 )
@@ -196,7 +197,7 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 		return nil, err
 	}
 	s := &services{db: db, store: models.NewStore(db), closers: []func(){func() { db.Close() }}}
-	if s.store.Secrets, err = models.NewSealer(cfg.EncryptionKey, cfg.OldEncryptionKeys...); err != nil {
+	if s.store.Secrets, err = secret.NewSealer(cfg.EncryptionKey, cfg.OldEncryptionKeys...); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -376,7 +377,7 @@ func withStore(ctx context.Context, cfg *Config, fn func(*models.Store) error) e
 		}
 	}
 	s := models.NewStore(db)
-	if s.Secrets, err = models.NewSealer(cfg.EncryptionKey, cfg.OldEncryptionKeys...); err != nil {
+	if s.Secrets, err = secret.NewSealer(cfg.EncryptionKey, cfg.OldEncryptionKeys...); err != nil {
 		return err
 	}
 	if opt, err := asynq.ParseRedisURI(cfg.RedisURL); err == nil { // web processes drop a revoked key at once
@@ -459,7 +460,7 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	c.AuditArchiveDir = cmp.Or(c.AuditArchiveDir, filepath.Join(c.DataDir, "audit-archive"))
 	c.Retention, _ = jobs.RetentionTier(c.RetentionTier)
 	c.Mail.LogOnly = c.Mail.SMTPURL == "" && !production
-	c.Web.Argon2 = models.DefaultArgon2
+	c.Web.Argon2 = secret.DefaultArgon2
 	for i, d := range c.AllowedOIDCDomains {
 		c.AllowedOIDCDomains[i] = strings.TrimPrefix(strings.ToLower(d), "@")
 	}

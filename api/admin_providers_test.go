@@ -10,6 +10,7 @@ import (
 
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/secret"
 	"coffer/sso/ssotest"
 )
 
@@ -110,7 +111,7 @@ func TestProviderLifecycleOnTwoInstances(t *testing.T) {
 		t.Fatalf("create on A: %d %s", r.status, r.body)
 	}
 	p := providerNamed(t, a, "corp")
-	if models.Str(p.ClientSecretEnc) == idp.ClientSecret || !models.IsSealed(models.Str(p.ClientSecretEnc)) {
+	if models.Str(p.ClientSecretEnc) == idp.ClientSecret || !secret.IsSealed(models.Str(p.ClientSecretEnc)) {
 		t.Fatal("client secret stored in clear")
 	}
 	index := root.get("/admin/sso_providers")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"coffer/models"
+	"coffer/models/money"
 )
 
 // TestBalanceOverflowIsShown: two transactions of 900 trillion made the
@@ -19,7 +20,7 @@ func TestBalanceOverflowIsShown(t *testing.T) {
 	acct := e.alpha.Account
 	for range 2 {
 		if _, _, err := e.store.CreateTransaction(ctx, &models.Transaction{FamilyID: acct.FamilyID, AccountID: acct.ID,
-			Date: "2024-01-01", Amount: 900_000_000_000_000 * models.AmountScale, Currency: "USD", Name: "typo"}, nil); err != nil {
+			Date: "2024-01-01", Amount: 900_000_000_000_000 * money.AmountScale, Currency: "USD", Name: "typo"}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

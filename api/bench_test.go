@@ -11,6 +11,8 @@ import (
 
 	"coffer/api"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // benchEnv is newEnv without logging and with the rate limit off, so the
@@ -59,8 +61,8 @@ func BenchmarkListTransactions(b *testing.B) {
 	e := benchEnv(b)
 	ctx := b.Context()
 	for i := 0; i < 500; i++ {
-		t := &models.Transaction{FamilyID: e.alpha.Family.ID, AccountID: e.alpha.Account.ID, Date: models.Date(fmt.Sprintf("2024-01-%02d", i%28+1)),
-			Amount: models.Amount(i * 1000), Currency: "USD", Name: fmt.Sprintf("item %d", i)}
+		t := &models.Transaction{FamilyID: e.alpha.Family.ID, AccountID: e.alpha.Account.ID, Date: civil.Date(fmt.Sprintf("2024-01-%02d", i%28+1)),
+			Amount: money.Amount(i * 1000), Currency: "USD", Name: fmt.Sprintf("item %d", i)}
 		if _, _, err := e.store.CreateTransaction(ctx, t, nil); err != nil {
 			b.Fatal(err)
 		}

@@ -26,6 +26,7 @@ import (
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/secret"
 	"coffer/sso"
 )
 
@@ -63,7 +64,7 @@ func newEnv(t testing.TB, opts ...func(*api.Options)) *env {
 		Web: api.WebOptions{
 			Secret: []byte("test secret that is long enough for hmac"), Origin: "http://example.com",
 			SessionIdle: time.Hour, SessionMaxAge: 24 * time.Hour, LocalLogin: true, SignupEnabled: true,
-			Argon2:             models.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: tests hash often
+			Argon2:             secret.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}, // cheap: tests hash often
 			MaxFailuresAccount: 5, MaxFailuresIP: 20, LockoutWindow: 15 * time.Minute,
 			AdminRateLimit: 0,                   // TestAdminRateLimit turns it on
 			TrustedProxies: []string{"0.0.0.0"}, // app.Test's peer: each test browser names its own address

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // seedLedger gives the alpha family n transactions over the two years to
@@ -35,13 +37,13 @@ func seedLedger(b *testing.B, e *env, n int) {
 		if i%3 == 0 {
 			acct = card.ID
 		}
-		amount := models.Amount((i%9000 + 100) * 100)
+		amount := money.Amount((i%9000 + 100) * 100)
 		if i%20 == 0 {
 			amount = -amount * 10 // income now and then
 		}
 		cat := cats[i%len(cats)].ID
 		batch = append(batch, models.Transaction{ID: models.NewID(), FamilyID: fam, AccountID: acct,
-			Date: models.DateOf(today.AddDate(0, 0, -(i % 730))), Amount: amount, Currency: "USD",
+			Date: civil.DateOf(today.AddDate(0, 0, -(i % 730))), Amount: amount, Currency: "USD",
 			Name: fmt.Sprintf("Shop %d", i%500), CategoryID: &cat, CreatedAt: now, UpdatedAt: now})
 		if len(batch) == cap(batch) || i == n-1 {
 			if _, err := e.store.DB().NewInsert().Model(&batch).Exec(ctx); err != nil {

@@ -11,6 +11,8 @@ import (
 
 	"coffer/api"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // signedInBrowser is a browser signed in as the alpha family's admin.
@@ -132,7 +134,7 @@ func TestTransactionScreens(t *testing.T) {
 		}
 	}
 	a, err := e.store.Account(ctx, e.alpha.Family.ID, e.alpha.Account.ID)
-	if err != nil || a.Balance != models.Amount(957_5000) {
+	if err != nil || a.Balance != money.Amount(957_5000) {
 		t.Fatalf("balance after two transactions: %v %v", a.Balance, err)
 	}
 	// The register runs the balance: after the groceries on the 5th, -42.50;
@@ -222,7 +224,7 @@ func TestLabelScreens(t *testing.T) {
 
 	var ids []string
 	for i, name := range []string{"Market", "Bakery", "Rent"} {
-		tx := &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: models.Date("2026-01-0" + string(rune('1'+i))),
+		tx := &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: civil.Date("2026-01-0" + string(rune('1'+i))),
 			Amount: 10_0000, Currency: "USD", Name: name}
 		if _, _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
 			t.Fatal(err)
@@ -285,7 +287,7 @@ func TestBudgetScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	month := time.Now().UTC().Format("2006-01")
-	tx := &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: models.DateOf(time.Now()), Amount: 30_0000,
+	tx := &models.Transaction{FamilyID: fam, AccountID: e.alpha.Account.ID, Date: civil.DateOf(time.Now()), Amount: 30_0000,
 		Currency: "USD", Name: "Market", CategoryID: &food.ID}
 	if _, _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
 		t.Fatal(err)

@@ -13,13 +13,14 @@ import (
 
 	"coffer/api"
 	"coffer/models"
+	"coffer/models/secret"
 	"coffer/sso/ssotest"
 )
 
 // slowArgon2 makes each password check take long enough that parallel
 // requests all arrive while the first checks are still running: the race
 // a lockout must win.
-var slowArgon2 = models.Argon2Params{MemoryKiB: 8 << 10, Time: 2, Threads: 1}
+var slowArgon2 = secret.Argon2Params{MemoryKiB: 8 << 10, Time: 2, Threads: 1}
 
 func slowPasswords(o *api.Options) { o.Web.Argon2 = slowArgon2 }
 

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // BenchmarkMCPToolCall is one tools/call of get_transactions (a page of
@@ -16,8 +18,8 @@ import (
 func BenchmarkMCPToolCall(b *testing.B) {
 	e := benchEnv(b)
 	for i := range 100 {
-		tx := models.Transaction{FamilyID: e.alpha.Family.ID, AccountID: e.alpha.Account.ID, Date: models.Date(fmt.Sprintf("2026-10-%02d", i%28+1)),
-			Amount: models.Amount(i*10_000 + 1), Currency: "USD", Name: fmt.Sprintf("Purchase %d", i)}
+		tx := models.Transaction{FamilyID: e.alpha.Family.ID, AccountID: e.alpha.Account.ID, Date: civil.Date(fmt.Sprintf("2026-10-%02d", i%28+1)),
+			Amount: money.Amount(i*10_000 + 1), Currency: "USD", Name: fmt.Sprintf("Purchase %d", i)}
 		if _, _, err := e.store.CreateTransaction(b.Context(), &tx, nil); err != nil {
 			b.Fatal(err)
 		}

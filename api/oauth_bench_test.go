@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"coffer/models"
+	"coffer/models/secret"
 )
 
 // BenchmarkAccountsBearerVsKey measures GET /api/v1/accounts with an
@@ -56,7 +56,7 @@ func BenchmarkAccountsBearerVsKey(b *testing.B) {
 }
 
 func hashFor(pw string) (string, error) {
-	return models.HashPassword(pw, models.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1})
+	return secret.HashPassword(pw, secret.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1})
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

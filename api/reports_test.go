@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // seedReports gives alpha a card, a category and a few transactions, with
@@ -22,8 +24,8 @@ func seedReports(t *testing.T, e *env) (card *models.Account, food *models.Categ
 	}
 	for _, tx := range []struct {
 		acct   *models.Account
-		date   models.Date
-		amount models.Amount
+		date   civil.Date
+		amount money.Amount
 		cat    *models.Category
 	}{
 		{e.alpha.Account, "2024-01-05", -3_000_0000, nil}, // salary
@@ -142,7 +144,7 @@ func TestBudgetsAPI(t *testing.T) {
 	if _, err := e.store.EnsureBudget(ctx, fam, "2024-02-01"); err != nil {
 		t.Fatal(err)
 	}
-	spending := models.Amount(500_0000)
+	spending := money.Amount(500_0000)
 	jan.BudgetedSpending = &spending
 	if err := e.store.UpdateBudget(ctx, &jan.Budget); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
+	"coffer/models/money"
 )
 
 // doorRow is one transaction as every door sends it.
@@ -21,7 +22,7 @@ type doorRow struct {
 
 // filed is what the rules made of a row, as the ledger holds it.
 type filed struct {
-	Amount   models.Amount
+	Amount   money.Amount
 	Name     string
 	Category string
 	Merchant string

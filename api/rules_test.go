@@ -11,6 +11,7 @@ import (
 
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/money"
 )
 
 // ruleFixtures are a category and a few transactions of alpha.
@@ -23,7 +24,7 @@ func ruleFixtures(t *testing.T, e *env) (cat *models.Category, ids []uuid.UUID) 
 	}
 	for i, name := range []string{"Starbucks 1", "Grocer", "STARBUCKS 2", "Rent"} {
 		tx := &models.Transaction{FamilyID: e.alpha.Family.ID, AccountID: e.alpha.Account.ID, Date: "2024-02-01",
-			Amount: models.Amount(10000 * (i + 1)), Currency: "USD", Name: name}
+			Amount: money.Amount(10000 * (i + 1)), Currency: "USD", Name: name}
 		if _, _, err := e.store.CreateTransaction(ctx, tx, nil); err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
 	"coffer/models"
+	"coffer/models/civil"
 )
 
 // wantOneSyncTask fails the test unless alpha has exactly one queued
@@ -41,7 +42,7 @@ func wantOneSyncTask(t *testing.T, e *env) {
 // row and its task are due in delay.
 func scheduledSync(t *testing.T, e *env, conn *models.Connection, delay time.Duration) *models.Sync {
 	t.Helper()
-	today := models.DateOf(time.Now())
+	today := civil.DateOf(time.Now())
 	sy, created, err := e.store.CreateSync(t.Context(), &models.Sync{FamilyID: e.alpha.Family.ID, ConnectionID: conn.ID,
 		Trigger: models.TriggerSchedule, ScheduledFor: &today, NotBefore: time.Now().Add(delay)})
 	if err != nil || !created {

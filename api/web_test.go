@@ -15,6 +15,7 @@ import (
 
 	"coffer/api"
 	"coffer/models"
+	"coffer/models/secret"
 )
 
 // browser keeps cookies between requests to the app, like a browser would.
@@ -99,13 +100,13 @@ func (b *browser) login(email, password string) response {
 
 func setPassword(t *testing.T, e *env, u *models.User, pw string) {
 	t.Helper()
-	setPasswordWith(t, e, u, pw, models.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1})
+	setPasswordWith(t, e, u, pw, secret.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1})
 }
 
 // setPasswordWith gives u the password pw, hashed with p.
-func setPasswordWith(t *testing.T, e *env, u *models.User, pw string, p models.Argon2Params) {
+func setPasswordWith(t *testing.T, e *env, u *models.User, pw string, p secret.Argon2Params) {
 	t.Helper()
-	h, err := models.HashPassword(pw, p)
+	h, err := secret.HashPassword(pw, p)
 	if err != nil {
 		t.Fatal(err)
 	}

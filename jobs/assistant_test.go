@@ -19,6 +19,7 @@ import (
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // assistantEnv is a family with a chat, the assistant's handlers and a
@@ -77,7 +78,7 @@ func (e *assistantEnv) messages(t *testing.T, c *models.Chat) ([]models.Message,
 }
 
 // setBalance gives the fixture's Checking account a balance of amount.
-func (e *assistantEnv) setBalance(t *testing.T, amount models.Amount, name string) {
+func (e *assistantEnv) setBalance(t *testing.T, amount money.Amount, name string) {
 	t.Helper()
 	ctx := context.Background()
 	f := e.fam

@@ -14,6 +14,7 @@ import (
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 const redisDB = 12
@@ -80,7 +81,7 @@ func TestAccountBalanceOverflowIsRecorded(t *testing.T) {
 	f := modelstest.NewFamily(t, store, "jobs")
 	for range 2 {
 		if _, _, err := store.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
-			Date: "2024-01-01", Amount: 900_000_000_000_000 * models.AmountScale, Currency: "USD", Name: "x"}, nil); err != nil {
+			Date: "2024-01-01", Amount: 900_000_000_000_000 * money.AmountScale, Currency: "USD", Name: "x"}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // Account statuses.
@@ -25,22 +28,22 @@ var AccountTypes = []string{"depository", "investment", "crypto", "property", "v
 type Account struct {
 	bun.BaseModel `bun:"table:accounts,alias:a"`
 
-	ID                uuid.UUID  `bun:"id,pk"`
-	FamilyID          uuid.UUID  `bun:"family_id"`
-	Name              string     `bun:"name"`
-	AccountType       string     `bun:"account_type,nullzero"` // "": untyped (NULL), counted as an asset
-	Subtype           *string    `bun:"subtype"`
-	Currency          string     `bun:"currency"`
-	Status            string     `bun:"status"`
-	OpeningBalance    Amount     `bun:"opening_balance"`
-	Balance           Amount     `bun:"balance"` // derived; see RecalculateBalance
-	CashBalance       Amount     `bun:"cash_balance"`
-	InstitutionName   *string    `bun:"institution_name"`
-	InstitutionDomain *string    `bun:"institution_domain"`
-	BalanceUpdatedAt  *time.Time `bun:"balance_updated_at"`
-	BalanceError      *string    `bun:"balance_error"` // nil, or BalanceOverflow: Balance is the last that could be computed
-	CreatedAt         time.Time  `bun:"created_at"`
-	UpdatedAt         time.Time  `bun:"updated_at"`
+	ID                uuid.UUID    `bun:"id,pk"`
+	FamilyID          uuid.UUID    `bun:"family_id"`
+	Name              string       `bun:"name"`
+	AccountType       string       `bun:"account_type,nullzero"` // "": untyped (NULL), counted as an asset
+	Subtype           *string      `bun:"subtype"`
+	Currency          string       `bun:"currency"`
+	Status            string       `bun:"status"`
+	OpeningBalance    money.Amount `bun:"opening_balance"`
+	Balance           money.Amount `bun:"balance"` // derived; see RecalculateBalance
+	CashBalance       money.Amount `bun:"cash_balance"`
+	InstitutionName   *string      `bun:"institution_name"`
+	InstitutionDomain *string      `bun:"institution_domain"`
+	BalanceUpdatedAt  *time.Time   `bun:"balance_updated_at"`
+	BalanceError      *string      `bun:"balance_error"` // nil, or BalanceOverflow: Balance is the last that could be computed
+	CreatedAt         time.Time    `bun:"created_at"`
+	UpdatedAt         time.Time    `bun:"updated_at"`
 }
 
 // BalanceOverflow is the balance error of an account whose transactions
@@ -117,7 +120,7 @@ func (s *Store) DeleteAccount(ctx context.Context, familyID, id uuid.UUID) error
 
 // cashPart is the share of a balance that is cash: all of it for a bank
 // account or a card, none for an asset such as a house.
-func cashPart(accountType string, balance Amount) Amount {
+func cashPart(accountType string, balance money.Amount) money.Amount {
 	if accountType == "depository" || accountType == "credit_card" {
 		return balance
 	}
@@ -164,7 +167,7 @@ func (s *Store) RecalculateBalance(ctx context.Context, familyID, id uuid.UUID) 
 			return dbErr("recalculate balance", err)
 		}
 		var high, low int64
-		if err := tx.db.NewRaw(movementSQL, familyID, id, a.Currency, DateOf(now)).Scan(ctx, &high, &low); err != nil {
+		if err := tx.db.NewRaw(movementSQL, familyID, id, a.Currency, civil.DateOf(now)).Scan(ctx, &high, &low); err != nil {
 			return dbErr("recalculate balance", err)
 		}
 		balance, ok := balanceAfter(a.AccountType, a.OpeningBalance, high, low)
@@ -190,7 +193,7 @@ func (s *Store) RecalculateBalance(ctx context.Context, familyID, id uuid.UUID) 
 // balanceAfter is the balance that an opening balance and a movement of
 // high·2^32 + low make, and false when it does not fit an Amount (whose
 // negation must fit too, for Abs).
-func balanceAfter(accountType string, opening Amount, high, low int64) (Amount, bool) {
+func balanceAfter(accountType string, opening money.Amount, high, low int64) (money.Amount, bool) {
 	sum := new(big.Int).Lsh(big.NewInt(high), 32)
 	sum.Add(sum, big.NewInt(low))
 	if !Liability(accountType) {
@@ -200,7 +203,7 @@ func balanceAfter(accountType string, opening Amount, high, low int64) (Amount, 
 	if sum.CmpAbs(big.NewInt(math.MaxInt64)) > 0 {
 		return 0, false
 	}
-	return Amount(sum.Int64()), true
+	return money.Amount(sum.Int64()), true
 }
 
 // AccountRef names an account of a family, for jobs that visit many.

@@ -7,11 +7,12 @@ import (
 
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // addRows stores transactions of these amounts on f's account, as rows
 // written before amounts were bounded (the store takes what it is given).
-func addRows(t *testing.T, s *models.Store, f *modelstest.FamilyFixture, amounts ...models.Amount) []*models.Transaction {
+func addRows(t *testing.T, s *models.Store, f *modelstest.FamilyFixture, amounts ...money.Amount) []*models.Transaction {
 	t.Helper()
 	var out []*models.Transaction
 	for _, a := range amounts {
@@ -39,7 +40,7 @@ func TestRecalculateBalanceExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := models.Amount(-1e18 + 1234 - 7); a.Balance != want || a.CashBalance != want || a.BalanceError != nil {
+	if want := money.Amount(-1e18 + 1234 - 7); a.Balance != want || a.CashBalance != want || a.BalanceError != nil {
 		t.Fatalf("balance %d, cash %d, error %v; want %d", a.Balance, a.CashBalance, a.BalanceError, want)
 	}
 }

@@ -7,38 +7,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/crypto/bcrypt"
 
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/secret"
 )
-
-var cheap = models.Argon2Params{MemoryKiB: 64, Time: 1, Threads: 1}
-
-func TestPasswords(t *testing.T) {
-	h, err := models.HashPassword("correct horse battery", cheap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, rehash, err := models.CheckPassword(h, "correct horse battery", cheap); !ok || rehash || err != nil {
-		t.Errorf("right password: ok=%v rehash=%v err=%v", ok, rehash, err)
-	}
-	if ok, _, _ := models.CheckPassword(h, "wrong", cheap); ok {
-		t.Error("wrong password accepted")
-	}
-	if ok, rehash, _ := models.CheckPassword(h, "correct horse battery", models.DefaultArgon2); !ok || !rehash {
-		t.Error("weaker parameters should ask for a rehash")
-	}
-	b, _ := bcrypt.GenerateFromPassword([]byte("imported password"), 4)
-	if ok, rehash, err := models.CheckPassword(string(b), "imported password", cheap); !ok || !rehash || err != nil {
-		t.Errorf("bcrypt: ok=%v rehash=%v err=%v", ok, rehash, err)
-	}
-	for _, bad := range []string{"", "$argon2id$", "$argon2id$v=19$m=1,t=0,p=1$xx$yy", "plain", "$argon2id$v=18$m=64,t=1,p=1$AAAA$AAAA"} {
-		if ok, _, err := models.CheckPassword(bad, "x", cheap); ok || err == nil {
-			t.Errorf("%q: ok=%v err=%v", bad, ok, err)
-		}
-	}
-}
 
 func TestSessions(t *testing.T) {
 	s := modelstest.NewStore(t)
@@ -111,7 +84,7 @@ func TestAuditLogs(t *testing.T) {
 // (m = 64 MiB, t = 3, p = 2): slow on purpose.
 func BenchmarkHashPassword(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		if _, err := models.HashPassword("correct horse battery", models.DefaultArgon2); err != nil {
+		if _, err := secret.HashPassword("correct horse battery", secret.DefaultArgon2); err != nil {
 			b.Fatal(err)
 		}
 	}

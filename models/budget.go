@@ -6,6 +6,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // Budget is a family's plan for one calendar month: what it means to
@@ -14,15 +17,15 @@ import (
 type Budget struct {
 	bun.BaseModel `bun:"table:budgets,alias:b"`
 
-	ID               uuid.UUID `bun:"id,pk"`
-	FamilyID         uuid.UUID `bun:"family_id"`
-	StartDate        Date      `bun:"start_date"` // the first of the month
-	EndDate          Date      `bun:"end_date"`   // its last day
-	Currency         string    `bun:"currency"`
-	BudgetedSpending *Amount   `bun:"budgeted_spending"` // nil until the month is set up
-	ExpectedIncome   *Amount   `bun:"expected_income"`
-	CreatedAt        time.Time `bun:"created_at"`
-	UpdatedAt        time.Time `bun:"updated_at"`
+	ID               uuid.UUID     `bun:"id,pk"`
+	FamilyID         uuid.UUID     `bun:"family_id"`
+	StartDate        civil.Date    `bun:"start_date"` // the first of the month
+	EndDate          civil.Date    `bun:"end_date"`   // its last day
+	Currency         string        `bun:"currency"`
+	BudgetedSpending *money.Amount `bun:"budgeted_spending"` // nil until the month is set up
+	ExpectedIncome   *money.Amount `bun:"expected_income"`
+	CreatedAt        time.Time     `bun:"created_at"`
+	UpdatedAt        time.Time     `bun:"updated_at"`
 }
 
 // Initialized reports whether the month has been set up.
@@ -32,25 +35,25 @@ func (b *Budget) Initialized() bool { return b.BudgetedSpending != nil }
 func (b *Budget) Name() string { return b.StartDate.Time().Format("January 2006") }
 
 // Current reports whether today falls in the budget's month.
-func (b *Budget) Current(today Date) bool { return b.StartDate <= today && today <= b.EndDate }
+func (b *Budget) Current(today civil.Date) bool { return b.StartDate <= today && today <= b.EndDate }
 
 // BudgetSummary is a budget with the figures derived from the ledger.
 type BudgetSummary struct {
 	Budget            `bun:",extend"`
-	AllocatedSpending Amount `bun:"allocated_spending,scanonly"` // split among top-level categories
-	ActualSpending    Amount `bun:"actual_spending,scanonly"`    // spent in the month, every category
-	ActualIncome      Amount `bun:"actual_income,scanonly"`
+	AllocatedSpending money.Amount `bun:"allocated_spending,scanonly"` // split among top-level categories
+	ActualSpending    money.Amount `bun:"actual_spending,scanonly"`    // spent in the month, every category
+	ActualIncome      money.Amount `bun:"actual_income,scanonly"`
 }
 
 // AvailableToSpend is what is left of the budgeted spending (negative:
 // overspent).
-func (b *BudgetSummary) AvailableToSpend() Amount { return b.budgeted() - b.ActualSpending }
+func (b *BudgetSummary) AvailableToSpend() money.Amount { return b.budgeted() - b.ActualSpending }
 
 // AvailableToAllocate is what is budgeted but not yet split among
 // categories.
-func (b *BudgetSummary) AvailableToAllocate() Amount { return b.budgeted() - b.AllocatedSpending }
+func (b *BudgetSummary) AvailableToAllocate() money.Amount { return b.budgeted() - b.AllocatedSpending }
 
-func (b *BudgetSummary) budgeted() Amount {
+func (b *BudgetSummary) budgeted() money.Amount {
 	if b.BudgetedSpending == nil {
 		return 0
 	}
@@ -59,8 +62,8 @@ func (b *BudgetSummary) budgeted() Amount {
 
 // BudgetFilter narrows Budgets. Zero values do not filter.
 type BudgetFilter struct {
-	StartDate Date // budgets starting on or after
-	EndDate   Date // budgets ending on or before
+	StartDate civil.Date // budgets starting on or after
+	EndDate   civil.Date // budgets ending on or before
 }
 
 // budgetSummariesSQL reads a page of family ?0's budgets between ?1 and
@@ -104,7 +107,7 @@ ORDER BY p.start_date DESC, p.created_at, p.id`
 // Budgets lists a page of the family's budgets, newest month first, with
 // their figures, and how many there are.
 func (s *Store) Budgets(ctx context.Context, familyID uuid.UUID, f BudgetFilter, p Page) ([]BudgetSummary, int, error) {
-	from, to := openRange(f.StartDate, f.EndDate)
+	from, to := civil.OpenRange(f.StartDate, f.EndDate)
 	count := s.db.NewSelect().Model((*Budget)(nil)).
 		Where("b.family_id = ?", familyID).Where("b.start_date >= ?", from).Where("b.end_date <= ?", to)
 	rows := []BudgetSummary{}
@@ -124,7 +127,7 @@ func (s *Store) Budget(ctx context.Context, familyID, id uuid.UUID) (*BudgetSumm
 }
 
 // BudgetForMonth returns the family's budget of the month d falls in.
-func (s *Store) BudgetForMonth(ctx context.Context, familyID uuid.UUID, d Date) (*BudgetSummary, error) {
+func (s *Store) BudgetForMonth(ctx context.Context, familyID uuid.UUID, d civil.Date) (*BudgetSummary, error) {
 	b := new(Budget)
 	err := s.db.NewSelect().Model(b).Where("b.family_id = ?", familyID).Where("b.start_date = ?", MonthPeriod(d).From).Scan(ctx)
 	if err != nil {
@@ -152,8 +155,8 @@ func (s *Store) budgetSummary(ctx context.Context, b *Budget) (*BudgetSummary, e
 // exist, and gives it a row for every expense category that has none. A
 // new row keeps the carry-over choice its category had the month before.
 // Two concurrent calls make one budget.
-func (s *Store) EnsureBudget(ctx context.Context, familyID uuid.UUID, d Date) (*BudgetSummary, error) {
-	if _, err := ParseDate(string(d)); err != nil {
+func (s *Store) EnsureBudget(ctx context.Context, familyID uuid.UUID, d civil.Date) (*BudgetSummary, error) {
+	if _, err := civil.ParseDate(string(d)); err != nil {
 		return nil, Invalid("Month must be a real calendar date")
 	}
 	month := MonthPeriod(d)
@@ -221,7 +224,7 @@ func (s *Store) CopyPreviousBudget(ctx context.Context, familyID, budgetID uuid.
 		}
 		prev := new(Budget)
 		err := tx.db.NewSelect().Model(prev).Where("b.family_id = ?", familyID).
-			Where("b.start_date = ?", DateOf(cur.StartDate.Time().AddDate(0, -1, 0))).Scan(ctx)
+			Where("b.start_date = ?", civil.DateOf(cur.StartDate.Time().AddDate(0, -1, 0))).Scan(ctx)
 		if err := dbErr("get previous budget", err); err == ErrNotFound {
 			return Invalid("There is no budget for the month before to copy")
 		} else if err != nil {

@@ -6,17 +6,20 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // BudgetCategory is what a budget gives one expense category.
 type BudgetCategory struct {
 	bun.BaseModel `bun:"table:budget_categories,alias:bc"`
 
-	ID               uuid.UUID `bun:"id,pk"`
-	FamilyID         uuid.UUID `bun:"family_id"`
-	BudgetID         uuid.UUID `bun:"budget_id"`
-	CategoryID       uuid.UUID `bun:"category_id"`
-	BudgetedSpending Amount    `bun:"budgeted_spending"`
+	ID               uuid.UUID    `bun:"id,pk"`
+	FamilyID         uuid.UUID    `bun:"family_id"`
+	BudgetID         uuid.UUID    `bun:"budget_id"`
+	CategoryID       uuid.UUID    `bun:"category_id"`
+	BudgetedSpending money.Amount `bun:"budgeted_spending"`
 	// RolloverEnabled carries what this month leaves of the category (or
 	// what it overspent) into the next month's.
 	RolloverEnabled bool      `bun:"rollover_enabled"`
@@ -44,7 +47,7 @@ func (s *Store) addBudgetCategories(ctx context.Context, b *Budget) error {
 		ID              uuid.UUID `bun:"id"`
 		RolloverEnabled bool      `bun:"rollover_enabled"`
 	}
-	prev := DateOf(b.StartDate.Time().AddDate(0, -1, 0))
+	prev := civil.DateOf(b.StartDate.Time().AddDate(0, -1, 0))
 	if err := s.db.NewRaw(missingBudgetCategoriesSQL, b.FamilyID, b.ID, prev).Scan(ctx, &missing); err != nil {
 		return dbErr("list missing budget categories", err)
 	}
@@ -63,7 +66,7 @@ func (s *Store) addBudgetCategories(ctx context.Context, b *Budget) error {
 
 // UpdateBudgetCategory sets what a budget gives one category and whether
 // what is left carries into the next month.
-func (s *Store) UpdateBudgetCategory(ctx context.Context, familyID, id uuid.UUID, budgeted Amount, rollover bool) error {
+func (s *Store) UpdateBudgetCategory(ctx context.Context, familyID, id uuid.UUID, budgeted money.Amount, rollover bool) error {
 	if budgeted < 0 {
 		return Invalid("Budgeted spending must not be negative")
 	}
@@ -77,24 +80,24 @@ func (s *Store) UpdateBudgetCategory(ctx context.Context, familyID, id uuid.UUID
 // figures the budget screen and GET /api/v1/budget_categories show.
 type BudgetLine struct {
 	BudgetCategory `bun:",extend"`
-	StartDate      Date       `bun:"start_date,scanonly"` // of the budget's month
-	EndDate        Date       `bun:"end_date,scanonly"`
+	StartDate      civil.Date `bun:"start_date,scanonly"` // of the budget's month
+	EndDate        civil.Date `bun:"end_date,scanonly"`
 	CategoryName   string     `bun:"category_name,scanonly"`
 	CategoryColor  string     `bun:"category_color,scanonly"`
 	CategoryIcon   string     `bun:"category_icon,scanonly"`
 	ParentID       *uuid.UUID `bun:"parent_id,scanonly"`
 	// ActualSpending is what the category spent in the month; a top-level
 	// category's includes its subcategories'.
-	ActualSpending Amount `bun:"actual_spending,scanonly"`
+	ActualSpending money.Amount `bun:"actual_spending,scanonly"`
 	// RolledOver is what the month before carried in: its available
 	// amount, when it had carry-over on (negative when it overspent).
-	RolledOver Amount `bun:"rolled_over,scanonly"`
+	RolledOver money.Amount `bun:"rolled_over,scanonly"`
 	// Available is what is left to spend (negative: overspent). A
 	// top-level category's is its shared pool: its budget and carry, less
 	// the subcategories with limits of their own and their spending. An
 	// inheriting subcategory shares its parent's.
-	Available      Amount `bun:"available,scanonly"`
-	ParentBudgeted Amount `bun:"parent_budgeted,scanonly"`
+	Available      money.Amount `bun:"available,scanonly"`
+	ParentBudgeted money.Amount `bun:"parent_budgeted,scanonly"`
 }
 
 // Subcategory reports whether the line's category has a parent.
@@ -106,7 +109,7 @@ func (l *BudgetLine) InheritsParentBudget() bool { return l.Subcategory() && l.B
 
 // DisplayBudgetedSpending is the budget a screen shows for the line: the
 // parent's for an inheriting subcategory.
-func (l *BudgetLine) DisplayBudgetedSpending() Amount {
+func (l *BudgetLine) DisplayBudgetedSpending() money.Amount {
 	if l.InheritsParentBudget() {
 		return l.ParentBudgeted
 	}
@@ -118,8 +121,8 @@ type BudgetLineFilter struct {
 	ID         *uuid.UUID
 	BudgetID   *uuid.UUID
 	CategoryID *uuid.UUID
-	StartDate  Date // budgets starting on or after
-	EndDate    Date // budgets ending on or before
+	StartDate  civil.Date // budgets starting on or after
+	EndDate    civil.Date // budgets ending on or before
 }
 
 // budgetLinesSQL computes the budget lines of family ?0 in budgets from
@@ -217,7 +220,7 @@ func (s *Store) monthNumber(col string) bun.Safe {
 // BudgetLines lists a page of the family's budget lines, newest month
 // first and by category name within a month, and how many there are.
 func (s *Store) BudgetLines(ctx context.Context, familyID uuid.UUID, f BudgetLineFilter, p Page) ([]BudgetLine, int, error) {
-	from, to := openRange(f.StartDate, f.EndDate)
+	from, to := civil.OpenRange(f.StartDate, f.EndDate)
 	q := s.db.NewSelect().Model((*BudgetCategory)(nil)).
 		Join("JOIN budgets AS b ON b.id = bc.budget_id AND b.family_id = bc.family_id").
 		Where("bc.family_id = ?", familyID).Where("b.start_date >= ?", from).Where("b.end_date <= ?", to)

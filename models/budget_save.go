@@ -4,12 +4,14 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
+	"coffer/models/money"
 )
 
 // BudgetAmount is what a budget gives one of its category rows.
 type BudgetAmount struct {
 	ID       uuid.UUID // the budget category row
-	Budgeted Amount
+	Budgeted money.Amount
 	Rollover bool
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 func budgetLines(t *testing.T, l *ledger, budgetID uuid.UUID) map[uuid.UUID]models.BudgetLine {
@@ -32,9 +33,9 @@ type lineWant struct {
 
 func checkLine(t *testing.T, name string, got models.BudgetLine, want lineWant) {
 	t.Helper()
-	if got.BudgetedSpending != money(t, want.budgeted) || got.DisplayBudgetedSpending() != money(t, want.display) ||
-		got.ActualSpending != money(t, want.actual) || got.RolledOver != money(t, want.rolled) ||
-		got.Available != money(t, want.available) || got.InheritsParentBudget() != want.inherits {
+	if got.BudgetedSpending != mustAmount(t, want.budgeted) || got.DisplayBudgetedSpending() != mustAmount(t, want.display) ||
+		got.ActualSpending != mustAmount(t, want.actual) || got.RolledOver != mustAmount(t, want.rolled) ||
+		got.Available != mustAmount(t, want.available) || got.InheritsParentBudget() != want.inherits {
 		t.Errorf("%s: budgeted %v display %v actual %v rolled %v available %v inherits %v, want %+v", name, got.BudgetedSpending,
 			got.DisplayBudgetedSpending(), got.ActualSpending, got.RolledOver, got.Available, got.InheritsParentBudget(), want)
 	}
@@ -49,7 +50,7 @@ func TestBudgets(t *testing.T) {
 	again, err := l.s.EnsureBudget(ctx, fam, "2024-01-01")
 	must(t, err)
 	if again.ID != jan.ID || jan.StartDate != "2024-01-01" || jan.EndDate != "2024-01-31" || jan.Initialized() || jan.Name() != "January 2024" ||
-		jan.ActualSpending != money(t, "195.50") || jan.ActualIncome != money(t, "3000") || jan.Currency != "USD" {
+		jan.ActualSpending != mustAmount(t, "195.50") || jan.ActualIncome != mustAmount(t, "3000") || jan.Currency != "USD" {
 		t.Fatalf("january %+v (again %v)", jan, again.ID)
 	}
 	lines := budgetLines(t, l, jan.ID)
@@ -59,9 +60,9 @@ func TestBudgets(t *testing.T) {
 
 	set := func(b uuid.UUID, c *models.Category, amount string, rollover bool) {
 		t.Helper()
-		must(t, l.s.UpdateBudgetCategory(ctx, fam, budgetLines(t, l, b)[c.ID].ID, money(t, amount), rollover))
+		must(t, l.s.UpdateBudgetCategory(ctx, fam, budgetLines(t, l, b)[c.ID].ID, mustAmount(t, amount), rollover))
 	}
-	spending, income := money(t, "500"), money(t, "3000")
+	spending, income := mustAmount(t, "500"), mustAmount(t, "3000")
 	jan.BudgetedSpending, jan.ExpectedIncome = &spending, &income
 	must(t, l.s.UpdateBudget(ctx, &jan.Budget))
 	set(jan.ID, l.groceries, "100", true)
@@ -72,8 +73,8 @@ func TestBudgets(t *testing.T) {
 	checkLine(t, "jan dining", lines[l.dining.ID], lineWant{"0", "200", "45.50", "0", "154.50", true})
 	jan, err = l.s.Budget(ctx, fam, jan.ID)
 	must(t, err)
-	if !jan.Initialized() || jan.AllocatedSpending != money(t, "300") || jan.AvailableToAllocate() != money(t, "200") ||
-		jan.AvailableToSpend() != money(t, "304.50") {
+	if !jan.Initialized() || jan.AllocatedSpending != mustAmount(t, "300") || jan.AvailableToAllocate() != mustAmount(t, "200") ||
+		jan.AvailableToSpend() != mustAmount(t, "304.50") {
 		t.Errorf("january figures %+v", jan)
 	}
 
@@ -118,8 +119,8 @@ func TestBudgets(t *testing.T) {
 	}
 	budgets, n, err = l.s.Budgets(ctx, fam, models.BudgetFilter{StartDate: "2024-01-01", EndDate: "2024-02-29"}, models.Page{Number: 1, Size: 10})
 	must(t, err)
-	if n != 2 || budgets[0].ID != feb.ID || budgets[0].ActualSpending != money(t, "80") || budgets[0].ActualIncome != money(t, "20") ||
-		budgets[1].AllocatedSpending != money(t, "300") {
+	if n != 2 || budgets[0].ID != feb.ID || budgets[0].ActualSpending != mustAmount(t, "80") || budgets[0].ActualIncome != mustAmount(t, "20") ||
+		budgets[1].AllocatedSpending != mustAmount(t, "300") {
 		t.Fatalf("budgets in range n=%d %+v", n, budgets)
 	}
 	all, n, err := l.s.BudgetLines(ctx, fam, models.BudgetLineFilter{CategoryID: &l.groceries.ID}, models.Page{Number: 1, Size: 10})
@@ -187,7 +188,7 @@ func TestSaveBudget(t *testing.T) {
 		return ls
 	}
 	mine, other := lines(b)[0], lines(theirs)[0]
-	total := models.Amount(500_0000)
+	total := money.Amount(500_0000)
 	b.BudgetedSpending = &total
 
 	// A row of another family's budget: nothing is written.

@@ -16,10 +16,6 @@ var (
 	// file that cannot be opened. Callers answer "try again later" without
 	// knowing which driver said so.
 	ErrUnavailable = errors.New("database unavailable")
-	// ErrPrivateAddress is returned when an outbound connection is refused
-	// because its address is not public unicast (see PublicAddress): a URL
-	// from a user must not reach the service's own network.
-	ErrPrivateAddress = errors.New("refusing to connect to an address that is not public unicast")
 	// ErrBalanceOverflow is returned when an account's transactions add up
 	// to more than a balance holds; the account records it (BalanceError).
 	ErrBalanceOverflow = errors.New("balance out of range")

@@ -7,6 +7,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // The statuses of an import, the reference app's.
@@ -83,22 +86,22 @@ func (im *Import) Progress() int {
 type ImportLine struct {
 	bun.BaseModel `bun:"table:import_rows,alias:ir"`
 
-	ID            uuid.UUID  `bun:"id,pk"`
-	FamilyID      uuid.UUID  `bun:"family_id"`
-	ImportID      uuid.UUID  `bun:"import_id"`
-	Position      int        `bun:"position"`
-	RawDate       string     `bun:"raw_date"`
-	RawAmount     string     `bun:"raw_amount"`
-	Name          string     `bun:"name"`
-	Category      string     `bun:"category"`
-	Tags          string     `bun:"tags"`
-	Notes         string     `bun:"notes"`
-	ExternalID    string     `bun:"external_id"`
-	Date          *Date      `bun:"date"`
-	Amount        *Amount    `bun:"amount"`
-	Problems      string     `bun:"problems"` // newline-separated
-	Status        string     `bun:"status"`
-	TransactionID *uuid.UUID `bun:"transaction_id"`
+	ID            uuid.UUID     `bun:"id,pk"`
+	FamilyID      uuid.UUID     `bun:"family_id"`
+	ImportID      uuid.UUID     `bun:"import_id"`
+	Position      int           `bun:"position"`
+	RawDate       string        `bun:"raw_date"`
+	RawAmount     string        `bun:"raw_amount"`
+	Name          string        `bun:"name"`
+	Category      string        `bun:"category"`
+	Tags          string        `bun:"tags"`
+	Notes         string        `bun:"notes"`
+	ExternalID    string        `bun:"external_id"`
+	Date          *civil.Date   `bun:"date"`
+	Amount        *money.Amount `bun:"amount"`
+	Problems      string        `bun:"problems"` // newline-separated
+	Status        string        `bun:"status"`
+	TransactionID *uuid.UUID    `bun:"transaction_id"`
 }
 
 // The statuses of an import line.

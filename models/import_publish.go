@@ -8,6 +8,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // ImportBatchSize is how many rows one step of the import job decides and
@@ -152,8 +155,8 @@ func (s *Store) findDuplicates(ctx context.Context, im *Import, rows []ImportLin
 func (s *Store) loadMatchable(ctx context.Context, im *Import, run *ImportRun) error {
 	run.byKey, run.loaded = map[string][]uuid.UUID{}, true
 	var span struct {
-		From *Date `bun:"date_from"`
-		To   *Date `bun:"date_to"`
+		From *civil.Date `bun:"date_from"`
+		To   *civil.Date `bun:"date_to"`
 	}
 	err := s.db.NewSelect().Model((*ImportLine)(nil)).ColumnExpr("MIN(date) AS date_from, MAX(date) AS date_to").
 		Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LinePending).
@@ -165,10 +168,10 @@ func (s *Store) loadMatchable(ctx context.Context, im *Import, run *ImportRun) e
 		return nil
 	}
 	var existing []struct {
-		ID     uuid.UUID `bun:"id"`
-		Date   Date      `bun:"date"`
-		Amount Amount    `bun:"amount"`
-		Name   string    `bun:"name"`
+		ID     uuid.UUID    `bun:"id"`
+		Date   civil.Date   `bun:"date"`
+		Amount money.Amount `bun:"amount"`
+		Name   string       `bun:"name"`
 	}
 	claimed := s.db.NewSelect().Model((*ImportLine)(nil)).Column("transaction_id").
 		Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LineDuplicate).
@@ -188,7 +191,7 @@ func (s *Store) loadMatchable(ctx context.Context, im *Import, run *ImportRun) e
 	return nil
 }
 
-func contentMatchKey(d Date, a Amount, name string) string {
+func contentMatchKey(d civil.Date, a money.Amount, name string) string {
 	return string(d) + "\x00" + a.String() + "\x00" + NormalizedName(name)
 }
 

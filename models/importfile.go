@@ -13,6 +13,9 @@ import (
 	xunicode "golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/encoding/unicode/utf32"
 	"golang.org/x/text/transform"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // The import types: the reference app's TransactionImport (CSV) and our
@@ -124,8 +127,8 @@ type FileRow struct {
 	Tags       string // "|"-separated, as the reference app
 	Notes      string
 	ExternalID string // FITID for OFX, the external id column for CSV
-	Date       *Date
-	Amount     *Amount // the ledger's sign: positive is money out
+	Date       *civil.Date
+	Amount     *money.Amount // the ledger's sign: positive is money out
 	Problems   []string
 }
 
@@ -283,12 +286,12 @@ func strptimeLayout(f string) (string, error) {
 }
 
 // parseFileDate reads a date of a file with the import's layout.
-func parseFileDate(raw, layout, format string) (Date, error) {
+func parseFileDate(raw, layout, format string) (civil.Date, error) {
 	t, err := time.Parse(layout, strings.TrimSpace(raw))
 	if err != nil {
 		return "", fmt.Errorf("date %q does not match the format %s", raw, format)
 	}
-	d, err := ParseDate(t.Format(time.DateOnly))
+	d, err := civil.ParseDate(t.Format(time.DateOnly))
 	if err != nil {
 		return "", fmt.Errorf("date %q is out of range (1900 to 2199)", raw)
 	}
@@ -300,7 +303,7 @@ func parseFileDate(raw, layout, format string) (Date, error) {
 // thousands delimiter removed and the decimal separator made a point. A
 // leading or trailing minus and parentheses mark a negative. More than
 // four decimals round half away from zero.
-func parseFileNumber(raw, format string) (Amount, error) {
+func parseFileNumber(raw, format string) (money.Amount, error) {
 	f := NumberFormats[format]
 	sep, delim := f[0], f[1]
 	s := strings.TrimSpace(raw)
@@ -344,7 +347,7 @@ func parseFileNumber(raw, format string) (Amount, error) {
 	if neg {
 		num = "-" + num
 	}
-	a, err := ParseAmountRounded(num)
+	a, err := money.ParseAmountRounded(num)
 	if err != nil {
 		return 0, fmt.Errorf("amount %q is not a number in the format %s (at most 12 digits before the point)", raw, format)
 	}
@@ -353,7 +356,7 @@ func parseFileNumber(raw, format string) (Amount, error) {
 
 // ledgerAmount turns an amount of the file into the ledger's sign
 // (positive is money out).
-func ledgerAmount(a Amount, signage string) Amount {
+func ledgerAmount(a money.Amount, signage string) money.Amount {
 	if signage == InflowsNegative {
 		return a
 	}

@@ -10,6 +10,9 @@ import (
 
 	"github.com/aclindsa/ofxgo"
 	"github.com/aclindsa/xml"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // maxOFXDepth bounds how deeply an OFX file may nest elements. The OFX
@@ -82,14 +85,14 @@ func ofxRow(t *ofxgo.Transaction, pos int) FileRow {
 	} else {
 		r.RawDate = t.DtPosted.Format("20060102")
 		// The day the bank wrote, in the zone it wrote it in.
-		if d, err := ParseDate(t.DtPosted.Format(time.DateOnly)); err != nil {
+		if d, err := civil.ParseDate(t.DtPosted.Format(time.DateOnly)); err != nil {
 			r.Problems = append(r.Problems, "DTPOSTED is out of range (1900 to 2199)")
 		} else {
 			r.Date = &d
 		}
 	}
 	r.RawAmount = t.TrnAmt.FloatString(4)
-	if a, err := ParseAmountRounded(r.RawAmount); err != nil {
+	if a, err := money.ParseAmountRounded(r.RawAmount); err != nil {
 		r.Problems = append(r.Problems, "TRNAMT "+quote(t.TrnAmt.String())+" is out of range")
 	} else {
 		a = -a

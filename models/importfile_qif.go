@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"coffer/models/civil"
 )
 
 // No maintained Go library reads QIF, so this is a small parser of the
@@ -151,7 +153,7 @@ func qifDateOrder(format string) string {
 // parseQIFDate reads a QIF date: three numbers separated by / - . ' or
 // spaces, in the given order; a two-digit year after an apostrophe is in
 // the 2000s, otherwise 00-49 are 2000s and 50-99 1900s.
-func parseQIFDate(raw, order string) (Date, error) {
+func parseQIFDate(raw, order string) (civil.Date, error) {
 	bad := fmt.Errorf("date %q is not a date", raw)
 	apostrophe := strings.Contains(raw, "'")
 	parts := strings.FieldsFunc(raw, func(r rune) bool { return strings.ContainsRune("/-.' ", r) })
@@ -188,7 +190,7 @@ func parseQIFDate(raw, order string) (Date, error) {
 	if t.Day() != d || int(t.Month()) != m || t.Year() != y {
 		return "", bad
 	}
-	date, err := ParseDate(t.Format(time.DateOnly))
+	date, err := civil.ParseDate(t.Format(time.DateOnly))
 	if err != nil {
 		return "", fmt.Errorf("date %q is out of range (1900 to 2199)", raw)
 	}

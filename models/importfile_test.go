@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // csvSettings are the reference defaults with a name column.
@@ -38,7 +40,7 @@ func checkRows(t *testing.T, p *models.ParsedFile, want []wantRow) {
 		if len(r.Problems) > 0 {
 			t.Fatalf("row %d: problems %v", i+1, r.Problems)
 		}
-		want, err := models.ParseAmount(w.amount)
+		want, err := money.ParseAmount(w.amount)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +50,7 @@ func checkRows(t *testing.T, p *models.ParsedFile, want []wantRow) {
 	}
 }
 
-func deref(d *models.Date) string {
+func deref(d *civil.Date) string {
 	if d == nil {
 		return "<nil>"
 	}
@@ -305,10 +307,10 @@ func fuzzImport(f *testing.F, typ string, seeds ...string) {
 			if len(r.Problems) > 0 || len(p.Problems) > 0 {
 				continue
 			}
-			if r.Date == nil || r.Amount == nil || r.Amount.Abs() > models.MaxAmount || r.Name == "" {
+			if r.Date == nil || r.Amount == nil || r.Amount.Abs() > money.MaxAmount || r.Name == "" {
 				t.Fatalf("row without problems is incomplete: %+v", r)
 			}
-			if _, err := models.ParseDate(string(*r.Date)); err != nil {
+			if _, err := civil.ParseDate(string(*r.Date)); err != nil {
 				t.Fatalf("row date %q: %v", *r.Date, err)
 			}
 		}

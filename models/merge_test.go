@@ -25,8 +25,8 @@ func TestMergeCategories(t *testing.T) {
 	jan, err := l.s.EnsureBudget(ctx, fam, "2024-01-01")
 	must(t, err)
 	lines := budgetLines(t, l, jan.ID)
-	must(t, l.s.UpdateBudgetCategory(ctx, fam, lines[l.groceries.ID].ID, money(t, "100"), false))
-	must(t, l.s.UpdateBudgetCategory(ctx, fam, lines[l.food.ID].ID, money(t, "40"), false))
+	must(t, l.s.UpdateBudgetCategory(ctx, fam, lines[l.groceries.ID].ID, mustAmount(t, "100"), false))
+	must(t, l.s.UpdateBudgetCategory(ctx, fam, lines[l.food.ID].ID, mustAmount(t, "40"), false))
 	stranger := modelstest.NewFamily(t, l.s, "stranger")
 
 	if _, err := l.s.MergeCategories(ctx, stranger.Family.ID, l.groceries.ID, l.food.ID); !errors.Is(err, models.ErrNotFound) {
@@ -56,7 +56,7 @@ func TestMergeCategories(t *testing.T) {
 		t.Errorf("subcategory not moved: %+v %v", snacks, err)
 	}
 	lines = budgetLines(t, l, jan.ID)
-	if len(lines) != 2 || lines[l.food.ID].BudgetedSpending != money(t, "140") {
+	if len(lines) != 2 || lines[l.food.ID].BudgetedSpending != mustAmount(t, "140") {
 		t.Errorf("budget lines after merge: %+v", lines)
 	}
 
@@ -68,7 +68,7 @@ func TestMergeCategories(t *testing.T) {
 	if dining.ParentID != nil || dining.SubcategoriesCount != 1 || moved == 0 {
 		t.Errorf("dining after taking food's place: %+v, moved %d", dining, moved)
 	}
-	if lines = budgetLines(t, l, jan.ID); lines[l.dining.ID].BudgetedSpending != money(t, "140") {
+	if lines = budgetLines(t, l, jan.ID); lines[l.dining.ID].BudgetedSpending != mustAmount(t, "140") {
 		t.Errorf("dining's budget %+v", lines[l.dining.ID])
 	}
 }

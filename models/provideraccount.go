@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/money"
 )
 
 // ProviderAccount is one account in the Bridge's answer, linked to the
@@ -14,24 +16,24 @@ import (
 type ProviderAccount struct {
 	bun.BaseModel `bun:"table:provider_accounts,alias:pa"`
 
-	ID               uuid.UUID  `bun:"id,pk"`
-	FamilyID         uuid.UUID  `bun:"family_id"`
-	ConnectionID     uuid.UUID  `bun:"connection_id"`
-	RemoteID         string     `bun:"remote_id"`
-	AccountID        *uuid.UUID `bun:"account_id"`
-	CreatedAccountID *uuid.UUID `bun:"created_account_id"` // the ledger account this connection made; only it may be purged
-	ImportEnabled    bool       `bun:"import_enabled"`
-	Name             string     `bun:"name"`
-	OrgName          *string    `bun:"org_name"`
-	Currency         string     `bun:"currency"`
-	CurrencyRaw      *string    `bun:"currency_raw"`
-	Balance          *Amount    `bun:"balance"`
-	AvailableBalance *Amount    `bun:"available_balance"`
-	BalanceDate      *time.Time `bun:"balance_date"`
-	Attention        *string    `bun:"attention"`
-	LastSeenAt       *time.Time `bun:"last_seen_at"`
-	CreatedAt        time.Time  `bun:"created_at"`
-	UpdatedAt        time.Time  `bun:"updated_at"`
+	ID               uuid.UUID     `bun:"id,pk"`
+	FamilyID         uuid.UUID     `bun:"family_id"`
+	ConnectionID     uuid.UUID     `bun:"connection_id"`
+	RemoteID         string        `bun:"remote_id"`
+	AccountID        *uuid.UUID    `bun:"account_id"`
+	CreatedAccountID *uuid.UUID    `bun:"created_account_id"` // the ledger account this connection made; only it may be purged
+	ImportEnabled    bool          `bun:"import_enabled"`
+	Name             string        `bun:"name"`
+	OrgName          *string       `bun:"org_name"`
+	Currency         string        `bun:"currency"`
+	CurrencyRaw      *string       `bun:"currency_raw"`
+	Balance          *money.Amount `bun:"balance"`
+	AvailableBalance *money.Amount `bun:"available_balance"`
+	BalanceDate      *time.Time    `bun:"balance_date"`
+	Attention        *string       `bun:"attention"`
+	LastSeenAt       *time.Time    `bun:"last_seen_at"`
+	CreatedAt        time.Time     `bun:"created_at"`
+	UpdatedAt        time.Time     `bun:"updated_at"`
 }
 
 // RemoteAccount is what one answer says about a remote account, already
@@ -42,8 +44,8 @@ type RemoteAccount struct {
 	OrgName          string
 	Currency         string // ISO code, or XXX
 	CurrencyRaw      string // set when Currency is XXX
-	Balance          *Amount
-	AvailableBalance *Amount
+	Balance          *money.Amount
+	AvailableBalance *money.Amount
 	BalanceDate      time.Time
 	Attention        string
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/secret"
 )
 
 // Connection states (spec/aggregator.md §4).
@@ -123,7 +125,7 @@ func (s *Store) DisconnectConnection(ctx context.Context, familyID, id uuid.UUID
 // SetupToken opens a connection's sealed setup token.
 func (s *Store) SetupToken(c *Connection) (string, error) {
 	if c.SetupTokenEnc == nil {
-		return "", ErrSealed
+		return "", secret.ErrSealed
 	}
 	return s.Secrets.Open(*c.SetupTokenEnc, connTable, "setup_token_enc", c.ID.String())
 }
@@ -131,7 +133,7 @@ func (s *Store) SetupToken(c *Connection) (string, error) {
 // AccessURL opens a connection's sealed access URL.
 func (s *Store) AccessURL(c *Connection) (string, error) {
 	if c.AccessURLEnc == nil {
-		return "", ErrSealed
+		return "", secret.ErrSealed
 	}
 	return s.Secrets.Open(*c.AccessURLEnc, connTable, "access_url_enc", c.ID.String())
 }

@@ -6,39 +6,36 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // Period is a span of calendar days, both ends included.
 type Period struct {
-	From Date
-	To   Date
+	From civil.Date
+	To   civil.Date
 }
 
 // MonthPeriod returns the calendar month that d falls in.
-func MonthPeriod(d Date) Period {
+func MonthPeriod(d civil.Date) Period {
 	t := d.Time()
 	first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	return Period{From: DateOf(first), To: DateOf(first.AddDate(0, 1, -1))}
+	return Period{From: civil.DateOf(first), To: civil.DateOf(first.AddDate(0, 1, -1))}
 }
 
 // check refuses a period that is not two real days in order.
 func (p Period) check() error {
-	if _, err := ParseDate(string(p.From)); err != nil {
+	if _, err := civil.ParseDate(string(p.From)); err != nil {
 		return Invalid("Start date must be a real calendar date")
 	}
-	if _, err := ParseDate(string(p.To)); err != nil {
+	if _, err := civil.ParseDate(string(p.To)); err != nil {
 		return Invalid("End date must be a real calendar date")
 	}
 	if p.To < p.From {
 		return Invalid("End date must not be before the start date")
 	}
 	return nil
-}
-
-// Time returns the day at midnight UTC; an invalid Date is the zero time.
-func (d Date) Time() time.Time {
-	t, _ := time.Parse(time.DateOnly, string(d))
-	return t
 }
 
 // Interval is the width of one point of a series or one column of a report.
@@ -145,15 +142,15 @@ GROUP BY t.date, t.category_id, t.amount < 0`
 
 // Totals are the income and spending of a period, each a positive sum.
 type Totals struct {
-	Currency      string `bun:"currency"`
-	Income        Amount `bun:"income"`
-	Spending      Amount `bun:"spending"`
-	IncomeCount   int    `bun:"income_count"`
-	SpendingCount int    `bun:"spending_count"`
+	Currency      string       `bun:"currency"`
+	Income        money.Amount `bun:"income"`
+	Spending      money.Amount `bun:"spending"`
+	IncomeCount   int          `bun:"income_count"`
+	SpendingCount int          `bun:"spending_count"`
 }
 
 // Net is income less spending: what the period saved.
-func (t Totals) Net() Amount { return t.Income - t.Spending }
+func (t Totals) Net() money.Amount { return t.Income - t.Spending }
 
 // PeriodTotals returns the family's income and spending over a period.
 func (s *Store) PeriodTotals(ctx context.Context, familyID uuid.UUID, p Period) (*Totals, error) {
@@ -187,15 +184,15 @@ func TotalsOf(currency string, rows []CategoryTotal) *Totals {
 // CategoryTotal is what one category earned or spent over a period. A nil
 // CategoryID is the uncategorised rest.
 type CategoryTotal struct {
-	Classification string     `bun:"classification"` // income or expense, by the sign of each transaction
-	CategoryID     *uuid.UUID `bun:"category_id"`
-	Name           *string    `bun:"name"`
-	Color          *string    `bun:"color"`
-	Icon           *string    `bun:"icon"`
-	ParentID       *uuid.UUID `bun:"parent_id"`
-	ParentName     *string    `bun:"parent_name"`
-	Total          Amount     `bun:"total"` // positive
-	Count          int        `bun:"count"`
+	Classification string       `bun:"classification"` // income or expense, by the sign of each transaction
+	CategoryID     *uuid.UUID   `bun:"category_id"`
+	Name           *string      `bun:"name"`
+	Color          *string      `bun:"color"`
+	Icon           *string      `bun:"icon"`
+	ParentID       *uuid.UUID   `bun:"parent_id"`
+	ParentName     *string      `bun:"parent_name"`
+	Total          money.Amount `bun:"total"` // positive
+	Count          int          `bun:"count"`
 }
 
 // categorySumsSQL adds up the counted days (countedDaysSQL, as days) by
@@ -230,7 +227,7 @@ func (s *Store) CategoryTotals(ctx context.Context, familyID uuid.UUID, p Period
 
 // StatementCell is one category's income or spending in one month.
 type StatementCell struct {
-	Month Date `bun:"month"` // first day of the month
+	Month civil.Date `bun:"month"` // first day of the month
 	CategoryTotal
 }
 
@@ -253,13 +250,13 @@ func (s *Store) IncomeStatement(ctx context.Context, familyID uuid.UUID, p Perio
 
 // CashFlowMonth is one month's money in and out, transfers left out.
 type CashFlowMonth struct {
-	Month    Date   `bun:"month"` // first day of the month
-	Income   Amount `bun:"income"`
-	Spending Amount `bun:"spending"`
+	Month    civil.Date   `bun:"month"` // first day of the month
+	Income   money.Amount `bun:"income"`
+	Spending money.Amount `bun:"spending"`
 }
 
 // Net is what the month saved (negative: what it overspent).
-func (m CashFlowMonth) Net() Amount { return m.Income - m.Spending }
+func (m CashFlowMonth) Net() money.Amount { return m.Income - m.Spending }
 
 // CashFlow returns income, spending and net for every month of a period,
 // in order, months without transactions included as zeros.
@@ -275,7 +272,7 @@ func (s *Store) CashFlow(ctx context.Context, familyID uuid.UUID, p Period) ([]C
 // flow (what CashFlow returns), for a screen that shows both: every month
 // of the period, in order, months without cells as zeros.
 func CashFlowOf(cells []StatementCell, p Period) []CashFlowMonth {
-	sums := map[Date]CashFlowMonth{}
+	sums := map[civil.Date]CashFlowMonth{}
 	for _, c := range cells {
 		m := sums[c.Month]
 		if c.Classification == "income" {
@@ -287,8 +284,8 @@ func CashFlowOf(cells []StatementCell, p Period) []CashFlowMonth {
 	}
 	out := []CashFlowMonth{}
 	for m := Month.start(p.From.Time()); !m.After(p.To.Time()); m = Month.next(m) {
-		month := sums[DateOf(m)]
-		month.Month = DateOf(m)
+		month := sums[civil.DateOf(m)]
+		month.Month = civil.DateOf(m)
 		out = append(out, month)
 	}
 	return out

@@ -7,14 +7,17 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // BalanceSheet is what the family owns and owes now, from the accounts'
 // derived balances (the same figure the account API shows).
 type BalanceSheet struct {
 	Currency    string // the family's; totals count only accounts in it
-	Assets      Amount
-	Liabilities Amount // positive: what is owed
+	Assets      money.Amount
+	Liabilities money.Amount // positive: what is owed
 	Groups      []AccountGroup
 	// Unconverted counts accounts in another currency: they are listed in
 	// their group but left out of every total, as there are no exchange rates.
@@ -22,14 +25,14 @@ type BalanceSheet struct {
 }
 
 // NetWorth is assets less liabilities.
-func (b *BalanceSheet) NetWorth() Amount { return b.Assets - b.Liabilities }
+func (b *BalanceSheet) NetWorth() money.Amount { return b.Assets - b.Liabilities }
 
 // AccountGroup is the accounts of one type, assets before liabilities,
 // types in the order of AccountTypes (untyped accounts last among assets).
 type AccountGroup struct {
-	Classification string // asset or liability
-	AccountType    string // "" for untyped accounts
-	Total          Amount // of the accounts in the family's currency
+	Classification string       // asset or liability
+	AccountType    string       // "" for untyped accounts
+	Total          money.Amount // of the accounts in the family's currency
 	Accounts       []Account
 }
 
@@ -98,8 +101,8 @@ func (s *Store) BalanceSheet(ctx context.Context, familyID uuid.UUID, includeDis
 
 // SeriesPoint is a value at the end of a day.
 type SeriesPoint struct {
-	Date  Date
-	Value Amount
+	Date  civil.Date
+	Value money.Amount
 }
 
 // seriesSQL computes, for the accounts in acc (family ?0), a value before
@@ -199,11 +202,11 @@ func (s *Store) series(ctx context.Context, query string, familyID, accountID uu
 		return nil, 0, Invalid("Interval must be day, week or month")
 	}
 	var rows []struct {
-		Bucket   *Date  `bun:"bucket"`
-		Accounts int    `bun:"accounts"`
-		Value    Amount `bun:"value"`
+		Bucket   *civil.Date  `bun:"bucket"`
+		Accounts int          `bun:"accounts"`
+		Value    money.Amount `bun:"value"`
 	}
-	dayBefore := DateOf(p.From.Time().AddDate(0, 0, -1))
+	dayBefore := civil.DateOf(p.From.Time().AddDate(0, 0, -1))
 	err := s.db.NewRaw(query, familyID, p.From, p.To, s.bucketOf(i, "t.date"), s.asofOf(), dayBefore, accountID).Scan(ctx, &rows)
 	if err != nil {
 		return nil, 0, dbErr("series", err)
@@ -214,7 +217,7 @@ func (s *Store) series(ctx context.Context, query string, familyID, accountID uu
 	value, next, points := rows[0].Value, 1, []SeriesPoint{}
 	end := p.To.Time()
 	for b := i.start(p.From.Time()); !b.After(end); b = i.next(b) {
-		if next < len(rows) && *rows[next].Bucket == DateOf(b) {
+		if next < len(rows) && *rows[next].Bucket == civil.DateOf(b) {
 			value = rows[next].Value
 			next++
 		}
@@ -222,7 +225,7 @@ func (s *Store) series(ctx context.Context, query string, familyID, accountID uu
 		if day.After(end) {
 			day = end
 		}
-		points = append(points, SeriesPoint{Date: DateOf(day), Value: value})
+		points = append(points, SeriesPoint{Date: civil.DateOf(day), Value: value})
 	}
 	return points, rows[0].Accounts, nil
 }

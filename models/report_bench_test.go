@@ -10,7 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/civil"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // bigFamily is a family with about 100,000 transactions over three years
@@ -34,7 +36,7 @@ func seedBigFamily(b *testing.B, s *models.Store, name string, n int) *bigFamily
 		{"Savings", "depository", "USD"}, {"Card", "credit_card", "USD"}, {"Second card", "credit_card", "USD"},
 		{"Mortgage", "loan", "USD"}, {"Brokerage", "investment", "USD"}, {"Euro", "depository", "EUR"}, {"House", "property", "USD"},
 	} {
-		acc := &models.Account{FamilyID: fam, Name: a.name, AccountType: a.typ, Currency: a.cur, OpeningBalance: models.Amount(rng.Int64N(1e9))}
+		acc := &models.Account{FamilyID: fam, Name: a.name, AccountType: a.typ, Currency: a.cur, OpeningBalance: money.Amount(rng.Int64N(1e9))}
 		must(b, s.CreateAccount(ctx, acc))
 		accounts = append(accounts, acc)
 	}
@@ -68,26 +70,26 @@ func seedBigFamily(b *testing.B, s *models.Store, name string, n int) *bigFamily
 	var txs []models.Transaction
 	var links []models.TransactionTag
 	var transfers []models.Transfer
-	newTx := func(acc *models.Account, date models.Date, amount models.Amount) *models.Transaction {
+	newTx := func(acc *models.Account, date civil.Date, amount money.Amount) *models.Transaction {
 		txs = append(txs, models.Transaction{ID: models.NewID(), FamilyID: fam, AccountID: acc.ID, Date: date, Amount: amount,
 			Currency: acc.Currency, Name: fmt.Sprintf("Purchase %d", len(txs)), CreatedAt: created, UpdatedAt: created})
 		return &txs[len(txs)-1]
 	}
 	for len(txs) < n {
-		date := models.DateOf(start.AddDate(0, 0, rng.IntN(days)))
+		date := civil.DateOf(start.AddDate(0, 0, rng.IntN(days)))
 		acc := accounts[[]int{0, 0, 0, 1, 2, 2, 3, 4, 5, 6}[rng.IntN(10)]]
 		switch r := rng.IntN(100); {
 		case r < 2: // a transfer
 			to := accounts[1+rng.IntN(4)]
-			amount := models.Amount(1 + rng.Int64N(5e7))
+			amount := money.Amount(1 + rng.Int64N(5e7))
 			out, in := newTx(accounts[0], date, amount), newTx(to, date, -amount)
 			transfers = append(transfers, models.Transfer{ID: models.NewID(), FamilyID: fam, InflowTransactionID: in.ID,
 				OutflowTransactionID: out.ID, Status: "confirmed", CreatedAt: created, UpdatedAt: created})
 		case r < 10: // income
-			t := newTx(acc, date, -models.Amount(1+rng.Int64N(3e7)))
+			t := newTx(acc, date, -money.Amount(1+rng.Int64N(3e7)))
 			t.CategoryID = &cats[rng.IntN(5)]
 		default:
-			t := newTx(acc, date, models.Amount(1+rng.Int64N(2e6)))
+			t := newTx(acc, date, money.Amount(1+rng.Int64N(2e6)))
 			if rng.IntN(10) > 0 {
 				t.CategoryID = &cats[5+rng.IntN(20)]
 			}
@@ -214,7 +216,7 @@ func BenchmarkReports(b *testing.B) {
 
 	budget, err := s.EnsureBudget(ctx, fam, "2026-10-01")
 	must(b, err)
-	for _, m := range []models.Date{"2026-07-01", "2026-08-01", "2026-09-01"} {
+	for _, m := range []civil.Date{"2026-07-01", "2026-08-01", "2026-09-01"} {
 		prev, err := s.EnsureBudget(ctx, fam, m)
 		must(b, err)
 		lines, _, err := s.BudgetLines(ctx, fam, models.BudgetLineFilter{BudgetID: &prev.ID}, models.Page{Number: 1, Size: 100})

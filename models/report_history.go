@@ -5,32 +5,35 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // BalanceFilter narrows BalanceHistory. Zero values do not filter.
 type BalanceFilter struct {
 	AccountID *uuid.UUID
-	Currency  string // an account currency, upper case
-	StartDate Date   // inclusive
-	EndDate   Date   // inclusive; never after today
+	Currency  string     // an account currency, upper case
+	StartDate civil.Date // inclusive
+	EndDate   civil.Date // inclusive; never after today
 }
 
 // BalanceDay is an account's balance at the end of a day on which it
 // moved, and what moved it. Days without a counted transaction have no
 // row: the balance is the one of the row before.
 type BalanceDay struct {
-	AccountID   uuid.UUID `bun:"account_id"`
-	AccountName string    `bun:"account_name"`
-	AccountType string    `bun:"account_type"`
-	Date        Date      `bun:"date"`
-	Currency    string    `bun:"currency"`
+	AccountID   uuid.UUID  `bun:"account_id"`
+	AccountName string     `bun:"account_name"`
+	AccountType string     `bun:"account_type"`
+	Date        civil.Date `bun:"date"`
+	Currency    string     `bun:"currency"`
 	// FlowsFactor is 1 for an asset (money in raises the balance) and -1
 	// for a liability (money in pays the debt down).
-	FlowsFactor  int    `bun:"flows_factor"`
-	StartBalance Amount `bun:"start_balance"`
-	Inflows      Amount `bun:"inflows"`  // money into the account, positive
-	Outflows     Amount `bun:"outflows"` // money out of it, positive
-	EndBalance   Amount `bun:"end_balance"`
+	FlowsFactor  int          `bun:"flows_factor"`
+	StartBalance money.Amount `bun:"start_balance"`
+	Inflows      money.Amount `bun:"inflows"`  // money into the account, positive
+	Outflows     money.Amount `bun:"outflows"` // money out of it, positive
+	EndBalance   money.Amount `bun:"end_balance"`
 	// CreatedAt and UpdatedAt are those of the day's first and latest
 	// written transaction: when the day's balance came to be, and last
 	// changed.
@@ -39,7 +42,7 @@ type BalanceDay struct {
 }
 
 // CashBalance is the part of the day's balance that is cash.
-func (d BalanceDay) CashBalance() Amount { return cashPart(d.AccountType, d.EndBalance) }
+func (d BalanceDay) CashBalance() money.Amount { return cashPart(d.AccountType, d.EndBalance) }
 
 // balanceAccountsSQL: the accounts of family ?0 a balance history shows,
 // all or ?1 alone, in currency ?2 when it is not empty, each with its
@@ -114,8 +117,8 @@ SELECT count(*) FROM (
 // balances rest on the accounts' stored balances, so a write shows in
 // them once its balance job has run (within seconds).
 func (s *Store) BalanceHistory(ctx context.Context, familyID uuid.UUID, f BalanceFilter, p Page) ([]BalanceDay, int, error) {
-	start, end := openRange(f.StartDate, f.EndDate)
-	if today := DateOf(s.now()); end > today {
+	start, end := civil.OpenRange(f.StartDate, f.EndDate)
+	if today := civil.DateOf(s.now()); end > today {
 		end = today
 	}
 	args := []any{familyID, f.AccountID, f.Currency, start, end}

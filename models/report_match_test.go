@@ -11,7 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/civil"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // bigLedger is a family with a few hundred transactions of every kind the
@@ -48,7 +50,7 @@ func newBigLedger(t *testing.T) *bigLedger {
 		accounts = append(accounts, acct)
 	}
 	for _, a := range accounts {
-		a.OpeningBalance = models.Amount(rng.IntN(5000)) * 10000
+		a.OpeningBalance = money.Amount(rng.IntN(5000)) * 10000
 		must(t, s.UpdateAccount(ctx, a, "opening_balance"))
 	}
 	var cats []*models.Category
@@ -66,12 +68,12 @@ func newBigLedger(t *testing.T) *bigLedger {
 	var rows []models.Transaction
 	for i := range 400 {
 		a := accounts[rng.IntN(len(accounts))]
-		amount := models.Amount(rng.IntN(200000)+1) * 100
+		amount := money.Amount(rng.IntN(200000)+1) * 100
 		if rng.IntN(4) == 0 {
 			amount = -amount * 5
 		}
 		tx := models.Transaction{ID: models.NewID(), FamilyID: fam, AccountID: a.ID,
-			Date: models.DateOf(start.AddDate(0, 0, rng.IntN(517))), Amount: amount, Currency: a.Currency,
+			Date: civil.DateOf(start.AddDate(0, 0, rng.IntN(517))), Amount: amount, Currency: a.Currency,
 			Name: fmt.Sprintf("row %d", i), Excluded: rng.IntN(12) == 0, CreatedAt: now, UpdatedAt: now}
 		if rng.IntN(15) == 0 {
 			tx.Currency = map[string]string{"USD": "EUR", "EUR": "USD"}[a.Currency]
@@ -93,7 +95,7 @@ func newBigLedger(t *testing.T) *bigLedger {
 			continue
 		}
 		if _, err := s.CreateTransfer(ctx, fam, models.NewTransfer{FromAccountID: from.ID, ToAccountID: to.ID,
-			Amount: models.Amount(rng.IntN(50000)+1) * 100, Date: models.DateOf(start.AddDate(0, 0, rng.IntN(517)))}); err != nil {
+			Amount: money.Amount(rng.IntN(50000)+1) * 100, Date: civil.DateOf(start.AddDate(0, 0, rng.IntN(517)))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,7 +117,7 @@ func newBigLedger(t *testing.T) *bigLedger {
 	var theirs []models.Transaction
 	for i := range 50 {
 		theirs = append(theirs, models.Transaction{ID: models.NewID(), FamilyID: other.Family.ID, AccountID: other.Account.ID,
-			Date: models.DateOf(start.AddDate(0, 0, i*10)), Amount: models.Amount(i-25) * 1_000_000, Currency: "USD",
+			Date: civil.DateOf(start.AddDate(0, 0, i*10)), Amount: money.Amount(i-25) * 1_000_000, Currency: "USD",
 			Name: "theirs", CategoryID: &cats[i%len(cats)].ID, CreatedAt: now, UpdatedAt: now})
 	}
 	if _, err := s.DB().NewInsert().Model(&theirs).Exec(ctx); err != nil {
@@ -161,8 +163,8 @@ func (l *bigLedger) counted(tx models.Transaction, p models.Period) bool {
 		tx.Currency == "USD" && !l.legs[tx.ID] && tx.Date >= p.From && tx.Date <= p.To
 }
 
-func (l *bigLedger) netWorth(day models.Date) models.Amount {
-	var v models.Amount
+func (l *bigLedger) netWorth(day civil.Date) money.Amount {
+	var v money.Amount
 	for _, a := range l.accounts {
 		if a.Status != models.AccountActive || a.Currency != "USD" {
 			continue
@@ -181,7 +183,7 @@ func (l *bigLedger) netWorth(day models.Date) models.Amount {
 	return v
 }
 
-func (l *bigLedger) balance(id uuid.UUID, day models.Date) models.Amount {
+func (l *bigLedger) balance(id uuid.UUID, day civil.Date) money.Amount {
 	a := l.accounts[id]
 	v := a.OpeningBalance
 	for _, tx := range l.txs {
@@ -198,7 +200,7 @@ func (l *bigLedger) balance(id uuid.UUID, day models.Date) models.Amount {
 
 // wantPoints is a series worked out day by day: the value at the end of
 // each interval of p (weeks from Monday), the last one at p's end.
-func wantPoints(p models.Period, i models.Interval, value func(models.Date) models.Amount) []models.SeriesPoint {
+func wantPoints(p models.Period, i models.Interval, value func(civil.Date) money.Amount) []models.SeriesPoint {
 	from, to := p.From.Time(), p.To.Time()
 	b := from
 	switch i {
@@ -220,7 +222,7 @@ func wantPoints(p models.Period, i models.Interval, value func(models.Date) mode
 		if day.After(to) {
 			day = to
 		}
-		points = append(points, models.SeriesPoint{Date: models.DateOf(day), Value: value(models.DateOf(day))})
+		points = append(points, models.SeriesPoint{Date: civil.DateOf(day), Value: value(civil.DateOf(day))})
 		b = next
 	}
 	return points
@@ -248,7 +250,7 @@ func TestSeriesMatchLedger(t *testing.T) {
 				got, err := l.s.AccountBalanceSeries(ctx, l.fam, id, p, i)
 				must(t, err)
 				checkPoints(t, fmt.Sprintf("%s %v %s", a.Name, p, i), got,
-					wantPoints(p, i, func(d models.Date) models.Amount { return l.balance(id, d) }))
+					wantPoints(p, i, func(d civil.Date) money.Amount { return l.balance(id, d) }))
 			}
 		}
 	}
@@ -257,13 +259,13 @@ func TestSeriesMatchLedger(t *testing.T) {
 // cellKey names one cell of a report: a month (or "" for the whole
 // period), a classification and a category (uuid.Nil: uncategorised).
 type cellKey struct {
-	month models.Date
+	month civil.Date
 	class string
 	cat   uuid.UUID
 }
 
 type cellValue struct {
-	total models.Amount
+	total money.Amount
 	count int
 }
 
@@ -374,7 +376,7 @@ func TestCategoryReportsMatchLedger(t *testing.T) {
 		}
 
 		var wantFlow []models.CashFlowMonth
-		for m := models.MonthPeriod(p.From).From; m <= p.To; m = models.DateOf(m.Time().AddDate(0, 1, 0)) {
+		for m := models.MonthPeriod(p.From).From; m <= p.To; m = civil.DateOf(m.Time().AddDate(0, 1, 0)) {
 			month := models.CashFlowMonth{Month: m}
 			for k, v := range wantCells {
 				switch {

@@ -9,7 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/civil"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // ledger is a family with every kind of row the reports must count or
@@ -22,9 +24,9 @@ type ledger struct {
 	salary, groceries, food, dining        *models.Category
 }
 
-func money(t testing.TB, s string) models.Amount {
+func mustAmount(t testing.TB, s string) money.Amount {
 	t.Helper()
-	a, err := models.ParseAmount(s)
+	a, err := money.ParseAmount(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,10 +40,10 @@ func newLedger(t *testing.T) *ledger {
 	l := &ledger{s: s, f: modelstest.NewFamily(t, s, "ledger")}
 	fam := l.f.Family.ID
 	l.checking = l.f.Account
-	l.checking.OpeningBalance = money(t, "1000")
+	l.checking.OpeningBalance = mustAmount(t, "1000")
 	must(t, s.UpdateAccount(ctx, l.checking, "opening_balance"))
 	account := func(name, typ, cur, opening string) *models.Account {
-		a := &models.Account{FamilyID: fam, Name: name, AccountType: typ, Currency: cur, OpeningBalance: money(t, opening)}
+		a := &models.Account{FamilyID: fam, Name: name, AccountType: typ, Currency: cur, OpeningBalance: mustAmount(t, opening)}
 		must(t, s.CreateAccount(ctx, a))
 		return a
 	}
@@ -67,7 +69,7 @@ func newLedger(t *testing.T) *ledger {
 	l.add(t, l.checking, "2024-01-12", "45.50", l.dining)
 	l.add(t, l.checking, "2024-01-15", "30", nil)
 	if _, err := s.CreateTransfer(ctx, fam, models.NewTransfer{FromAccountID: l.checking.ID, ToAccountID: l.savings.ID,
-		Amount: money(t, "200"), Date: "2024-01-20"}); err != nil {
+		Amount: mustAmount(t, "200"), Date: "2024-01-20"}); err != nil {
 		t.Fatal(err)
 	}
 	excluded := l.add(t, l.checking, "2024-01-25", "10", l.groceries)
@@ -97,15 +99,15 @@ func newLedger(t *testing.T) *ledger {
 	// Another family's rows must never show up.
 	other := modelstest.NewFamily(t, s, "other")
 	if _, _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: other.Family.ID, AccountID: other.Account.ID,
-		Date: "2024-01-10", Amount: money(t, "1000000"), Currency: "USD", Name: "x"}, nil); err != nil {
+		Date: "2024-01-10", Amount: mustAmount(t, "1000000"), Currency: "USD", Name: "x"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
 
-func (l *ledger) add(t *testing.T, a *models.Account, date models.Date, amount string, c *models.Category) *models.Transaction {
+func (l *ledger) add(t *testing.T, a *models.Account, date civil.Date, amount string, c *models.Category) *models.Transaction {
 	t.Helper()
-	tx := &models.Transaction{FamilyID: l.f.Family.ID, AccountID: a.ID, Date: date, Amount: money(t, amount), Currency: a.Currency, Name: "t " + string(date)}
+	tx := &models.Transaction{FamilyID: l.f.Family.ID, AccountID: a.ID, Date: date, Amount: mustAmount(t, amount), Currency: a.Currency, Name: "t " + string(date)}
 	if c != nil {
 		tx.CategoryID = &c.ID
 	}
@@ -137,7 +139,7 @@ func TestPeriodTotalsAndCashFlow(t *testing.T) {
 	} {
 		got, err := l.s.PeriodTotals(ctx, fam, tc.p)
 		must(t, err)
-		if got.Income != money(t, tc.income) || got.Spending != money(t, tc.spending) || got.IncomeCount != tc.incomeN ||
+		if got.Income != mustAmount(t, tc.income) || got.Spending != mustAmount(t, tc.spending) || got.IncomeCount != tc.incomeN ||
 			got.SpendingCount != tc.spendingN || got.Currency != "USD" {
 			t.Errorf("%v: got %+v", tc.p, got)
 		}
@@ -148,8 +150,8 @@ func TestPeriodTotalsAndCashFlow(t *testing.T) {
 
 	flow, err := l.s.CashFlow(ctx, fam, models.Period{From: "2024-01-10", To: "2024-03-05"})
 	must(t, err)
-	want := []models.CashFlowMonth{{Month: "2024-01-01", Income: 0, Spending: money(t, "195.50")},
-		{Month: "2024-02-01", Income: money(t, "20"), Spending: money(t, "80")}, {Month: "2024-03-01"}}
+	want := []models.CashFlowMonth{{Month: "2024-01-01", Income: 0, Spending: mustAmount(t, "195.50")},
+		{Month: "2024-02-01", Income: mustAmount(t, "20"), Spending: mustAmount(t, "80")}, {Month: "2024-03-01"}}
 	if len(flow) != len(want) {
 		t.Fatalf("cash flow %+v", flow)
 	}
@@ -158,7 +160,7 @@ func TestPeriodTotalsAndCashFlow(t *testing.T) {
 			t.Errorf("month %d: got %+v, want %+v", i, flow[i], want[i])
 		}
 	}
-	if flow[1].Net() != money(t, "-60") {
+	if flow[1].Net() != mustAmount(t, "-60") {
 		t.Errorf("net %v", flow[1].Net())
 	}
 }
@@ -188,14 +190,14 @@ func TestCategoryTotalsAndStatement(t *testing.T) {
 		t.Fatalf("got %d rows: %+v", len(got), rows)
 	}
 	for k, v := range want {
-		if got[k].Total != money(t, v) || got[k].Count != 1 {
+		if got[k].Total != mustAmount(t, v) || got[k].Count != 1 {
 			t.Errorf("%v: got %+v, want %s", k, got[k], v)
 		}
 	}
 	if d := got[key{"expense", l.dining.ID}]; d.ParentID == nil || *d.ParentID != l.food.ID || *d.ParentName != "Food" {
 		t.Errorf("dining parent: %+v", d)
 	}
-	if rows[0].Classification != "expense" || rows[0].Total != money(t, "120") {
+	if rows[0].Classification != "expense" || rows[0].Total != mustAmount(t, "120") {
 		t.Errorf("order: first row %+v", rows[0])
 	}
 
@@ -205,7 +207,7 @@ func TestCategoryTotalsAndStatement(t *testing.T) {
 		t.Fatalf("cells %+v", cells)
 	}
 	for _, c := range cells {
-		if c.Month == "2024-02-01" && c.CategoryID != nil && *c.CategoryID == l.food.ID && c.Total != money(t, "80") {
+		if c.Month == "2024-02-01" && c.CategoryID != nil && *c.CategoryID == l.food.ID && c.Total != mustAmount(t, "80") {
 			t.Errorf("February food %+v", c)
 		}
 	}
@@ -217,35 +219,35 @@ func TestBalanceSheetAndSeries(t *testing.T) {
 	fam := l.f.Family.ID
 	bs, err := l.s.BalanceSheet(ctx, fam, false)
 	must(t, err)
-	if bs.Assets != money(t, "4364.50") || bs.Liabilities != money(t, "120") || bs.NetWorth() != money(t, "4244.50") ||
+	if bs.Assets != mustAmount(t, "4364.50") || bs.Liabilities != mustAmount(t, "120") || bs.NetWorth() != mustAmount(t, "4244.50") ||
 		bs.Unconverted != 1 || bs.Currency != "USD" {
 		t.Fatalf("balance sheet %+v", bs)
 	}
 	if len(bs.Groups) != 2 || bs.Groups[0].AccountType != "depository" || len(bs.Groups[0].Accounts) != 3 ||
-		bs.Groups[1].Classification != "liability" || bs.Groups[1].Total != money(t, "120") {
+		bs.Groups[1].Classification != "liability" || bs.Groups[1].Total != mustAmount(t, "120") {
 		t.Fatalf("groups %+v", bs.Groups)
 	}
 	withDisabled, err := l.s.BalanceSheet(ctx, fam, true)
 	must(t, err)
-	if withDisabled.Assets != money(t, "4409.50") {
+	if withDisabled.Assets != mustAmount(t, "4409.50") {
 		t.Errorf("with disabled: assets %v", withDisabled.Assets)
 	}
 
 	points, err := l.s.NetWorthSeries(ctx, fam, models.Period{From: "2024-01-10", To: "2024-01-12"}, models.Day)
 	must(t, err)
-	wantPoints := []models.SeriesPoint{{Date: "2024-01-10", Value: money(t, "4380")}, {Date: "2024-01-11", Value: money(t, "4380")},
-		{Date: "2024-01-12", Value: money(t, "4334.50")}}
+	wantPoints := []models.SeriesPoint{{Date: "2024-01-10", Value: mustAmount(t, "4380")}, {Date: "2024-01-11", Value: mustAmount(t, "4380")},
+		{Date: "2024-01-12", Value: mustAmount(t, "4334.50")}}
 	checkPoints(t, "daily", points, wantPoints)
 
 	points, err = l.s.NetWorthSeries(ctx, fam, models.Period{From: "2024-01-01", To: "2024-02-29"}, models.Month)
 	must(t, err)
-	checkPoints(t, "monthly", points, []models.SeriesPoint{{Date: "2024-01-31", Value: money(t, "4304.50")}, {Date: "2024-02-29", Value: money(t, "4244.50")}})
+	checkPoints(t, "monthly", points, []models.SeriesPoint{{Date: "2024-01-31", Value: mustAmount(t, "4304.50")}, {Date: "2024-02-29", Value: mustAmount(t, "4244.50")}})
 
 	// 2024-01-10 is a Wednesday: the first week ends on Sunday the 14th.
 	points, err = l.s.NetWorthSeries(ctx, fam, models.Period{From: "2024-01-10", To: "2024-01-23"}, models.Week)
 	must(t, err)
-	checkPoints(t, "weekly", points, []models.SeriesPoint{{Date: "2024-01-14", Value: money(t, "4334.50")},
-		{Date: "2024-01-21", Value: money(t, "4304.50")}, {Date: "2024-01-23", Value: money(t, "4304.50")}})
+	checkPoints(t, "weekly", points, []models.SeriesPoint{{Date: "2024-01-14", Value: mustAmount(t, "4334.50")},
+		{Date: "2024-01-21", Value: mustAmount(t, "4304.50")}, {Date: "2024-01-23", Value: mustAmount(t, "4304.50")}})
 
 	// The series rest on the stored balances; one recalculated long ago,
 	// or never, gives the same values.
@@ -256,7 +258,7 @@ func TestBalanceSheetAndSeries(t *testing.T) {
 	}{{l.checking.ID, "4000", time.Date(2024, 1, 10, 23, 0, 0, 0, time.UTC)}, {l.card.ID, "0", time.Date(2024, 1, 9, 1, 0, 0, 0, time.UTC)},
 		{l.savings.ID, "999", nil}}
 	for _, st := range stale {
-		if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", money(t, st.balance)).
+		if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", mustAmount(t, st.balance)).
 			Set("balance_updated_at = ?", st.at).Where("id = ?", st.id).Exec(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +268,7 @@ func TestBalanceSheetAndSeries(t *testing.T) {
 		must(t, err)
 		fresh := wantPoints
 		if p.From == "2024-01-01" {
-			if again[len(again)-1].Value != money(t, "4244.50") || again[30].Value != money(t, "4304.50") || again[3].Value != money(t, "1500") {
+			if again[len(again)-1].Value != mustAmount(t, "4244.50") || again[30].Value != mustAmount(t, "4304.50") || again[3].Value != mustAmount(t, "1500") {
 				t.Errorf("stale anchors over two months: %+v", again)
 			}
 			continue
@@ -276,11 +278,11 @@ func TestBalanceSheetAndSeries(t *testing.T) {
 
 	points, err = l.s.AccountBalanceSeries(ctx, fam, l.card.ID, models.Period{From: "2023-12-01", To: "2024-01-31"}, models.Month)
 	must(t, err)
-	checkPoints(t, "card", points, []models.SeriesPoint{{Date: "2023-12-31", Value: 0}, {Date: "2024-01-31", Value: money(t, "120")}})
+	checkPoints(t, "card", points, []models.SeriesPoint{{Date: "2023-12-31", Value: 0}, {Date: "2024-01-31", Value: mustAmount(t, "120")}})
 
 	points, err = l.s.AccountBalanceSeries(ctx, fam, l.checking.ID, models.Period{From: "2024-03-01", To: "2024-03-01"}, models.Day)
 	must(t, err)
-	checkPoints(t, "checking today", points, []models.SeriesPoint{{Date: "2024-03-01", Value: money(t, "3664.50")}})
+	checkPoints(t, "checking today", points, []models.SeriesPoint{{Date: "2024-03-01", Value: mustAmount(t, "3664.50")}})
 
 	other := modelstest.NewFamily(t, l.s, "stranger")
 	if _, err := l.s.AccountBalanceSeries(ctx, other.Family.ID, l.card.ID, models.MonthPeriod("2024-01-01"), models.Day); !errors.Is(err, models.ErrNotFound) {
@@ -338,11 +340,11 @@ func TestAccountRegister(t *testing.T) {
 			t.Fatalf("row without its account or tags: %+v", r)
 		}
 	}
-	if balance != money(t, "1000") {
+	if balance != mustAmount(t, "1000") {
 		t.Errorf("opening %v", balance)
 	}
 	// A balance recalculated long ago gives the same register.
-	if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", money(t, "4000")).
+	if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", mustAmount(t, "4000")).
 		Set("balance_updated_at = ?", time.Date(2024, 1, 10, 0, 0, 0, 0, time.UTC)).Where("id = ?", l.checking.ID).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -369,14 +371,14 @@ func TestBalanceHistory(t *testing.T) {
 	days, n, err := l.s.BalanceHistory(ctx, fam, models.BalanceFilter{AccountID: &l.card.ID}, models.Page{Number: 1, Size: 10})
 	must(t, err)
 	want := models.BalanceDay{AccountID: l.card.ID, AccountName: "Card", AccountType: "credit_card", Date: "2024-01-10", Currency: "USD",
-		FlowsFactor: -1, StartBalance: 0, Outflows: money(t, "120"), EndBalance: money(t, "120")}
+		FlowsFactor: -1, StartBalance: 0, Outflows: mustAmount(t, "120"), EndBalance: mustAmount(t, "120")}
 	if n == 1 && len(days) == 1 {
 		if days[0].CreatedAt.IsZero() || days[0].UpdatedAt.Before(days[0].CreatedAt) {
 			t.Errorf("card day times: %v %v", days[0].CreatedAt, days[0].UpdatedAt)
 		}
 		want.CreatedAt, want.UpdatedAt = days[0].CreatedAt, days[0].UpdatedAt
 	}
-	if n != 1 || len(days) != 1 || days[0] != want || days[0].CashBalance() != money(t, "120") {
+	if n != 1 || len(days) != 1 || days[0] != want || days[0].CashBalance() != mustAmount(t, "120") {
 		t.Fatalf("card: n=%d %+v", n, days)
 	}
 
@@ -391,7 +393,7 @@ func TestBalanceHistory(t *testing.T) {
 		all = append(all, days...)
 	}
 	// checking 6 days, card 1, savings 1, euro 1, dormant 1
-	if n != 10 || len(all) != 10 || all[0].Date != "2024-02-04" || all[0].EndBalance != money(t, "3664.50") {
+	if n != 10 || len(all) != 10 || all[0].Date != "2024-02-04" || all[0].EndBalance != mustAmount(t, "3664.50") {
 		t.Fatalf("n=%d first %+v", n, all[0])
 	}
 	for i := 1; i < len(all); i++ {
@@ -402,19 +404,19 @@ func TestBalanceHistory(t *testing.T) {
 
 	days, n, err = l.s.BalanceHistory(ctx, fam, models.BalanceFilter{Currency: "EUR", StartDate: "2024-01-01", EndDate: "2024-01-31"}, models.Page{Number: 1, Size: 10})
 	must(t, err)
-	if n != 1 || days[0].AccountID != l.euro.ID || days[0].StartBalance != money(t, "200") || days[0].EndBalance != money(t, "185") {
+	if n != 1 || days[0].AccountID != l.euro.ID || days[0].StartBalance != mustAmount(t, "200") || days[0].EndBalance != mustAmount(t, "185") {
 		t.Fatalf("euro: %+v", days)
 	}
 	days, n, err = l.s.BalanceHistory(ctx, fam, models.BalanceFilter{AccountID: &l.checking.ID, StartDate: "2024-01-13", EndDate: "2024-01-20"},
 		models.Page{Number: 1, Size: 10})
 	must(t, err)
 	// Jan 15 (30 out) and Jan 20 (the transfer); the running sum still starts at the opening.
-	if n != 2 || days[0].Date != "2024-01-20" || days[0].StartBalance != money(t, "3924.50") || days[0].EndBalance != money(t, "3724.50") {
+	if n != 2 || days[0].Date != "2024-01-20" || days[0].StartBalance != mustAmount(t, "3924.50") || days[0].EndBalance != mustAmount(t, "3724.50") {
 		t.Fatalf("checking range: %+v", days)
 	}
 
 	// A balance recalculated long ago gives the same history.
-	if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", money(t, "4000")).
+	if _, err := l.s.DB().NewUpdate().Model((*models.Account)(nil)).Set("balance = ?", mustAmount(t, "4000")).
 		Set("balance_updated_at = ?", time.Date(2024, 1, 10, 0, 0, 0, 0, time.UTC)).Where("id = ?", l.checking.ID).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
 )
 
 // Rule files transactions: when its conditions all match, its actions set
@@ -14,16 +16,16 @@ import (
 type Rule struct {
 	bun.BaseModel `bun:"table:rules,alias:ru"`
 
-	ID             uuid.UUID `bun:"id,pk"`
-	FamilyID       uuid.UUID `bun:"family_id"`
-	Name           *string   `bun:"name"`
-	ResourceType   string    `bun:"resource_type"`
-	Active         bool      `bun:"active"`
-	EffectiveDate  *Date     `bun:"effective_date"` // rows dated before it are left alone
-	Position       int       `bun:"position"`
-	StopProcessing bool      `bun:"stop_processing"` // a row it matches is not touched by rules below
-	CreatedAt      time.Time `bun:"created_at"`
-	UpdatedAt      time.Time `bun:"updated_at"`
+	ID             uuid.UUID   `bun:"id,pk"`
+	FamilyID       uuid.UUID   `bun:"family_id"`
+	Name           *string     `bun:"name"`
+	ResourceType   string      `bun:"resource_type"`
+	Active         bool        `bun:"active"`
+	EffectiveDate  *civil.Date `bun:"effective_date"` // rows dated before it are left alone
+	Position       int         `bun:"position"`
+	StopProcessing bool        `bun:"stop_processing"` // a row it matches is not touched by rules below
+	CreatedAt      time.Time   `bun:"created_at"`
+	UpdatedAt      time.Time   `bun:"updated_at"`
 
 	Conditions []RuleCondition `bun:"-"` // top level; compound ones hold SubConditions
 	Actions    []RuleAction    `bun:"-"`

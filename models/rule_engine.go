@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // Condition types, operators and action types of rules, with the
@@ -66,8 +69,8 @@ func RuleOperators(conditionType string) []string {
 type RuleRow struct {
 	ID         uuid.UUID
 	AccountID  uuid.UUID
-	Date       Date
-	Amount     Amount
+	Date       civil.Date
+	Amount     money.Amount
 	Name       string
 	Notes      *string
 	CategoryID *uuid.UUID
@@ -111,7 +114,7 @@ func (rs *RuleSet) Len() int {
 type compiledRule struct {
 	id        uuid.UUID
 	active    bool
-	effective Date // "" when none
+	effective civil.Date // "" when none
 	stop      bool
 	conds     []compiledCond // all must match
 	actions   []compiledAction
@@ -121,8 +124,8 @@ type compiledCond struct {
 	typ, op string
 	text    string // normalized, lower case
 	re      *regexp.Regexp
-	amount  Amount
-	date    Date
+	amount  money.Amount
+	date    civil.Date
 	id      uuid.UUID
 	subs    []compiledCond
 }
@@ -229,13 +232,13 @@ func compileCond(c *RuleCondition, depth int) (compiledCond, []string) {
 			out.text = ruleText(value)
 		}
 	case CondAmount:
-		a, err := ParseAmount(strings.TrimSpace(value))
+		a, err := money.ParseAmount(strings.TrimSpace(value))
 		if err != nil {
 			return out, []string{fmt.Sprintf("Value of the %s condition must be a number with at most 4 decimals", c.ConditionType)}
 		}
 		out.amount = a.Abs()
 	case CondDate:
-		d, err := ParseDate(strings.TrimSpace(value))
+		d, err := civil.ParseDate(strings.TrimSpace(value))
 		if err != nil {
 			return out, []string{fmt.Sprintf("Value of the %s condition must be a date (YYYY-MM-DD)", c.ConditionType)}
 		}

@@ -8,6 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 func cond(typ, op, value string, subs ...models.RuleCondition) models.RuleCondition {
@@ -196,7 +198,7 @@ func TestRuleOrderStopAndClaims(t *testing.T) {
 	}
 	// A row dated before the effective date is left alone.
 	eff := mk("eff", false, true, action(models.ActSetCategory, cat1.String()))
-	d := models.Date("2024-06-01")
+	d := civil.Date("2024-06-01")
 	eff.EffectiveDate = &d
 	rs, _ = models.CompileRules([]models.Rule{eff})
 	if res := rs.Apply(row); len(res.Changed) != 0 {
@@ -276,7 +278,7 @@ func FuzzRuleConditions(f *testing.F) {
 		if err != nil {
 			return
 		}
-		row := models.RuleRow{Name: name, Amount: models.Amount(amount), Date: models.Date(date), Notes: &value}
+		row := models.RuleRow{Name: name, Amount: money.Amount(amount), Date: civil.Date(date), Notes: &value}
 		a, b := rs.Apply(row), rs.Apply(row)
 		if !slices.Equal(a.Changed, b.Changed) {
 			t.Fatalf("not deterministic: %v vs %v", a.Changed, b.Changed)

@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/secret"
 )
 
 // BackfillReport counts what a secrets backfill found and did.
@@ -45,7 +47,7 @@ func (s *Store) BackfillSecrets(ctx context.Context, dryRun bool) (BackfillRepor
 		for _, row := range rows {
 			r.Scanned++
 			plain := row.Value
-			if IsSealed(row.Value) {
+			if secret.IsSealed(row.Value) {
 				// Opened even under the current key, so that a value moved
 				// from another row or damaged is reported, not counted as done.
 				var err error
@@ -80,7 +82,7 @@ func (s *Store) BackfillSecrets(ctx context.Context, dryRun bool) (BackfillRepor
 }
 
 func count(r *BackfillReport, old string) {
-	if IsSealed(old) {
+	if secret.IsSealed(old) {
 		r.Reencrypted++
 	} else {
 		r.Encrypted++

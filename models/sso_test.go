@@ -8,6 +8,7 @@ import (
 
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/secret"
 )
 
 func ptr(s string) *string { return &s }
@@ -25,7 +26,7 @@ func TestSSOProviderLifecycle(t *testing.T) {
 	if err := s.SetProviderSecret(p, models.ColClientSecret, "s3cret"); err != nil {
 		t.Fatal(err)
 	}
-	if !models.IsSealed(*p.ClientSecretEnc) {
+	if !secret.IsSealed(*p.ClientSecretEnc) {
 		t.Fatalf("secret stored as %q", *p.ClientSecretEnc)
 	}
 	if err := s.CreateSSOProvider(ctx, p, change); err != nil {
@@ -49,7 +50,7 @@ func TestSSOProviderLifecycle(t *testing.T) {
 	// A sealed value copied to another row does not open there.
 	other := *got
 	models.NewProviderID(&other)
-	if _, err := s.ProviderSecret(&other, models.ColClientSecret); !errors.Is(err, models.ErrSealed) {
+	if _, err := s.ProviderSecret(&other, models.ColClientSecret); !errors.Is(err, secret.ErrSealed) {
 		t.Fatalf("moved secret: %v", err)
 	}
 
@@ -138,7 +139,7 @@ func TestBackfillSecrets(t *testing.T) {
 	f := modelstest.NewFamily(t, s, "backfill")
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	var err error
-	if s.Secrets, err = models.NewSealer(oldKey); err != nil {
+	if s.Secrets, err = secret.NewSealer(oldKey); err != nil {
 		t.Fatal(err)
 	}
 	mk := func(name string) *models.SSOProvider {
@@ -160,7 +161,7 @@ func TestBackfillSecrets(t *testing.T) {
 		}
 	}
 	// Rotate: the new key is current, the old one only decrypts.
-	if s.Secrets, err = models.NewSealer(newKey, oldKey); err != nil {
+	if s.Secrets, err = secret.NewSealer(newKey, oldKey); err != nil {
 		t.Fatal(err)
 	}
 	dry, err := s.BackfillSecrets(ctx, true)

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/secret"
 )
 
 // Provider strategies.
@@ -147,11 +149,11 @@ func (s *Store) ProviderSecret(p *SSOProvider, col string) (string, error) {
 	if v == nil || *v == "" {
 		return "", nil
 	}
-	if !IsSealed(*v) {
+	if !secret.IsSealed(*v) {
 		return *v, nil
 	}
 	if s.Secrets == nil {
-		return "", ErrSealed
+		return "", secret.ErrSealed
 	}
 	return s.Secrets.Open(*v, providerTable, col, p.ID.String())
 }

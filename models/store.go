@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"modernc.org/sqlite"
+
+	"coffer/models/secret"
 )
 
 // Store runs every query of the service. Its zero value is not usable; build
@@ -28,7 +30,7 @@ type Store struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 	// Secrets seals the secrets stored at rest (access URLs, setup tokens).
-	Secrets *Sealer
+	Secrets *secret.Sealer
 	// Rules is the rules step of the ingestion pipeline (see
 	// IngestTransactions): FamilyRules unless replaced; nil applies none.
 	Rules RulesStep

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
 )
 
 // Sync kinds, triggers and states (spec/aggregator.md §3, §8).
@@ -61,22 +63,22 @@ func (c *SyncCounts) add(o SyncCounts) {
 type Sync struct {
 	bun.BaseModel `bun:"table:syncs,alias:sy"`
 
-	ID                uuid.UUID  `bun:"id,pk"`
-	FamilyID          uuid.UUID  `bun:"family_id"`
-	ConnectionID      uuid.UUID  `bun:"connection_id"`
-	ParentID          *uuid.UUID `bun:"parent_id"`
-	ProviderAccountID *uuid.UUID `bun:"provider_account_id"`
-	Kind              string     `bun:"kind"`
-	Trigger           string     `bun:"trigger"`
-	Full              bool       `bun:"full"`
-	Status            string     `bun:"status"`
-	Phase             string     `bun:"phase"`
-	WindowStart       *time.Time `bun:"window_start"`
-	WindowEnd         *time.Time `bun:"window_end"`
-	NotBefore         time.Time  `bun:"not_before"`
-	LeaseUntil        *time.Time `bun:"lease_until"`
-	ScheduledFor      *Date      `bun:"scheduled_for"`
-	RequestsUsed      int        `bun:"requests_used"`
+	ID                uuid.UUID   `bun:"id,pk"`
+	FamilyID          uuid.UUID   `bun:"family_id"`
+	ConnectionID      uuid.UUID   `bun:"connection_id"`
+	ParentID          *uuid.UUID  `bun:"parent_id"`
+	ProviderAccountID *uuid.UUID  `bun:"provider_account_id"`
+	Kind              string      `bun:"kind"`
+	Trigger           string      `bun:"trigger"`
+	Full              bool        `bun:"full"`
+	Status            string      `bun:"status"`
+	Phase             string      `bun:"phase"`
+	WindowStart       *time.Time  `bun:"window_start"`
+	WindowEnd         *time.Time  `bun:"window_end"`
+	NotBefore         time.Time   `bun:"not_before"`
+	LeaseUntil        *time.Time  `bun:"lease_until"`
+	ScheduledFor      *civil.Date `bun:"scheduled_for"`
+	RequestsUsed      int         `bun:"requests_used"`
 	SyncCounts
 	Warnings   []string   `bun:"warnings"`
 	Error      *string    `bun:"error"`

@@ -9,6 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // Transaction is one movement of money on an account. Amount is stored
@@ -16,21 +19,21 @@ import (
 type Transaction struct {
 	bun.BaseModel `bun:"table:transactions,alias:t"`
 
-	ID         uuid.UUID  `bun:"id,pk"`
-	FamilyID   uuid.UUID  `bun:"family_id"`
-	AccountID  uuid.UUID  `bun:"account_id"`
-	Date       Date       `bun:"date"`
-	Amount     Amount     `bun:"amount"`
-	Currency   string     `bun:"currency"`
-	Name       string     `bun:"name"`
-	Notes      *string    `bun:"notes"`
-	ExternalID *string    `bun:"external_id"` // idempotency key, unique per (account, source)
-	Source     *string    `bun:"source"`
-	Pending    bool       `bun:"pending"`
-	CategoryID *uuid.UUID `bun:"category_id"`
-	MerchantID *uuid.UUID `bun:"merchant_id"`
-	CreatedAt  time.Time  `bun:"created_at"`
-	UpdatedAt  time.Time  `bun:"updated_at"`
+	ID         uuid.UUID    `bun:"id,pk"`
+	FamilyID   uuid.UUID    `bun:"family_id"`
+	AccountID  uuid.UUID    `bun:"account_id"`
+	Date       civil.Date   `bun:"date"`
+	Amount     money.Amount `bun:"amount"`
+	Currency   string       `bun:"currency"`
+	Name       string       `bun:"name"`
+	Notes      *string      `bun:"notes"`
+	ExternalID *string      `bun:"external_id"` // idempotency key, unique per (account, source)
+	Source     *string      `bun:"source"`
+	Pending    bool         `bun:"pending"`
+	CategoryID *uuid.UUID   `bun:"category_id"`
+	MerchantID *uuid.UUID   `bun:"merchant_id"`
+	CreatedAt  time.Time    `bun:"created_at"`
+	UpdatedAt  time.Time    `bun:"updated_at"`
 
 	// Set on rows imported from an aggregator (spec/aggregator.md §3).
 	ProviderConnectionID *uuid.UUID `bun:"provider_connection_id"`
@@ -64,7 +67,7 @@ type TransactionTag struct {
 // TransferLink is what a transaction shows of the transfer it is part of.
 type TransferLink struct {
 	ID           uuid.UUID
-	Amount       Amount // absolute
+	Amount       money.Amount // absolute
 	Currency     string
 	OtherAccount *Account
 }

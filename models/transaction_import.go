@@ -10,6 +10,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // SourceSimpleFIN is the source of rows imported from SimpleFIN Bridge.
@@ -19,8 +22,8 @@ const SourceSimpleFIN = "simplefin"
 // Amount is already negated (expenses positive).
 type ImportRow struct {
 	ExternalID string
-	Date       Date
-	Amount     Amount
+	Date       civil.Date
+	Amount     money.Amount
 	Name       string
 	Notes      *string
 	Pending    bool
@@ -33,32 +36,32 @@ type ImportRow struct {
 type ImportOptions struct {
 	ConnectionID   uuid.UUID
 	IncludePending bool
-	MatchDays      int  // largest gap between a pending row and its posted twin
-	StaleDays      int  // age after which a pending row that never posted is excluded
-	Today          Date // in UTC
+	MatchDays      int        // largest gap between a pending row and its posted twin
+	StaleDays      int        // age after which a pending row that never posted is excluded
+	Today          civil.Date // in UTC
 	// Balance is the bank's balance of the account, nil when unknown; the
 	// ledger account is brought to it (see alignBalance).
-	Balance *Amount
+	Balance *money.Amount
 }
 
 // storedTx is what the importer reads of an imported row.
 type storedTx struct {
 	bun.BaseModel `bun:"table:transactions,alias:t"`
 
-	ID             uuid.UUID  `bun:"id"`
-	ExternalID     *string    `bun:"external_id"`
-	Date           Date       `bun:"date"`
-	Amount         Amount     `bun:"amount"`
-	Name           string     `bun:"name"`
-	Notes          *string    `bun:"notes"`
-	Pending        bool       `bun:"pending"`
-	Excluded       bool       `bun:"excluded"`
-	ExcludedReason *string    `bun:"excluded_reason"`
-	LockedFields   []string   `bun:"locked_fields"`
-	DeletedAt      *time.Time `bun:"deleted_at"`
-	ContentKey     *string    `bun:"content_key"`
-	ProviderMeta   *string    `bun:"provider_meta"`
-	CreatedAt      time.Time  `bun:"created_at"`
+	ID             uuid.UUID    `bun:"id"`
+	ExternalID     *string      `bun:"external_id"`
+	Date           civil.Date   `bun:"date"`
+	Amount         money.Amount `bun:"amount"`
+	Name           string       `bun:"name"`
+	Notes          *string      `bun:"notes"`
+	Pending        bool         `bun:"pending"`
+	Excluded       bool         `bun:"excluded"`
+	ExcludedReason *string      `bun:"excluded_reason"`
+	LockedFields   []string     `bun:"locked_fields"`
+	DeletedAt      *time.Time   `bun:"deleted_at"`
+	ContentKey     *string      `bun:"content_key"`
+	ProviderMeta   *string      `bun:"provider_meta"`
+	CreatedAt      time.Time    `bun:"created_at"`
 
 	meta ProviderMeta
 	used bool // claimed by an answer row in this run
@@ -123,7 +126,7 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		if err := tx.insertAliases(ctx, im.aliases); err != nil {
 			return err
 		}
-		stale := DateOf(now.AddDate(0, 0, -o.StaleDays))
+		stale := civil.DateOf(now.AddDate(0, 0, -o.StaleDays))
 		res, err := tx.db.NewUpdate().Model((*Transaction)(nil)).Set("excluded = TRUE").Set("excluded_reason = 'stale_pending'").
 			Set("updated_at = ?", now).Where("family_id = ?", fam).Where("account_id = ?", accountID).
 			Where("source = ?", SourceSimpleFIN).Where("pending").Where("NOT excluded").Where("deleted_at IS NULL").
@@ -176,7 +179,7 @@ func (im *importer) load(ctx context.Context, rows []ImportRow) error {
 	from, _ := time.Parse(time.DateOnly, string(minDate))
 	var stored []*storedTx
 	err := im.tx.db.NewSelect().Model(&stored).Where("t.family_id = ?", im.fam).Where("t.account_id = ?", im.account.ID).
-		Where("t.source = ?", SourceSimpleFIN).Where("(t.date >= ? OR t.pending)", DateOf(from.AddDate(0, 0, -im.o.MatchDays-31))).
+		Where("t.source = ?", SourceSimpleFIN).Where("(t.date >= ? OR t.pending)", civil.DateOf(from.AddDate(0, 0, -im.o.MatchDays-31))).
 		Scan(ctx)
 	if err != nil {
 		return dbErr("load imported rows", err)
@@ -353,8 +356,8 @@ func (im *importer) settlePending(rows []ImportRow, matched []*storedTx, done []
 			continue
 		}
 		for _, p := range pendings {
-			pa, err1 := ParseAmountRounded(p.meta.Amount)
-			qa, err2 := ParseAmountRounded(rows[i].Meta.Amount)
+			pa, err1 := money.ParseAmountRounded(p.meta.Amount)
+			qa, err2 := money.ParseAmountRounded(rows[i].Meta.Amount)
 			gap := daysBetween(p.Date, rows[i].Date)
 			if err1 != nil || err2 != nil || pa != qa || gap < 0 || gap > im.o.MatchDays || !similar(p.meta, rows[i].Meta) {
 				continue
@@ -438,7 +441,7 @@ func (im *importer) update(st *storedTx, r *ImportRow, ext string) bool {
 	return true
 }
 
-func daysBetween(a, b Date) int {
+func daysBetween(a, b civil.Date) int {
 	ta, err1 := time.Parse(time.DateOnly, string(a))
 	tb, err2 := time.Parse(time.DateOnly, string(b))
 	if err1 != nil || err2 != nil {
@@ -473,7 +476,7 @@ WHERE family_id = ? AND id = ? AND opening_balance <> ? - (CASE WHEN account_typ
 // alignBalance brings a ledger account to the bank's balance, shown the
 // ledger's way: as sent for an asset or untyped account, negated for a
 // credit card (debt positive), its absolute value for a loan.
-func (s *Store) alignBalance(ctx context.Context, a *Account, bank Amount, today Date) error {
+func (s *Store) alignBalance(ctx context.Context, a *Account, bank money.Amount, today civil.Date) error {
 	target := bank
 	switch a.AccountType {
 	case "credit_card":

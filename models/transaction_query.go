@@ -6,6 +6,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // TransactionFilter narrows GET /transactions. Zero values do not filter.
@@ -13,11 +16,11 @@ type TransactionFilter struct {
 	AccountIDs  []uuid.UUID
 	CategoryIDs []uuid.UUID
 	MerchantIDs []uuid.UUID
-	TagIDs      []uuid.UUID // any of them
-	StartDate   Date        // inclusive
-	EndDate     Date        // inclusive
-	MinAmount   *Amount     // on the stored (signed) amount
-	MaxAmount   *Amount
+	TagIDs      []uuid.UUID   // any of them
+	StartDate   civil.Date    // inclusive
+	EndDate     civil.Date    // inclusive
+	MinAmount   *money.Amount // on the stored (signed) amount
+	MaxAmount   *money.Amount
 	AbsAmount   bool   // MinAmount and MaxAmount bound the size of the amount, whichever way it went
 	Type        string // "income" (stored negative) or "expense"
 	Search      string // in name, notes and merchant name, any case

@@ -4,13 +4,15 @@ import (
 	"context"
 
 	"github.com/google/uuid"
+
+	"coffer/models/money"
 )
 
 // RegisterRow is one line of an account's register: a transaction and the
 // account's balance just after it.
 type RegisterRow struct {
 	Transaction `bun:",extend"`
-	Balance     Amount `bun:"balance_after,scanonly"`
+	Balance     money.Amount `bun:"balance_after,scanonly"`
 }
 
 // registerPageSQL gives the live transactions of one page of account ?1's

@@ -9,7 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/civil"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 func TestTransactionIdempotencyAndScope(t *testing.T) {
@@ -113,8 +115,8 @@ func TestRecalculateBalance(t *testing.T) {
 	}
 	for _, acc := range []uuid.UUID{f.Account.ID, card.ID} {
 		for _, tx := range []struct {
-			date   models.Date
-			amount models.Amount
+			date   civil.Date
+			amount money.Amount
 			cur    string
 		}{
 			{"2024-01-01", 250000, "USD"},   // spent 25

@@ -7,6 +7,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // Transfer links the outflow on one account of a family to the inflow on
@@ -32,8 +35,8 @@ type Transfer struct {
 type NewTransfer struct {
 	FromAccountID uuid.UUID
 	ToAccountID   uuid.UUID
-	Amount        Amount
-	Date          Date
+	Amount        money.Amount
+	Date          civil.Date
 	Name          string // optional; defaults to "Transfer to <account>"
 	Notes         *string
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"coffer/models"
+	"coffer/models/publicaddr"
 )
 
 // NewHTTPClient is the client that talks to identity providers: bounded
@@ -19,7 +19,7 @@ import (
 // Test connection URL must not reach the service's own network.
 func NewHTTPClient(timeout time.Duration, caFile string, allowPrivate bool) (*http.Client, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = models.GuardedDialer(allowPrivate).DialContext
+	tr.DialContext = publicaddr.Dialer(allowPrivate).DialContext
 	if !allowPrivate {
 		// A proxy from the environment would make the connection for us,
 		// out of the guard's sight.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"coffer/models"
+	"coffer/models/publicaddr"
 )
 
 // TestHTTPClientRefusesPrivateHosts: discovery, JWKS, metadata and Test
@@ -30,8 +30,8 @@ func TestHTTPClientRefusesPrivateHosts(t *testing.T) {
 	if err == nil {
 		resp.Body.Close()
 	}
-	if !errors.Is(err, models.ErrPrivateAddress) || hits.Load() != 0 {
-		t.Fatalf("GET %s: %v, %d requests seen; want ErrPrivateAddress and none", srv.URL, err, hits.Load())
+	if !errors.Is(err, publicaddr.ErrPrivate) || hits.Load() != 0 {
+		t.Fatalf("GET %s: %v, %d requests seen; want ErrPrivate and none", srv.URL, err, hits.Load())
 	}
 
 	allowed, err := NewHTTPClient(5*time.Second, "", true)

@@ -9,6 +9,7 @@ import (
 	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // TestBalanceSurvivesWorkerKill recalculates six stale accounts through
@@ -31,12 +32,12 @@ func TestBalanceSurvivesWorkerKill(t *testing.T) {
 				accounts = append(accounts, a)
 			}
 			// Written behind the store's back, so every balance is stale.
-			want := map[string]models.Amount{}
+			want := map[string]money.Amount{}
 			var rows []models.Transaction
 			now := time.Now().UTC()
 			for i, a := range accounts {
 				for j := range 50 {
-					amt := models.Amount((i + 1) * (j + 1) * 10000)
+					amt := money.Amount((i + 1) * (j + 1) * 10000)
 					rows = append(rows, models.Transaction{ID: models.NewID(), FamilyID: f.Family.ID, AccountID: a.ID, Date: "2024-03-01",
 						Amount: amt, Currency: "USD", Name: fmt.Sprintf("Shop %d-%d", i, j), CreatedAt: now, UpdatedAt: now})
 					want[a.ID.String()] -= amt

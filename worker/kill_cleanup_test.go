@@ -12,6 +12,7 @@ import (
 	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/secret"
 )
 
 // TestOAuthCleanupSurvivesWorkerKill deletes expired OAuth codes,
@@ -105,7 +106,7 @@ func TestSecretsBackfillSurvivesWorkerKill(t *testing.T) {
 	f := modelstest.NewFamily(t, r.store, "secrets-kill")
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	var err error
-	if r.store.Secrets, err = models.NewSealer(oldKey); err != nil {
+	if r.store.Secrets, err = secret.NewSealer(oldKey); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{}
@@ -124,7 +125,7 @@ func TestSecretsBackfillSurvivesWorkerKill(t *testing.T) {
 		want[p.Name] = secret
 	}
 	// Rotate: the new key seals, the old one only opens.
-	if r.store.Secrets, err = models.NewSealer(newKey, oldKey); err != nil {
+	if r.store.Secrets, err = secret.NewSealer(newKey, oldKey); err != nil {
 		t.Fatal(err)
 	}
 

@@ -14,6 +14,7 @@ import (
 	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // TestFamilyPurgeSurvivesWorkerKill purges a family whose last user was
@@ -94,7 +95,7 @@ func richFamily(t *testing.T, store *models.Store, name string) *modelstest.Fami
 	links := make([]link, len(rows))
 	for i := range rows {
 		rows[i] = models.Transaction{ID: models.NewID(), FamilyID: f.Family.ID, AccountID: f.Account.ID, Date: "2024-02-01",
-			Amount: models.Amount(1000 + i), Currency: "USD", Name: fmt.Sprintf("Grocer %d", i), CategoryID: &cat.ID,
+			Amount: money.Amount(1000 + i), Currency: "USD", Name: fmt.Sprintf("Grocer %d", i), CategoryID: &cat.ID,
 			MerchantID: &merchant.ID, CreatedAt: now, UpdatedAt: now}
 		links[i] = link{rows[i].ID, tag.ID, f.Family.ID}
 	}

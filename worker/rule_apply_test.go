@@ -14,6 +14,7 @@ import (
 	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 	"coffer/worker"
 )
 
@@ -59,7 +60,7 @@ func TestRuleApplyResumesAfterKill(t *testing.T) {
 			name = fmt.Sprintf("STARBUCKS %d", i)
 		}
 		rows[i] = models.Transaction{ID: models.NewID(), FamilyID: f.Family.ID, AccountID: f.Account.ID, Date: "2024-05-01",
-			Amount: models.Amount(1000 + i), Currency: "USD", Name: name, CreatedAt: now, UpdatedAt: now}
+			Amount: money.Amount(1000 + i), Currency: "USD", Name: name, CreatedAt: now, UpdatedAt: now}
 	}
 	for start := 0; start < total; start += 500 {
 		batch := rows[start:min(start+500, total)]

@@ -13,6 +13,7 @@ import (
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
 	"coffer/models"
+	"coffer/models/civil"
 	"coffer/models/modelstest"
 	"coffer/worker"
 )
@@ -91,7 +92,7 @@ func TestTwoSchedulersOneSyncPerConnection(t *testing.T) {
 			}
 			got = map[uuid.UUID]time.Duration{}
 			for _, sy := range syncs {
-				if sy.Trigger != models.TriggerSchedule || sy.ScheduledFor == nil || *sy.ScheduledFor != models.DateOf(day) {
+				if sy.Trigger != models.TriggerSchedule || sy.ScheduledFor == nil || *sy.ScheduledFor != civil.DateOf(day) {
 					continue
 				}
 				if _, twice := got[sy.ConnectionID]; twice {

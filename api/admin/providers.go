@@ -11,6 +11,7 @@ import (
 	"coffer/api/httperr"
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/secret"
 	"coffer/sso"
 )
 
@@ -51,7 +52,7 @@ func (h *Handler) adminListProviders(c *fiber.Ctx) error {
 			v := models.Str(*sealedValue(p, col))
 			switch {
 			case v == "":
-			case !models.IsSealed(v):
+			case !secret.IsSealed(v):
 				plaintext++
 			default:
 				if _, err := h.store.ProviderSecret(p, col); err != nil {

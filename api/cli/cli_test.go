@@ -14,6 +14,7 @@ import (
 	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/secret"
 )
 
 // admin parses and runs one command on s, as main does, and returns what
@@ -90,7 +91,7 @@ func TestUsersAndKeys(t *testing.T) {
 	if err != nil || strings.TrimSpace(out) != ann.ID.String() || ann.Role != models.RoleSuperAdmin {
 		t.Fatalf("created %+v, %v; printed %q", ann, err, out)
 	}
-	if ok, _, _ := models.CheckPassword(*ann.PasswordHash, pw, models.DefaultArgon2); !ok {
+	if ok, _, _ := secret.CheckPassword(*ann.PasswordHash, pw, secret.DefaultArgon2); !ok {
 		t.Error("the password read from stdin was not stored")
 	}
 
@@ -121,7 +122,7 @@ func TestUsersAndKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	bob, _ := s.UserByEmail(ctx, "bob@example.com")
-	if ok, _, _ := models.CheckPassword(*bob.PasswordHash, "another long password", models.DefaultArgon2); !ok || bob.Role != models.RoleAdmin {
+	if ok, _, _ := secret.CheckPassword(*bob.PasswordHash, "another long password", secret.DefaultArgon2); !ok || bob.Role != models.RoleAdmin {
 		t.Errorf("bob after set-role and set-password: %+v", bob)
 	}
 

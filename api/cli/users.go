@@ -16,6 +16,8 @@ import (
 	"golang.org/x/term"
 
 	"coffer/models"
+	"coffer/models/money"
+	"coffer/models/secret"
 )
 
 // usersCreate adds a user to a new family, which they administer, or to an
@@ -35,7 +37,7 @@ func usersCreate(fs *flag.FlagSet, o *Options) func() (Command, error) {
 		if !models.ValidRole(*role) {
 			problems = append(problems, "--role must be member, admin or super_admin")
 		}
-		cur, ok := models.LookupCurrency(*currency)
+		cur, ok := money.LookupCurrency(*currency)
 		if !ok {
 			problems = append(problems, "--currency must be an ISO 4217 code")
 		}
@@ -170,10 +172,10 @@ func passwordHash(pw string, stdin io.Reader) (string, error) {
 			return "", err
 		}
 	}
-	if len(pw) < models.MinPasswordLen || len(pw) > models.MaxPasswordLen {
-		return "", fmt.Errorf("the password must be %d to %d characters long", models.MinPasswordLen, models.MaxPasswordLen)
+	if len(pw) < secret.MinPasswordLen || len(pw) > secret.MaxPasswordLen {
+		return "", fmt.Errorf("the password must be %d to %d characters long", secret.MinPasswordLen, secret.MaxPasswordLen)
 	}
-	return models.HashPassword(pw, models.DefaultArgon2)
+	return secret.HashPassword(pw, secret.DefaultArgon2)
 }
 
 // readPassword reads a password without echo from a terminal, else the

@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/models"
+	"coffer/models/money"
 )
 
 type accountsJSON struct {
@@ -139,7 +140,7 @@ type accountJSON struct {
 }
 
 func renderAccount(a *models.Account) accountJSON {
-	cur := models.MustCurrency(a.Currency)
+	cur := money.MustCurrency(a.Currency)
 	return accountJSON{
 		ID:                a.ID.String(),
 		Name:              a.Name,

@@ -4,6 +4,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // budgetJSON is a month's budget in the reference's shape (without its
@@ -39,13 +41,13 @@ type budgetsJSON struct {
 	Pagination Pagination   `json:"pagination"`
 }
 
-func renderBudget(b *models.BudgetSummary, today models.Date) budgetJSON {
-	money := moneyIn(b.Currency)
-	optMoney := func(a *models.Amount) (*string, *int64) {
+func renderBudget(b *models.BudgetSummary, today civil.Date) budgetJSON {
+	show := moneyIn(b.Currency)
+	optMoney := func(a *money.Amount) (*string, *int64) {
 		if a == nil {
 			return nil, nil
 		}
-		s, n := money(*a)
+		s, n := show(*a)
 		return &s, &n
 	}
 	out := budgetJSON{ID: b.ID.String(), StartDate: string(b.StartDate), EndDate: string(b.EndDate), Name: b.Name(),
@@ -53,11 +55,11 @@ func renderBudget(b *models.BudgetSummary, today models.Date) budgetJSON {
 		CreatedAt: timestamp(b.CreatedAt), UpdatedAt: timestamp(b.UpdatedAt)}
 	out.BudgetedSpending, out.BudgetedSpendingCents = optMoney(b.BudgetedSpending)
 	out.ExpectedIncome, out.ExpectedIncomeCents = optMoney(b.ExpectedIncome)
-	out.AllocatedSpending, out.AllocatedSpendingCents = money(b.AllocatedSpending)
-	out.ActualSpending, out.ActualSpendingCents = money(b.ActualSpending)
-	out.ActualIncome, out.ActualIncomeCents = money(b.ActualIncome)
-	out.AvailableToSpend, out.AvailableToSpendCents = money(b.AvailableToSpend())
-	out.AvailableToAllocate, out.AvailableToAllocateCents = money(b.AvailableToAllocate())
+	out.AllocatedSpending, out.AllocatedSpendingCents = show(b.AllocatedSpending)
+	out.ActualSpending, out.ActualSpendingCents = show(b.ActualSpending)
+	out.ActualIncome, out.ActualIncomeCents = show(b.ActualIncome)
+	out.AvailableToSpend, out.AvailableToSpendCents = show(b.AvailableToSpend())
+	out.AvailableToAllocate, out.AvailableToAllocateCents = show(b.AvailableToAllocate())
 	return out
 }
 
@@ -67,7 +69,7 @@ func (h *Handler) listBudgets(c *fiber.Ctx) error {
 	if f.StartDate, f.EndDate, err = queryRange(c); err != nil {
 		return err
 	}
-	today := models.DateOf(h.now())
+	today := civil.DateOf(h.now())
 	rows, pg, err := listPage(c, withFilter(h.store.Budgets, f), func(b *models.BudgetSummary) budgetJSON { return renderBudget(b, today) })
 	if err != nil {
 		return err
@@ -76,7 +78,7 @@ func (h *Handler) listBudgets(c *fiber.Ctx) error {
 }
 
 func (h *Handler) showBudget(c *fiber.Ctx) error {
-	today := models.DateOf(h.now())
+	today := civil.DateOf(h.now())
 	return showOne(c, h.store.Budget, func(b *models.BudgetSummary) budgetJSON { return renderBudget(b, today) })
 }
 

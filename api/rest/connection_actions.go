@@ -9,6 +9,7 @@ import (
 	"coffer/api/httperr"
 	"coffer/jobs/simplefin"
 	"coffer/models"
+	"coffer/models/money"
 )
 
 type providerAccountJSON struct {
@@ -25,7 +26,7 @@ type providerAccountJSON struct {
 	LastSeenAt       *string `json:"last_seen_at"`
 }
 
-func optAmount(a *models.Amount) *string {
+func optAmount(a *money.Amount) *string {
 	if a == nil {
 		return nil
 	}

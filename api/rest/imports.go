@@ -14,6 +14,8 @@ import (
 	"coffer/api/httperr"
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // The file imports, with the reference app's parameters and answers
@@ -101,7 +103,7 @@ type importRowJSON struct {
 	TransactionID *string  `json:"transaction_id"`
 }
 
-func renderRow(pos int, date *models.Date, amount *models.Amount, raw models.FileRow, status string, problems []string, tx *uuid.UUID) importRowJSON {
+func renderRow(pos int, date *civil.Date, amount *money.Amount, raw models.FileRow, status string, problems []string, tx *uuid.UUID) importRowJSON {
 	out := importRowJSON{Position: pos, RawDate: raw.RawDate, RawAmount: raw.RawAmount, Name: raw.Name, Category: raw.Category,
 		Tags: raw.Tags, Notes: raw.Notes, ExternalID: raw.ExternalID, Status: status, Errors: problems, TransactionID: optID(tx)}
 	if date != nil {

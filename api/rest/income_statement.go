@@ -6,6 +6,8 @@ import (
 
 	"coffer/api/httperr"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // maxStatementDays bounds the period of one income statement (ten years):
@@ -23,7 +25,7 @@ type flowJSON struct {
 	NetCents      int64  `json:"net_cents"`
 }
 
-func renderFlow(money func(models.Amount) (string, int64), income, spending, net models.Amount) flowJSON {
+func renderFlow(money func(money.Amount) (string, int64), income, spending, net money.Amount) flowJSON {
 	var f flowJSON
 	f.Income, f.IncomeCents = money(income)
 	f.Spending, f.SpendingCents = money(spending)
@@ -81,7 +83,7 @@ func (h *Handler) showIncomeStatement(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p := models.MonthPeriod(models.DateOf(h.now()))
+	p := models.MonthPeriod(civil.DateOf(h.now()))
 	switch {
 	case start != "" && end != "":
 		p = models.Period{From: start, To: end}

@@ -12,7 +12,8 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/api/httperr"
-	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // Length limits of text fields, in characters.
@@ -184,12 +185,12 @@ func (f *fields) ids(name string) []uuid.UUID {
 }
 
 // amount returns a money member sent as a number or a numeric string.
-func (f *fields) amount(name string) (models.Amount, bool) {
+func (f *fields) amount(name string) (money.Amount, bool) {
 	v, ok := f.raw[name]
 	if !ok || f.isNull(name) {
 		return 0, false
 	}
-	a, err := models.ParseAmountJSON(v)
+	a, err := money.ParseAmountJSON(v)
 	if err != nil {
 		f.add(name + " must be a decimal number with at most 12 digits before the point and 4 after it")
 		return 0, false
@@ -198,12 +199,12 @@ func (f *fields) amount(name string) (models.Amount, bool) {
 }
 
 // date returns a YYYY-MM-DD member.
-func (f *fields) date(name string) (models.Date, bool) {
+func (f *fields) date(name string) (civil.Date, bool) {
 	s, ok := f.str(name, 32, true)
 	if !ok {
 		return "", false
 	}
-	d, err := models.ParseDate(s)
+	d, err := civil.ParseDate(s)
 	if err != nil {
 		f.add(name + " must be a real calendar date (YYYY-MM-DD) between 1900-01-01 and 2199-12-31")
 		return "", false
@@ -217,7 +218,7 @@ func (f *fields) currency(name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	c, known := models.LookupCurrency(s)
+	c, known := money.LookupCurrency(s)
 	if !known {
 		f.add(name + " must be a known ISO 4217 currency code")
 		return "", false

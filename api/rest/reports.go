@@ -9,6 +9,8 @@ import (
 
 	"coffer/api/httperr"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // moneyJSON is a sum of money as the reference API renders one: a plain
@@ -21,17 +23,17 @@ type moneyJSON struct {
 	Formatted   string `json:"formatted"`
 }
 
-func renderMoney(a models.Amount, code string) moneyJSON {
-	cur := models.MustCurrency(code)
+func renderMoney(a money.Amount, code string) moneyJSON {
+	cur := money.MustCurrency(code)
 	minor := a.Minor(cur)
 	return moneyJSON{Amount: plainDecimal(minor, cur.Exponent), AmountCents: minor, Currency: cur.Code, Formatted: a.Format(cur)}
 }
 
 // moneyIn renders amounts in a currency as the pair every amount field
 // has: the display string and the minor units (its _cents twin).
-func moneyIn(code string) func(models.Amount) (string, int64) {
-	cur := models.MustCurrency(code)
-	return func(a models.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
+func moneyIn(code string) func(money.Amount) (string, int64) {
+	cur := money.MustCurrency(code)
+	return func(a money.Amount) (string, int64) { return a.Format(cur), a.Minor(cur) }
 }
 
 // plainDecimal writes minor units as a decimal with exp digits after the
@@ -52,12 +54,12 @@ func plainDecimal(minor int64, exp int) string {
 }
 
 // queryDate reads an optional YYYY-MM-DD query parameter.
-func queryDate(c *fiber.Ctx, name string) (models.Date, error) {
+func queryDate(c *fiber.Ctx, name string) (civil.Date, error) {
 	v := c.Query(name)
 	if v == "" {
 		return "", nil
 	}
-	d, err := models.ParseDate(v)
+	d, err := civil.ParseDate(v)
 	if err != nil {
 		return "", httperr.BadRequest(name + " must be a date, YYYY-MM-DD")
 	}
@@ -78,7 +80,7 @@ func queryID(c *fiber.Ctx, name string) (*uuid.UUID, error) {
 }
 
 // queryRange reads start_date and end_date, refusing a reversed range.
-func queryRange(c *fiber.Ctx) (start, end models.Date, err error) {
+func queryRange(c *fiber.Ctx) (start, end civil.Date, err error) {
 	if start, err = queryDate(c, "start_date"); err != nil {
 		return "", "", err
 	}
@@ -179,9 +181,9 @@ type balancesJSON struct {
 var balanceNamespace = uuid.MustParse("6f1c1f3e-3a52-4c0e-9a63-2f1f6c0b7d41")
 
 func renderBalance(d *models.BalanceDay) balanceJSON {
-	money := moneyIn(d.Currency)
+	show := moneyIn(d.Currency)
 	cash := d.AccountType == "depository" || d.AccountType == "credit_card"
-	split := func(a models.Amount) (cashPart, other models.Amount) {
+	split := func(a money.Amount) (cashPart, other money.Amount) {
 		if cash {
 			return a, 0
 		}
@@ -194,21 +196,21 @@ func renderBalance(d *models.BalanceDay) balanceJSON {
 	endCash, endOther := split(d.EndBalance)
 	inCash, inOther := split(d.Inflows)
 	outCash, outOther := split(d.Outflows)
-	out.Balance, out.BalanceCents = money(d.EndBalance)
-	out.CashBalance, out.CashBalanceCents = money(d.CashBalance())
-	out.StartCashBalance, out.StartCashBalanceCents = money(startCash)
-	out.StartNonCashBalance, out.StartNonCashBalanceCent = money(startOther)
-	out.StartBalance, out.StartBalanceCents = money(d.StartBalance)
-	out.CashInflows, out.CashInflowsCents = money(inCash)
-	out.CashOutflows, out.CashOutflowsCents = money(outCash)
-	out.NonCashInflows, out.NonCashInflowsCents = money(inOther)
-	out.NonCashOutflows, out.NonCashOutflowsCents = money(outOther)
-	out.NetMarketFlows, out.NetMarketFlowsCents = money(0)
-	out.CashAdjustments, out.CashAdjustmentsCents = money(0)
-	out.NonCashAdjustments, out.NonCashAdjustmentsCents = money(0)
-	out.EndCashBalance, out.EndCashBalanceCents = money(endCash)
-	out.EndNonCashBalance, out.EndNonCashBalanceCents = money(endOther)
-	out.EndBalance, out.EndBalanceCents = money(d.EndBalance)
+	out.Balance, out.BalanceCents = show(d.EndBalance)
+	out.CashBalance, out.CashBalanceCents = show(d.CashBalance())
+	out.StartCashBalance, out.StartCashBalanceCents = show(startCash)
+	out.StartNonCashBalance, out.StartNonCashBalanceCent = show(startOther)
+	out.StartBalance, out.StartBalanceCents = show(d.StartBalance)
+	out.CashInflows, out.CashInflowsCents = show(inCash)
+	out.CashOutflows, out.CashOutflowsCents = show(outCash)
+	out.NonCashInflows, out.NonCashInflowsCents = show(inOther)
+	out.NonCashOutflows, out.NonCashOutflowsCents = show(outOther)
+	out.NetMarketFlows, out.NetMarketFlowsCents = show(0)
+	out.CashAdjustments, out.CashAdjustmentsCents = show(0)
+	out.NonCashAdjustments, out.NonCashAdjustmentsCents = show(0)
+	out.EndCashBalance, out.EndCashBalanceCents = show(endCash)
+	out.EndNonCashBalance, out.EndNonCashBalanceCents = show(endOther)
+	out.EndBalance, out.EndBalanceCents = show(d.EndBalance)
 	out.Account = balanceAccountJSON{ID: d.AccountID.String(), Name: d.AccountName, AccountType: nonEmpty(d.AccountType)}
 	out.CreatedAt, out.UpdatedAt = timestamp(d.CreatedAt), timestamp(d.UpdatedAt)
 	return out
@@ -227,7 +229,7 @@ func (h *Handler) listBalances(c *fiber.Ctx) error {
 		return err
 	}
 	if v := c.Query("currency"); v != "" {
-		cur, ok := models.LookupCurrency(v)
+		cur, ok := money.LookupCurrency(v)
 		if !ok {
 			return httperr.BadRequest("currency must be an ISO 4217 code")
 		}

@@ -12,6 +12,7 @@ import (
 	"coffer/api/httperr"
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/money"
 )
 
 // The rules API answers with the reference's envelopes: {data, meta} for a
@@ -194,7 +195,7 @@ type rulePreviewJSON struct {
 func renderRuleChange(ch *models.RuleChange) rulePreviewJSON {
 	t := &ch.Transaction
 	out := rulePreviewJSON{TransactionID: t.ID.String(), Date: string(t.Date), Name: t.Name,
-		Amount: t.Amount.Format(models.MustCurrency(t.Currency)), Currency: t.Currency, Changes: ch.Changed}
+		Amount: t.Amount.Format(money.MustCurrency(t.Currency)), Currency: t.Currency, Changes: ch.Changed}
 	for _, f := range ch.Changed {
 		switch f {
 		case "name":

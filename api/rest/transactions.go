@@ -8,14 +8,16 @@ import (
 
 	"coffer/api/httperr"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // transactionInput is a parsed transaction body; pointers are nil for
 // members that were absent.
 type transactionInput struct {
 	accountID  *uuid.UUID
-	date       *models.Date
-	amount     *models.Amount
+	date       *civil.Date
+	amount     *money.Amount
 	name       *string
 	notes      *string
 	currency   *string
@@ -97,7 +99,7 @@ func parseTransaction(f *fields, create bool) transactionInput {
 // signed applies nature to an amount: income and inflow are stored
 // negative (money in), expense and outflow positive; no nature keeps the
 // sign the client sent.
-func signed(a models.Amount, nature string) models.Amount {
+func signed(a money.Amount, nature string) money.Amount {
 	switch nature {
 	case "income", "inflow":
 		return -a.Abs()

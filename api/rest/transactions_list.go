@@ -9,6 +9,8 @@ import (
 
 	"coffer/api/httperr"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 type transactionsJSON struct {
@@ -67,10 +69,10 @@ func parseTransactionFilter(c *fiber.Ctx) (models.TransactionFilter, error) {
 	}
 	for _, d := range []struct {
 		name string
-		dst  *models.Date
+		dst  *civil.Date
 	}{{"start_date", &f.StartDate}, {"end_date", &f.EndDate}} {
 		if v := c.Query(d.name); v != "" {
-			date, err := models.ParseDate(v)
+			date, err := civil.ParseDate(v)
 			if err != nil {
 				return f, httperr.BadRequest(d.name + " must be a date, YYYY-MM-DD")
 			}
@@ -79,10 +81,10 @@ func parseTransactionFilter(c *fiber.Ctx) (models.TransactionFilter, error) {
 	}
 	for _, a := range []struct {
 		name string
-		dst  **models.Amount
+		dst  **money.Amount
 	}{{"min_amount", &f.MinAmount}, {"max_amount", &f.MaxAmount}} {
 		if v := c.Query(a.name); v != "" {
-			amount, err := models.ParseAmount(v)
+			amount, err := money.ParseAmount(v)
 			if err != nil {
 				return f, httperr.BadRequest(a.name + " must be a decimal number")
 			}
@@ -163,7 +165,7 @@ type transactionJSON struct {
 }
 
 func renderTransaction(t *models.Transaction) transactionJSON {
-	cur := models.MustCurrency(t.Currency)
+	cur := money.MustCurrency(t.Currency)
 	minor := t.Amount.Minor(cur)
 	out := transactionJSON{
 		ID:                t.ID.String(),
@@ -198,7 +200,7 @@ func renderTransaction(t *models.Transaction) transactionJSON {
 		out.Tags = append(out.Tags, tagRefJSON{ID: tag.ID.String(), Name: tag.Name, Color: tag.Color})
 	}
 	if tr := t.Transfer; tr != nil {
-		ref := &transferRefJSON{ID: tr.ID.String(), Amount: tr.Amount.Format(models.MustCurrency(tr.Currency)), Currency: tr.Currency}
+		ref := &transferRefJSON{ID: tr.ID.String(), Amount: tr.Amount.Format(money.MustCurrency(tr.Currency)), Currency: tr.Currency}
 		if tr.OtherAccount != nil {
 			other := accountRef(tr.OtherAccount)
 			ref.OtherAccount = &other

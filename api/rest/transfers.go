@@ -4,6 +4,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/models"
+	"coffer/models/money"
 )
 
 type transferTransactionJSON struct {
@@ -42,7 +43,7 @@ type transfersJSON struct {
 }
 
 func renderTransferTransaction(t *models.Transaction) transferTransactionJSON {
-	cur := models.MustCurrency(t.Currency)
+	cur := money.MustCurrency(t.Currency)
 	out := transferTransactionJSON{
 		ID: t.ID.String(), Date: string(t.Date), Amount: t.Amount.Format(cur), AmountCents: abs64(t.Amount.Minor(cur)),
 		Currency: t.Currency, Name: t.Name,
@@ -55,7 +56,7 @@ func renderTransferTransaction(t *models.Transaction) transferTransactionJSON {
 
 func renderTransfer(tr *models.Transfer) transferJSON {
 	out := tr.Outflow
-	cur := models.MustCurrency(out.Currency)
+	cur := money.MustCurrency(out.Currency)
 	amount := out.Amount.Abs()
 	return transferJSON{
 		ID: tr.ID.String(), Status: tr.Status, Date: string(out.Date),

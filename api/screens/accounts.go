@@ -10,6 +10,8 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // accountGroup is the accounts of one type and their total.
@@ -17,7 +19,7 @@ type accountGroup struct {
 	Label    string
 	Type     string
 	Accounts []models.Account
-	Total    models.Amount
+	Total    money.Amount
 	Currency string
 	Mixed    bool // accounts in several currencies: no single total
 }
@@ -109,7 +111,7 @@ func readAccount(f *form, a *models.Account) {
 	a.Name = f.text("name", "Name", maxName, true)
 	a.AccountType = f.oneOf("account_type", "Type", models.AccountTypes...)
 	cur := f.value("currency")
-	if _, ok := models.LookupCurrency(cur); !ok {
+	if _, ok := money.LookupCurrency(cur); !ok {
 		f.fail("currency", "Currency must be a three-letter ISO code such as USD.")
 	}
 	a.Currency = cur
@@ -231,7 +233,7 @@ func (h *Handler) deleteAccount(c *fiber.Ctx) error {
 // the register is in full (no search), as the balance after the row.
 type registerLine struct {
 	*models.Transaction
-	Balance *models.Amount
+	Balance *money.Amount
 }
 
 type accountData struct {
@@ -276,8 +278,8 @@ func (h *Handler) showAccount(c *fiber.Ctx) error {
 		total = n
 	}
 	d.Pager = newPager(d.Query, p, total)
-	today := models.DateOf(h.now())
-	year := models.Period{From: models.DateOf(h.now().AddDate(-1, 0, 0)), To: today}
+	today := civil.DateOf(h.now())
+	year := models.Period{From: civil.DateOf(h.now().AddDate(-1, 0, 0)), To: today}
 	if d.Series, err = h.store.AccountBalanceSeries(ctx, a.FamilyID, a.ID, year, models.Week); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"coffer/api/httperr"
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/civil"
 )
 
 type budgetsData struct {
@@ -20,7 +21,7 @@ type budgetsData struct {
 }
 
 // month reads ?month=YYYY-MM (default: this month) as its first day.
-func (h *Handler) month(c *fiber.Ctx) (models.Date, error) {
+func (h *Handler) month(c *fiber.Ctx) (civil.Date, error) {
 	v := c.Query("month")
 	if v == "" {
 		v = h.now().UTC().Format("2006-01")
@@ -29,11 +30,11 @@ func (h *Handler) month(c *fiber.Ctx) (models.Date, error) {
 	if err != nil || t.Year() < 1900 || t.Year() > 2200 {
 		return "", httperr.NotFound()
 	}
-	return models.DateOf(t), nil
+	return civil.DateOf(t), nil
 }
 
 // budget sets up (if need be) and reads the month's budget and its lines.
-func (h *Handler) budget(c *fiber.Ctx, first models.Date) (*models.BudgetSummary, []models.BudgetLine, error) {
+func (h *Handler) budget(c *fiber.Ctx, first civil.Date) (*models.BudgetSummary, []models.BudgetLine, error) {
 	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
 	b, err := h.store.EnsureBudget(ctx, fam, first)
 	if err != nil {
@@ -43,7 +44,7 @@ func (h *Handler) budget(c *fiber.Ctx, first models.Date) (*models.BudgetSummary
 	return b, lines, err
 }
 
-func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first models.Date, f *form) error {
+func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first civil.Date, f *form) error {
 	b, lines, err := h.budget(c, first)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"coffer/models"
+	"coffer/models/money"
 )
 
 // Charts are SVG drawn on the server: no script, nothing to download, and
@@ -72,7 +73,7 @@ func lineChart(label string, points []models.SeriesPoint) template.HTML {
 // barPair is one column of a two-series bar chart (income and spending).
 type barPair struct {
 	Label string
-	A, B  models.Amount
+	A, B  money.Amount
 }
 
 // pairChart draws income (green) beside spending (dark) for each column.
@@ -92,7 +93,7 @@ func pairChart(label string, cols []barPair) template.HTML {
 	base := sc.y(0)
 	for i, c := range cols {
 		x := padL + float64(i)*slot + slot*0.12
-		for j, v := range []models.Amount{c.A, c.B} {
+		for j, v := range []money.Amount{c.A, c.B} {
 			y := sc.y(int64(v))
 			top, h := min(y, base), abs(y-base)
 			fill := "#137333"
@@ -119,7 +120,7 @@ func abs(f float64) float64 {
 }
 
 // share is a part of a whole as a percentage for a CSS bar, 0 to 100.
-func share(part, whole models.Amount) int {
+func share(part, whole money.Amount) int {
 	if whole <= 0 || part <= 0 {
 		return 0
 	}

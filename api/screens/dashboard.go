@@ -7,6 +7,7 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/civil"
 )
 
 type dashboardData struct {
@@ -27,7 +28,7 @@ type dashboardData struct {
 // month's totals are the sum of its category totals.
 func (h *Handler) home(c *fiber.Ctx) error {
 	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
-	today := models.DateOf(h.now())
+	today := civil.DateOf(h.now())
 	d := dashboardData{Month: models.MonthPeriod(today)}
 	var err error
 	if d.Sheet, err = h.store.BalanceSheet(ctx, fam, false); err != nil {
@@ -36,7 +37,7 @@ func (h *Handler) home(c *fiber.Ctx) error {
 	d.HasAccount = len(d.Sheet.Groups) > 0
 	// Ninety days, a point a day: recent enough to act on and cheap to
 	// read; the reports page draws any longer period.
-	recent := models.Period{From: models.DateOf(h.now().AddDate(0, 0, -90)), To: today}
+	recent := models.Period{From: civil.DateOf(h.now().AddDate(0, 0, -90)), To: today}
 	if d.Series, err = h.store.NetWorthSeries(ctx, fam, recent, models.Day); err != nil {
 		return err
 	}
@@ -64,4 +65,4 @@ func (h *Handler) home(c *fiber.Ctx) error {
 func monthName(p models.Period) string { return p.From.Time().Format("January 2006") }
 
 // shortDate is "24 Nov" for the tables of a chart.
-func shortDate(d models.Date) string { return d.Time().Format("2 Jan 2006") }
+func shortDate(d civil.Date) string { return d.Time().Format("2 Jan 2006") }

@@ -13,6 +13,8 @@ import (
 	"coffer/api/httperr"
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // form is a submitted HTML form: the values as typed, kept to re-render
@@ -61,7 +63,7 @@ func (f *form) text(name, label string, max int, required bool) string {
 
 // amount reads a positive amount such as 12.50 (the sign is a separate
 // choice on every form, so a person never types a minus).
-func (f *form) amount(name, label string, required bool) (models.Amount, bool) {
+func (f *form) amount(name, label string, required bool) (money.Amount, bool) {
 	v := strings.ReplaceAll(f.value(name), ",", "")
 	if v == "" {
 		if required {
@@ -69,7 +71,7 @@ func (f *form) amount(name, label string, required bool) (models.Amount, bool) {
 		}
 		return 0, false
 	}
-	a, err := models.ParseAmount(v)
+	a, err := money.ParseAmount(v)
 	if err != nil || a < 0 {
 		f.fail(name, label+" must be a positive amount such as 12.50, with at most 4 decimals and 12 digits before the point.")
 		return 0, false
@@ -78,7 +80,7 @@ func (f *form) amount(name, label string, required bool) (models.Amount, bool) {
 }
 
 // date reads a YYYY-MM-DD date.
-func (f *form) date(name, label string, required bool) (models.Date, bool) {
+func (f *form) date(name, label string, required bool) (civil.Date, bool) {
 	v := f.value(name)
 	if v == "" {
 		if required {
@@ -86,7 +88,7 @@ func (f *form) date(name, label string, required bool) (models.Date, bool) {
 		}
 		return "", false
 	}
-	d, err := models.ParseDate(v)
+	d, err := civil.ParseDate(v)
 	if err != nil {
 		f.fail(name, label+" must be a date such as 2026-01-31.")
 		return "", false

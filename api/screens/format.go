@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"coffer/models"
+	"coffer/models/money"
 )
 
-// money renders an amount in its currency's own convention ("$1,234.56");
+// formatMoney renders an amount in its currency's own convention ("$1,234.56");
 // an unknown code falls back to the plain decimal and the code.
-func money(a models.Amount, currency string) string {
-	if c, ok := models.LookupCurrency(currency); ok {
+func formatMoney(a money.Amount, currency string) string {
+	if c, ok := money.LookupCurrency(currency); ok {
 		return a.Format(c)
 	}
 	return a.String() + " " + currency
@@ -22,19 +23,19 @@ func money(a models.Amount, currency string) string {
 // flow renders a transaction amount with the house convention: money in
 // is green with a plus sign, money out is plain. Colour is never the only
 // cue, for readers who cannot see it.
-func flow(a models.Amount, currency string) template.HTML {
+func flow(a money.Amount, currency string) template.HTML {
 	if a < 0 {
-		return template.HTML(`<span class="in">+` + template.HTMLEscapeString(money(-a, currency)) + `</span>`)
+		return template.HTML(`<span class="in">+` + template.HTMLEscapeString(formatMoney(-a, currency)) + `</span>`)
 	}
-	return template.HTML(template.HTMLEscapeString(money(a, currency)))
+	return template.HTML(template.HTMLEscapeString(formatMoney(a, currency)))
 }
 
 // balance renders an account balance: a liability's is what is owed.
-func balance(a models.Amount, currency, accountType string) template.HTML {
+func balance(a money.Amount, currency, accountType string) template.HTML {
 	if models.Liability(accountType) {
-		return template.HTML(`<span class="owed">` + template.HTMLEscapeString(money(a, currency)) + ` owed</span>`)
+		return template.HTML(`<span class="owed">` + template.HTMLEscapeString(formatMoney(a, currency)) + ` owed</span>`)
 	}
-	return template.HTML(template.HTMLEscapeString(money(a, currency)))
+	return template.HTML(template.HTMLEscapeString(formatMoney(a, currency)))
 }
 
 // typeLabels names each account type for people.
@@ -78,12 +79,12 @@ func newPager(q url.Values, p models.Page, total int) pager {
 }
 
 var funcs = template.FuncMap{
-	"money": money, "flow": flow, "balance": balance, "typeLabel": typeLabel,
+	"money": formatMoney, "flow": flow, "balance": balance, "typeLabel": typeLabel,
 	"amountValue": amountValue, "share": share, "monthName": monthName, "shortDate": shortDate,
 	"catName":      catName,
 	"importKind":   importKind,
-	"deref_amount": func(a *models.Amount) models.Amount { return *a },
-	"add_amount":   func(a, b models.Amount) models.Amount { return a + b },
+	"deref_amount": func(a *money.Amount) money.Amount { return *a },
+	"add_amount":   func(a, b money.Amount) money.Amount { return a + b },
 	"plus":         func(a, b int) int { return a + b },
 	"plural":       plural,
 	"thousands":    thousands,
@@ -114,7 +115,7 @@ func dict(kv ...any) map[string]any {
 
 // amountValue is an amount as a form shows it: positive, with at least two
 // decimals and no trailing zeros beyond them ("12.50", "0.1234").
-func amountValue(a models.Amount) string {
+func amountValue(a money.Amount) string {
 	s := a.Abs().String()
 	for strings.HasSuffix(s, "0") && len(s)-strings.IndexByte(s, '.') > 3 {
 		s = s[:len(s)-1]

@@ -10,13 +10,15 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // statementRow is one category's amounts, a column per month.
 type statementRow struct {
 	Name   string
-	Cells  []models.Amount
-	Total  models.Amount
+	Cells  []money.Amount
+	Total  money.Amount
 	Income bool
 }
 
@@ -24,7 +26,7 @@ type reportsData struct {
 	Period     models.Period
 	Currency   string
 	Errors     map[string]string
-	Months     []models.Date
+	Months     []civil.Date
 	Income     []statementRow
 	Spending   []statementRow
 	Flow       []models.CashFlowMonth
@@ -38,15 +40,15 @@ type reportsData struct {
 // reportPeriod reads ?from= and ?to= (default: this month so far); a bad
 // value is said beside its field and the default is used.
 func (h *Handler) reportPeriod(c *fiber.Ctx) (models.Period, map[string]string) {
-	today := models.DateOf(h.now())
+	today := civil.DateOf(h.now())
 	p := models.Period{From: models.MonthPeriod(today).From, To: today}
 	problems := map[string]string{}
 	for _, f := range []struct {
 		name string
-		dst  *models.Date
+		dst  *civil.Date
 	}{{"from", &p.From}, {"to", &p.To}} {
 		if v := clipQuery(c.Query(f.name)); v != "" {
-			if d, err := models.ParseDate(v); err == nil {
+			if d, err := civil.ParseDate(v); err == nil {
 				*f.dst = d
 			} else {
 				problems[f.name] = "Use a date such as 2026-01-31."
@@ -58,7 +60,7 @@ func (h *Handler) reportPeriod(c *fiber.Ctx) (models.Period, map[string]string) 
 		p.To = p.From
 	}
 	// Longer than 20 years is more than a screen can show; clip it.
-	if limit := models.DateOf(p.To.Time().AddDate(-20, 0, 0)); p.From < limit {
+	if limit := civil.DateOf(p.To.Time().AddDate(-20, 0, 0)); p.From < limit {
 		p.From = limit
 		problems["from"] = "Reports cover at most 20 years; the start was moved."
 	}
@@ -79,11 +81,11 @@ func interval(p models.Period) models.Interval {
 
 // statement pivots the income statement's cells into rows by category,
 // a column per month, largest total first.
-func statement(cells []models.StatementCell, p models.Period) (months []models.Date, income, spending []statementRow) {
-	for m := models.MonthPeriod(p.From).From; m <= p.To; m = models.DateOf(m.Time().AddDate(0, 1, 0)) {
+func statement(cells []models.StatementCell, p models.Period) (months []civil.Date, income, spending []statementRow) {
+	for m := models.MonthPeriod(p.From).From; m <= p.To; m = civil.DateOf(m.Time().AddDate(0, 1, 0)) {
 		months = append(months, m)
 	}
-	col := map[models.Date]int{}
+	col := map[civil.Date]int{}
 	for i, m := range months {
 		col[m] = i
 	}
@@ -93,7 +95,7 @@ func statement(cells []models.StatementCell, p models.Period) (months []models.D
 		key := c.Classification + ":" + optString(c.CategoryID)
 		r := rows[key]
 		if r == nil {
-			r = &statementRow{Name: catName(c.CategoryTotal), Cells: make([]models.Amount, len(months)), Income: c.Classification == "income"}
+			r = &statementRow{Name: catName(c.CategoryTotal), Cells: make([]money.Amount, len(months)), Income: c.Classification == "income"}
 			rows[key] = r
 			order = append(order, key)
 		}

@@ -12,6 +12,7 @@ import (
 	"coffer/api/web"
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/civil"
 )
 
 // The rules screens: the list with each rule's latest runs, and one form
@@ -211,7 +212,7 @@ func readRule(f *form, r *models.Rule) (conds, acts []ruleRow) {
 	r.StopProcessing = f.value("stop_processing") != ""
 	r.EffectiveDate = nil
 	if v := f.value("effective_date"); v != "" {
-		if d, err := models.ParseDate(v); err != nil {
+		if d, err := civil.ParseDate(v); err != nil {
 			f.fail("effective_date", "Apply from must be a date such as 2024-01-31.")
 		} else {
 			r.EffectiveDate = &d

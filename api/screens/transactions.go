@@ -11,6 +11,8 @@ import (
 	"coffer/api/httperr"
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // choices are the family's accounts, categories, merchants and tags, for
@@ -87,10 +89,10 @@ func readFilter(c *fiber.Ctx) (models.TransactionFilter, url.Values, map[string]
 	}
 	for _, d := range []struct {
 		name string
-		dst  *models.Date
+		dst  *civil.Date
 	}{{"from", &f.StartDate}, {"to", &f.EndDate}} {
 		if v := keep(d.name); v != "" {
-			if date, err := models.ParseDate(v); err == nil {
+			if date, err := civil.ParseDate(v); err == nil {
 				*d.dst = date
 			} else {
 				problems[d.name] = "Use a date such as 2026-01-31."
@@ -106,10 +108,10 @@ func readFilter(c *fiber.Ctx) (models.TransactionFilter, url.Values, map[string]
 	// Amount bounds are on the size of the amount, whichever way it went.
 	for _, b := range []struct {
 		name string
-		dst  **models.Amount
+		dst  **money.Amount
 	}{{"min", &f.MinAmount}, {"max", &f.MaxAmount}} {
 		if v := keep(b.name); v != "" {
-			if a, err := models.ParseAmount(v); err == nil && a >= 0 {
+			if a, err := money.ParseAmount(v); err == nil && a >= 0 {
 				*b.dst = &a
 			} else {
 				problems[b.name] = "Use a positive amount such as 12.50."
@@ -165,7 +167,7 @@ func (h *Handler) transactionForm(c *fiber.Ctx, status int, d transactionFormDat
 
 func (h *Handler) newTransaction(c *fiber.Ctx) error {
 	f := newForm(c)
-	f.Values["date"] = string(models.DateOf(h.now()))
+	f.Values["date"] = string(civil.DateOf(h.now()))
 	f.Values["type"] = "expense"
 	f.Values["account_id"] = clipQuery(c.Query("account_id"))
 	return h.transactionForm(c, fiber.StatusOK, transactionFormData{Form: f})

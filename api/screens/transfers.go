@@ -7,6 +7,7 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/civil"
 )
 
 type transferFormData struct {
@@ -25,7 +26,7 @@ func (h *Handler) transferForm(c *fiber.Ctx, status int, f *form) error {
 
 func (h *Handler) newTransfer(c *fiber.Ctx) error {
 	f := newForm(c)
-	f.Values["date"] = string(models.DateOf(h.now()))
+	f.Values["date"] = string(civil.DateOf(h.now()))
 	return h.transferForm(c, fiber.StatusOK, f)
 }
 

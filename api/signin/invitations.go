@@ -8,6 +8,7 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/secret"
 )
 
 type invitationData struct {
@@ -78,7 +79,7 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 	if password != c.FormValue("password_confirmation") {
 		return h.invitationPage(c, fiber.StatusUnprocessableEntity, "The two passwords differ.")
 	}
-	hash, err := models.HashPassword(password, h.web.Argon2)
+	hash, err := secret.HashPassword(password, h.web.Argon2)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/secret"
 	"coffer/sso"
 )
 
@@ -199,10 +200,10 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 	}
 	password := c.FormValue("password")
 	ok := false
-	if len(password) <= models.MaxPasswordLen {
+	if len(password) <= secret.MaxPasswordLen {
 		var herr error
-		ok, _, herr = models.CheckPassword(*u.PasswordHash, password, h.web.Argon2)
-		if herr != nil && !errors.Is(herr, models.ErrBadHash) {
+		ok, _, herr = secret.CheckPassword(*u.PasswordHash, password, h.web.Argon2)
+		if herr != nil && !errors.Is(herr, secret.ErrBadHash) {
 			return herr
 		}
 	}

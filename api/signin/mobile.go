@@ -16,6 +16,7 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/secret"
 )
 
 // The mobile app's sign-in (issue 13, part 3), with the request and answer
@@ -159,7 +160,7 @@ func (h *Handler) mobileSignup(c *fiber.Ctx) error {
 	if !in.Device.valid() {
 		return mobileRefusal(c, fiber.StatusBadRequest, "Device information is required")
 	}
-	hash, err := models.HashPassword(in.User.Password, h.web.Argon2)
+	hash, err := secret.HashPassword(in.User.Password, h.web.Argon2)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/secret"
 )
 
 // refusal is a refused password sign-in: the audit record's reason, and
@@ -44,7 +45,7 @@ func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus 
 		return nil, &refusal{fiber.StatusForbidden, "local_login_disabled", "Password sign-in is disabled. Use single sign-on.", nil}, nil
 	}
 	bad := &refusal{badStatus, "bad_credentials", badMsg, nil}
-	if email == "" || len(email) > 320 || len(password) > models.MaxPasswordLen || web.HasControl(email) {
+	if email == "" || len(email) > 320 || len(password) > secret.MaxPasswordLen || web.HasControl(email) {
 		return nil, bad, nil
 	}
 	wait, err := h.claimAttempt(ctx, email, web.ClientIP(c))
@@ -65,8 +66,8 @@ func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus 
 	if err == nil && u.PasswordHash != nil {
 		hash = *u.PasswordHash
 	}
-	ok, rehash, herr := models.CheckPassword(hash, password, h.web.Argon2)
-	if herr != nil && !errors.Is(herr, models.ErrBadHash) {
+	ok, rehash, herr := secret.CheckPassword(hash, password, h.web.Argon2)
+	if herr != nil && !errors.Is(herr, secret.ErrBadHash) {
 		return nil, nil, herr
 	}
 	if !ok || err != nil || u.PasswordHash == nil {
@@ -87,7 +88,7 @@ func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus 
 	}
 	login := &passwordLogin{user: u, override: override}
 	if rehash {
-		s, err := models.HashPassword(password, h.web.Argon2)
+		s, err := secret.HashPassword(password, h.web.Argon2)
 		if err != nil {
 			return nil, nil, err
 		}

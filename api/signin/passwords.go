@@ -18,6 +18,8 @@ import (
 	"coffer/api/httperr"
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/money"
+	"coffer/models/secret"
 )
 
 const (
@@ -45,7 +47,7 @@ func (h *Handler) signupOpen(c *fiber.Ctx) error {
 }
 
 func passwordProblem(pw string) string {
-	if len(pw) < models.MinPasswordLen || len(pw) > models.MaxPasswordLen {
+	if len(pw) < secret.MinPasswordLen || len(pw) > secret.MaxPasswordLen {
 		return "The password must be 12 to 256 characters long."
 	}
 	return ""
@@ -71,7 +73,7 @@ func (h *Handler) createRegistration(c *fiber.Ctx) error {
 	if d.Family == "" || len(d.Family) > maxName || strings.ContainsRune(d.Family, 0) {
 		problems = append(problems, "Family name must be 1 to 255 characters.")
 	}
-	cur, ok := models.LookupCurrency(d.Currency)
+	cur, ok := money.LookupCurrency(d.Currency)
 	if !ok {
 		problems = append(problems, "Currency must be an ISO 4217 code such as USD.")
 	}
@@ -84,7 +86,7 @@ func (h *Handler) createRegistration(c *fiber.Ctx) error {
 	if len(problems) > 0 {
 		return h.pages.Render(c, fiber.StatusUnprocessableEntity, "register", web.Page{Title: "Create an account", Error: strings.Join(problems, " "), Data: d})
 	}
-	hash, err := models.HashPassword(password, h.web.Argon2)
+	hash, err := secret.HashPassword(password, h.web.Argon2)
 	if err != nil {
 		return err
 	}
@@ -198,7 +200,7 @@ func (h *Handler) resetPassword(c *fiber.Ctx) error {
 
 // setPassword stores a new password and ends the user's sessions but keep.
 func (h *Handler) setPassword(c *fiber.Ctx, userID uuid.UUID, password string, keep uuid.UUID) error {
-	hash, err := models.HashPassword(password, h.web.Argon2)
+	hash, err := secret.HashPassword(password, h.web.Argon2)
 	if err != nil {
 		return err
 	}
@@ -282,8 +284,8 @@ func (h *Handler) changePassword(c *fiber.Ctx) error {
 	}
 	current, next := c.FormValue("current_password"), c.FormValue("new_password")
 	if u.PasswordHash != nil {
-		ok, _, err := models.CheckPassword(*u.PasswordHash, current, h.web.Argon2)
-		if err != nil && !errors.Is(err, models.ErrBadHash) {
+		ok, _, err := secret.CheckPassword(*u.PasswordHash, current, h.web.Argon2)
+		if err != nil && !errors.Is(err, secret.ErrBadHash) {
 			return err
 		}
 		if !ok {

@@ -11,6 +11,7 @@ import (
 	"coffer/api/httperr"
 	"coffer/api/web"
 	"coffer/models"
+	"coffer/models/secret"
 )
 
 type loginData struct {
@@ -192,7 +193,7 @@ func signInUnavailable(err error) error {
 func (h *Handler) dummy() string {
 	h.dummyOnce.Do(func() {
 		var err error
-		if h.dummyHash, err = models.HashPassword("not a real password, never matches", h.web.Argon2); err != nil {
+		if h.dummyHash, err = secret.HashPassword("not a real password, never matches", h.web.Argon2); err != nil {
 			h.dummyHash = "$argon2id$v=19$m=65536,t=3,p=2$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 		}
 	})

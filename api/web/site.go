@@ -25,6 +25,7 @@ import (
 
 	"coffer/api/httperr"
 	"coffer/models"
+	"coffer/models/secret"
 )
 
 //go:embed templates/*.html
@@ -68,7 +69,7 @@ type Options struct {
 	// SignupEnabled lets anyone create a new family; main's default is on
 	// in development, off in production.
 	SignupEnabled      bool `env:"AUTH_SIGNUP_ENABLED"`
-	Argon2             models.Argon2Params
+	Argon2             secret.Argon2Params
 	MaxFailuresAccount int           `env:"LOGIN_MAX_FAILURES_ACCOUNT" default:"5" min:"1" max:"1000"`
 	MaxFailuresIP      int           `env:"LOGIN_MAX_FAILURES_IP" default:"20" min:"1" max:"100000"`
 	LockoutWindow      time.Duration `env:"LOGIN_LOCKOUT_WINDOW" default:"15m"`

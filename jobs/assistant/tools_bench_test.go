@@ -7,7 +7,9 @@ import (
 
 	"coffer/jobs/assistant"
 	"coffer/models"
+	"coffer/models/civil"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // BenchmarkGetTransactions times get_transactions, its page and its
@@ -19,7 +21,7 @@ func BenchmarkGetTransactions(b *testing.B) {
 	rows := make([]*models.NewTransaction, 20_000)
 	for i := range rows {
 		rows[i] = &models.NewTransaction{Row: &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
-			Date: models.Date(fmt.Sprintf("202%d-%02d-%02d", 5+i%2, 1+i%12, 1+i%28)), Amount: models.Amount((i%500 - 50) * 10_000),
+			Date: civil.Date(fmt.Sprintf("202%d-%02d-%02d", 5+i%2, 1+i%12, 1+i%28)), Amount: money.Amount((i%500 - 50) * 10_000),
 			Currency: "USD", Name: fmt.Sprintf("Shop %d", i%300)}}
 	}
 	if _, err := store.IngestTransactions(ctx, f.Family.ID, rows); err != nil {

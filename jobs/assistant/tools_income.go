@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // maxMonths is how many months a monthly series may hold, as the
@@ -48,8 +50,8 @@ func runIncomeStatement(ctx context.Context, s *models.Store, c Caller, raw json
 	if err := decode(raw, &a); err != nil {
 		return nil, err
 	}
-	from, err1 := models.ParseDate(a.StartDate)
-	to, err2 := models.ParseDate(a.EndDate)
+	from, err1 := civil.ParseDate(a.StartDate)
+	to, err2 := civil.ParseDate(a.EndDate)
 	if err1 != nil || err2 != nil {
 		return nil, refuse("invalid_date", "start_date and end_date are required, as real days in YYYY-MM-DD format.")
 	}
@@ -88,8 +90,8 @@ func runIncomeStatement(ctx context.Context, s *models.Store, c Caller, raw json
 			return nil, err
 		}
 		out["account_ids"] = a.AccountIDs
-		out["income"] = map[string]any{"total": money(t.Income, cur), "by_category": nil}
-		out["expense"] = map[string]any{"total": money(t.Spending, cur), "by_category": nil}
+		out["income"] = map[string]any{"total": formatMoney(t.Income, cur), "by_category": nil}
+		out["expense"] = map[string]any{"total": formatMoney(t.Spending, cur), "by_category": nil}
 		out["breakdown_omitted_reason"] = "the category breakdown is not available with an account filter"
 	} else {
 		rows, err := s.CategoryTotals(ctx, c.FamilyID, p)
@@ -97,11 +99,11 @@ func runIncomeStatement(ctx context.Context, s *models.Store, c Caller, raw json
 			return nil, err
 		}
 		t = models.TotalsOf(cur, rows)
-		out["income"] = map[string]any{"total": money(t.Income, cur), "by_category": byCategory(rows, "income", t.Income, cur)}
-		out["expense"] = map[string]any{"total": money(t.Spending, cur), "by_category": byCategory(rows, "expense", t.Spending, cur)}
+		out["income"] = map[string]any{"total": formatMoney(t.Income, cur), "by_category": byCategory(rows, "income", t.Income, cur)}
+		out["expense"] = map[string]any{"total": formatMoney(t.Spending, cur), "by_category": byCategory(rows, "expense", t.Spending, cur)}
 	}
-	out["net"] = money(t.Net(), cur)
-	out["insights"] = map[string]any{"net_income": money(t.Net(), cur), "savings_rate": percent(t.Net(), t.Income, 2) + "%"}
+	out["net"] = formatMoney(t.Net(), cur)
+	out["insights"] = map[string]any{"net_income": formatMoney(t.Net(), cur), "savings_rate": percent(t.Net(), t.Income, 2) + "%"}
 	if months != nil {
 		series := make([]map[string]any, len(months))
 		for i, m := range months {
@@ -115,7 +117,7 @@ func runIncomeStatement(ctx context.Context, s *models.Store, c Caller, raw json
 	}
 	if a.CompareWithPrevious {
 		days := int(to.Time().Sub(from.Time()).Hours()/24) + 1
-		prev := models.Period{From: models.DateOf(from.Time().AddDate(0, 0, -days)), To: models.DateOf(from.Time().AddDate(0, 0, -1))}
+		prev := models.Period{From: civil.DateOf(from.Time().AddDate(0, 0, -days)), To: civil.DateOf(from.Time().AddDate(0, 0, -1))}
 		pt, err := totals(prev)
 		if err != nil {
 			return nil, err
@@ -160,7 +162,7 @@ func monthsOf(p models.Period) []models.Period {
 		if end.After(p.To.Time()) {
 			end = p.To.Time()
 		}
-		out = append(out, models.Period{From: models.DateOf(start), To: models.DateOf(end)})
+		out = append(out, models.Period{From: civil.DateOf(start), To: civil.DateOf(end)})
 		if len(out) > maxMonths {
 			break // enough to refuse
 		}
@@ -170,14 +172,14 @@ func monthsOf(p models.Period) []models.Period {
 }
 
 func flow(p models.Period, t *models.Totals, cur string) map[string]any {
-	return map[string]any{"start_date": string(p.From), "end_date": string(p.To), "income": money(t.Income, cur),
-		"expenses": money(t.Spending, cur), "net": money(t.Net(), cur)}
+	return map[string]any{"start_date": string(p.From), "end_date": string(p.To), "income": formatMoney(t.Income, cur),
+		"expenses": formatMoney(t.Spending, cur), "net": formatMoney(t.Net(), cur)}
 }
 
 // change is how much now differs from before, and by what percent of
 // before (null when before is zero).
-func change(before, now models.Amount, cur string) map[string]any {
-	out := map[string]any{"amount": money(now-before, cur), "percent": nil}
+func change(before, now money.Amount, cur string) map[string]any {
+	out := map[string]any{"amount": formatMoney(now-before, cur), "percent": nil}
 	if before != 0 {
 		out["percent"] = json.Number(percent(now-before, before, 1))
 	}
@@ -186,7 +188,7 @@ func change(before, now models.Amount, cur string) map[string]any {
 
 // percent is part/whole×100 rounded half away from zero to places
 // decimals ("0" when whole is zero), exact at any size of amount.
-func percent(part, whole models.Amount, places int) string {
+func percent(part, whole money.Amount, places int) string {
 	if whole == 0 {
 		return "0"
 	}
@@ -215,7 +217,7 @@ type categoryShare struct {
 	Percentage    string             `json:"percentage_of_total"`
 	Transactions  int                `json:"transactions"`
 	Subcategories []subcategoryShare `json:"subcategory_totals"`
-	amount        models.Amount
+	amount        money.Amount
 }
 
 type subcategoryShare struct {
@@ -228,7 +230,7 @@ type subcategoryShare struct {
 // byCategory groups one direction's category totals under their top
 // categories, as the reference does: each top category's total includes
 // its subcategories, which are listed beneath it; the largest first.
-func byCategory(rows []models.CategoryTotal, classification string, whole models.Amount, cur string) []categoryShare {
+func byCategory(rows []models.CategoryTotal, classification string, whole money.Amount, cur string) []categoryShare {
 	tops := map[string]*categoryShare{}
 	var order []*categoryShare
 	top := func(key, name string) *categoryShare {
@@ -252,14 +254,14 @@ func byCategory(rows []models.CategoryTotal, classification string, whole models
 		default:
 			t := top(r.ParentID.String(), cmp.Or(derefOr(r.ParentName), *r.Name))
 			t.amount, t.Transactions = t.amount+r.Total, t.Transactions+r.Count
-			t.Subcategories = append(t.Subcategories, subcategoryShare{Name: *r.Name, Total: money(r.Total, cur),
+			t.Subcategories = append(t.Subcategories, subcategoryShare{Name: *r.Name, Total: formatMoney(r.Total, cur),
 				Percentage: percent(r.Total, whole, 1) + "%", Transactions: r.Count})
 		}
 	}
 	slices.SortStableFunc(order, func(a, b *categoryShare) int { return cmp.Compare(b.amount, a.amount) })
 	out := make([]categoryShare, len(order))
 	for i, t := range order {
-		t.Total, t.Percentage = money(t.amount, cur), percent(t.amount, whole, 1)+"%"
+		t.Total, t.Percentage = formatMoney(t.amount, cur), percent(t.amount, whole, 1)+"%"
 		out[i] = *t
 	}
 	return out

@@ -9,11 +9,12 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/money"
 )
 
-// money is an amount as the API shows it: "$1,234.56".
-func money(a models.Amount, currency string) string {
-	return a.Format(models.MustCurrency(currency))
+// formatMoney is an amount as the API shows it: "$1,234.56".
+func formatMoney(a money.Amount, currency string) string {
+	return a.Format(money.MustCurrency(currency))
 }
 
 // allRows is the page that the tools read lists with: a household's
@@ -31,7 +32,7 @@ type accountResult struct {
 }
 
 func renderAccount(a *models.Account) accountResult {
-	r := accountResult{ID: a.ID.String(), Name: a.Name, Balance: money(a.Balance, a.Currency), Currency: a.Currency,
+	r := accountResult{ID: a.ID.String(), Name: a.Name, Balance: formatMoney(a.Balance, a.Currency), Currency: a.Currency,
 		Classification: a.Classification(), Status: a.Status}
 	if a.AccountType != "" {
 		r.AccountType = &a.AccountType
@@ -79,13 +80,13 @@ var getBalanceSheet = Tool{
 		}
 		groups := make([]group, len(b.Groups))
 		for i, g := range b.Groups {
-			groups[i] = group{Classification: g.Classification, AccountType: cmp.Or(g.AccountType, "untyped"), Total: money(g.Total, b.Currency)}
+			groups[i] = group{Classification: g.Classification, AccountType: cmp.Or(g.AccountType, "untyped"), Total: formatMoney(g.Total, b.Currency)}
 			for j := range g.Accounts {
 				groups[i].Accounts = append(groups[i].Accounts, renderAccount(&g.Accounts[j]))
 			}
 		}
-		return map[string]any{"currency": b.Currency, "assets": money(b.Assets, b.Currency),
-			"liabilities": money(b.Liabilities, b.Currency), "net_worth": money(b.NetWorth(), b.Currency),
+		return map[string]any{"currency": b.Currency, "assets": formatMoney(b.Assets, b.Currency),
+			"liabilities": formatMoney(b.Liabilities, b.Currency), "net_worth": formatMoney(b.NetWorth(), b.Currency),
 			"groups": groups, "accounts_in_other_currencies": b.Unconverted}, nil
 	},
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 const maxName = 255
@@ -69,7 +71,7 @@ person asked for the change.`,
 			t.Name, cols = name, append(cols, "name")
 		}
 		if a.Date != nil {
-			d, err := models.ParseDate(*a.Date)
+			d, err := civil.ParseDate(*a.Date)
 			if err != nil {
 				return nil, refuse("invalid_date", "date must be a real day in YYYY-MM-DD format.")
 			}
@@ -80,7 +82,7 @@ person asked for the change.`,
 		}
 		size := t.Amount.Abs()
 		if amt, ok := present["amount"]; ok {
-			v, err := models.ParseAmountJSON(amt)
+			v, err := money.ParseAmountJSON(amt)
 			if err != nil || v <= 0 {
 				return nil, refuse("invalid_amount", "amount must be a positive decimal with at most 4 places.")
 			}

@@ -17,6 +17,7 @@ import (
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
+	"coffer/models/civil"
 	"coffer/models/modelstest"
 )
 
@@ -170,7 +171,7 @@ func TestStartSync(t *testing.T) {
 	if err := s.store.FailSync(ctx, sy, "test"); err != nil {
 		t.Fatal(err)
 	}
-	today := models.DateOf(time.Now())
+	today := civil.DateOf(time.Now())
 	scheduled, _, err := s.store.CreateSync(ctx, &models.Sync{FamilyID: s.f.Family.ID, ConnectionID: conn.ID,
 		Trigger: models.TriggerSchedule, ScheduledFor: &today, NotBefore: time.Now().Add(20 * time.Minute)})
 	if err != nil {

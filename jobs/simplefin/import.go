@@ -16,6 +16,7 @@ import (
 	"coffer/jobs"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/models"
+	"coffer/models/civil"
 )
 
 // TypeImport imports one remote account's fetched transactions
@@ -109,7 +110,7 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 	h.hook(ctx, HookImport)
 	err = h.Store.ImportTransactions(ctx, step, *pa.AccountID, rows.Rows, models.ImportOptions{
 		ConnectionID: conn.ID, IncludePending: conn.IncludePending, MatchDays: o.PendingMatchDays,
-		StaleDays: o.StalePendingDays, Today: models.DateOf(h.now()), Balance: pa.Balance})
+		StaleDays: o.StalePendingDays, Today: civil.DateOf(h.now()), Balance: pa.Balance})
 	if errors.Is(err, models.ErrNotFound) {
 		return fmt.Errorf("%w: the ledger account is gone", errStepFailed)
 	}

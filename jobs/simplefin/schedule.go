@@ -12,6 +12,7 @@ import (
 
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/civil"
 )
 
 // Periodic SimpleFIN work, registered on the one scheduler.
@@ -57,7 +58,7 @@ func (h *Handlers) Schedule(ctx context.Context, t *asynq.Task) error {
 	if loc == nil {
 		loc = time.UTC
 	}
-	today := models.DateOf(time.Date(now.In(loc).Year(), now.In(loc).Month(), now.In(loc).Day(), 12, 0, 0, 0, time.UTC))
+	today := civil.DateOf(time.Date(now.In(loc).Year(), now.In(loc).Month(), now.In(loc).Day(), 12, 0, 0, 0, time.UTC))
 	after := uuid.Nil
 	for {
 		refs, err := h.Store.SchedulableConnections(ctx, now, after, 500)

@@ -11,6 +11,7 @@ import (
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
+	"coffer/models/money"
 )
 
 func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
@@ -51,7 +52,7 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 		if pa.Currency != acct.Currency || pa.AccountID == nil {
 			t.Fatalf("remote account %s: currency %s, linked %v", acct.ID, pa.Currency, pa.AccountID)
 		}
-		var remote, ledger models.Amount
+		var remote, ledger money.Amount
 		for _, tx := range acct.Transactions {
 			a, _, err := bridge.ParseRemoteAmount(tx.Amount)
 			if err != nil {

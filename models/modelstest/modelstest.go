@@ -26,6 +26,7 @@ import (
 
 	"coffer/migrations"
 	"coffer/models"
+	"coffer/models/secret"
 )
 
 // Embedded reports whether tests run in the embedded storage mode.
@@ -49,7 +50,7 @@ func NewStore(t testing.TB) *models.Store {
 		t.Fatal(err)
 	}
 	var err error
-	if s.Secrets, err = models.NewSealer(key); err != nil {
+	if s.Secrets, err = secret.NewSealer(key); err != nil {
 		t.Fatal(err)
 	}
 	return s

@@ -15,7 +15,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"coffer/models"
+	"coffer/models/publicaddr"
 )
 
 // AccountSet is one /accounts answer, v1 or v2 shape.
@@ -242,11 +242,11 @@ func (c *Client) Accounts(ctx context.Context, accessURL string, o FetchOptions)
 		req.Header.Set("Accept", "application/json")
 		resp, err := c.http.Do(req)
 		if err != nil {
-			notSent := errors.Is(err, models.ErrPrivateAddress) || neverSent(err) || certRejected(err)
+			notSent := errors.Is(err, publicaddr.ErrPrivate) || neverSent(err) || certRejected(err)
 			if notSent && o.NotSent != nil {
 				o.NotSent(attempt - 1)
 			}
-			if errors.Is(err, models.ErrPrivateAddress) {
+			if errors.Is(err, publicaddr.ErrPrivate) {
 				return backoff.Permanent(&FetchError{Kind: AuthFailed, NotSent: true, Detail: "the access URL points at a private address"})
 			}
 			if certRejected(err) {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 
-	"coffer/models"
+	"coffer/models/publicaddr"
 )
 
 // Client talks to SimpleFIN Bridge servers.
@@ -44,10 +44,10 @@ type Options struct {
 }
 
 // NewClient builds a client whose dialer refuses every address that is
-// not public unicast (models.PublicAddress) unless allowed, and which
+// not public unicast (publicaddr.Public) unless allowed, and which
 // never follows redirects.
 func NewClient(o Options) *Client {
-	dialer := models.GuardedDialer(o.AllowPrivateHosts)
+	dialer := publicaddr.Dialer(o.AllowPrivateHosts)
 	claimTimeout, accountsTimeout := o.ClaimTimeout, o.AccountsTimeout
 	if claimTimeout <= 0 {
 		claimTimeout = 30 * time.Second
@@ -132,7 +132,7 @@ func (c *Client) Claim(ctx context.Context, claimURL *url.URL) (string, error) {
 		req.Header.Set("Content-Length", "0")
 		resp, err := c.http.Do(req)
 		if err != nil {
-			if errors.Is(err, models.ErrPrivateAddress) {
+			if errors.Is(err, publicaddr.ErrPrivate) {
 				return backoff.Permanent(&ClaimError{Outcome: NotAllowed, Detail: "the claim URL points at a private address"})
 			}
 			if !wrote && certRejected(err) {

@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"strings"
 
-	"coffer/models"
+	"coffer/models/publicaddr"
 )
 
 // Info reads GET {access}/info, the version prefixes the server speaks.
@@ -31,7 +31,7 @@ func (c *Client) Info(ctx context.Context, accessURL string) ([]string, error) {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		notSent := errors.Is(err, models.ErrPrivateAddress) || neverSent(err)
+		notSent := errors.Is(err, publicaddr.ErrPrivate) || neverSent(err)
 		return nil, &FetchError{Kind: Unavailable, NotSent: notSent, Detail: "info: " + opName(err)}
 	}
 	defer resp.Body.Close()

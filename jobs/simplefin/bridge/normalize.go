@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // Rows is one remote account's transactions, validated for the importer.
@@ -24,10 +26,10 @@ var plainDecimal = regexp.MustCompile(`^[+-]?(\d{1,15}(\.\d*)?|\.\d+)$`)
 // digits and an optional fraction; more than 4 decimals are rounded half
 // away from zero (rounded reports it). Exponents, NaN, separators,
 // symbols and empty values are refused.
-func ParseRemoteAmount(s string) (a models.Amount, rounded bool, err error) {
+func ParseRemoteAmount(s string) (a money.Amount, rounded bool, err error) {
 	s = strings.TrimSpace(s)
 	if !plainDecimal.MatchString(s) {
-		return 0, false, models.ErrBadAmount
+		return 0, false, money.ErrBadAmount
 	}
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimLeft(s, "+-")
@@ -43,7 +45,7 @@ func ParseRemoteAmount(s string) (a models.Amount, rounded bool, err error) {
 	if neg {
 		norm = "-" + norm
 	}
-	a, err = models.ParseAmountRounded(norm)
+	a, err = money.ParseAmountRounded(norm)
 	if a == 0 {
 		a = 0 // no negative zero
 	}
@@ -112,7 +114,7 @@ func NormalizeTransactions(ts []Transaction, now time.Time) Rows {
 		if name == "" {
 			name = "Unknown transaction"
 		}
-		row := models.ImportRow{ExternalID: id, Date: models.DateOf(time.Unix(when, 0)), Amount: -amount, Name: name, Pending: pending,
+		row := models.ImportRow{ExternalID: id, Date: civil.DateOf(time.Unix(when, 0)), Amount: -amount, Name: name, Pending: pending,
 			Meta: models.ProviderMeta{Amount: string(t.Amount), Payee: t.Payee, Description: t.Description, Memo: t.Memo,
 				Posted: int64(t.Posted), TransactedAt: int64(t.TransactedAt)}}
 		if notes := cleanText(t.Memo, 1000); notes != "" {
@@ -145,7 +147,7 @@ func moreFinal(a, b models.ImportRow) bool {
 // code, nothing).
 func NormalizeCurrency(s string) (code, raw string) {
 	up := strings.ToUpper(strings.TrimSpace(s))
-	if _, ok := models.LookupCurrency(up); ok && len(up) == 3 {
+	if _, ok := money.LookupCurrency(up); ok && len(up) == 3 {
 		return up, ""
 	}
 	return "XXX", s

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"coffer/models"
+	"coffer/models/money"
 )
 
 func TestPlanWindows(t *testing.T) {
@@ -51,7 +51,7 @@ func FuzzParseRemoteAmount(f *testing.F) {
 			if !ok {
 				t.Fatalf("%q: big.Rat cannot read it", s)
 			}
-			r.Mul(r, big.NewRat(models.AmountScale, 1))
+			r.Mul(r, big.NewRat(money.AmountScale, 1))
 			num, den := new(big.Int).Abs(r.Num()), r.Denom()
 			var m big.Int
 			q, _ = new(big.Int).QuoRem(num, den, &m)
@@ -61,7 +61,7 @@ func FuzzParseRemoteAmount(f *testing.F) {
 			if r.Sign() < 0 {
 				q.Neg(q)
 			}
-			fits = q.CmpAbs(big.NewInt(int64(models.MaxAmount))) <= 0
+			fits = q.CmpAbs(big.NewInt(int64(money.MaxAmount))) <= 0
 		}
 		if (err == nil) != (want && fits) {
 			t.Fatalf("%q: accepted %v (err %v); grammar %v, fits %v", s, err == nil, err, want, fits)

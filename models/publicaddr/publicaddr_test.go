@@ -1,4 +1,4 @@
-package models_test
+package publicaddr_test
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"net/netip"
 	"testing"
 
-	"coffer/models"
+	"coffer/models/publicaddr"
 )
 
-func TestPublicAddress(t *testing.T) {
+func TestPublic(t *testing.T) {
 	for _, tc := range []struct {
 		addr   string
 		public bool
@@ -78,18 +78,18 @@ func TestPublicAddress(t *testing.T) {
 		{"ff02::1", false}, // multicast
 		{"ff0e::1", false},
 	} {
-		if got := models.PublicAddress(netip.MustParseAddr(tc.addr)); got != tc.public {
-			t.Errorf("PublicAddress(%s) = %v, want %v", tc.addr, got, tc.public)
+		if got := publicaddr.Public(netip.MustParseAddr(tc.addr)); got != tc.public {
+			t.Errorf("Public(%s) = %v, want %v", tc.addr, got, tc.public)
 		}
 	}
-	if models.PublicAddress(netip.Addr{}) {
+	if publicaddr.Public(netip.Addr{}) {
 		t.Error("the zero address is public")
 	}
 }
 
-// TestGuardedDialerRefusesLoopback dials a real listener on 127.0.0.1:
+// TestDialerRefusesLoopback dials a real listener on 127.0.0.1:
 // refused before connecting unless private hosts are allowed.
-func TestGuardedDialerRefusesLoopback(t *testing.T) {
+func TestDialerRefusesLoopback(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -107,13 +107,13 @@ func TestGuardedDialerRefusesLoopback(t *testing.T) {
 		}
 	}()
 	ctx := context.Background()
-	if c, err := models.GuardedDialer(false).DialContext(ctx, "tcp", ln.Addr().String()); !errors.Is(err, models.ErrPrivateAddress) {
+	if c, err := publicaddr.Dialer(false).DialContext(ctx, "tcp", ln.Addr().String()); !errors.Is(err, publicaddr.ErrPrivate) {
 		if c != nil {
 			c.Close()
 		}
-		t.Fatalf("guarded dial to %s: %v, want ErrPrivateAddress", ln.Addr(), err)
+		t.Fatalf("guarded dial to %s: %v, want ErrPrivate", ln.Addr(), err)
 	}
-	c, err := models.GuardedDialer(true).DialContext(ctx, "tcp", ln.Addr().String())
+	c, err := publicaddr.Dialer(true).DialContext(ctx, "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatalf("allowed dial: %v", err)
 	}

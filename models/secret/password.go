@@ -1,4 +1,4 @@
-package models
+package secret
 
 import (
 	"crypto/rand"
@@ -29,13 +29,13 @@ const (
 )
 
 // ErrBadHash is returned for a stored hash that is not one we can read.
-var ErrBadHash = errors.New("models: unreadable password hash")
+var ErrBadHash = errors.New("secret: unreadable password hash")
 
 // HashPassword returns an argon2id PHC string for pw.
 func HashPassword(pw string, p Argon2Params) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
-		return "", fmt.Errorf("models: salt: %w", err)
+		return "", fmt.Errorf("secret: salt: %w", err)
 	}
 	key := argon2.IDKey([]byte(pw), salt, p.Time, p.MemoryKiB, p.Threads, 32)
 	b64 := base64.RawStdEncoding

@@ -1,4 +1,6 @@
-package models
+// Package civil holds the calendar day (Date) the ledger records, its strict
+// parser and its two database representations. It imports nothing of ours.
+package civil
 
 import (
 	"database/sql/driver"
@@ -26,26 +28,32 @@ func ParseDate(s string) (Date, error) {
 	return Date(s), nil
 }
 
-// firstDate and lastDate are the first and last days ParseDate accepts.
+// First and Last are the first and last days ParseDate accepts.
 const (
-	firstDate Date = "1900-01-01"
-	lastDate  Date = "2199-12-31"
+	First Date = "1900-01-01"
+	Last  Date = "2199-12-31"
 )
 
-// openRange is a date filter's from and to, an open (empty) end standing
+// OpenRange is a date filter's from and to, an open (empty) end standing
 // for the first or the last day there can be.
-func openRange(from, to Date) (Date, Date) {
+func OpenRange(from, to Date) (Date, Date) {
 	if from == "" {
-		from = firstDate
+		from = First
 	}
 	if to == "" {
-		to = lastDate
+		to = Last
 	}
 	return from, to
 }
 
 // DateOf returns the day of t in UTC.
 func DateOf(t time.Time) Date { return Date(t.UTC().Format(time.DateOnly)) }
+
+// Time returns the day at midnight UTC; an invalid Date is the zero time.
+func (d Date) Time() time.Time {
+	t, _ := time.Parse(time.DateOnly, string(d))
+	return t
+}
 
 // Value implements driver.Valuer.
 func (d Date) Value() (driver.Value, error) { return string(d), nil }
@@ -60,7 +68,7 @@ func (d *Date) Scan(src any) error {
 	case []byte:
 		*d = Date(trimDate(string(v)))
 	default:
-		return fmt.Errorf("models: cannot scan %T into Date", src)
+		return fmt.Errorf("civil: cannot scan %T into Date", src)
 	}
 	return nil
 }

@@ -1,4 +1,7 @@
-package models
+// Package money holds exact amounts (Amount, ten-thousandths of a unit in an
+// int64), their strict parsers and the ISO 4217 currencies that format them.
+// It imports nothing of ours.
+package money
 
 import (
 	"bytes"

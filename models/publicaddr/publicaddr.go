@@ -1,6 +1,11 @@
-package models
+// Package publicaddr guards outbound requests: it refuses to dial an address
+// that is not public unicast. Both jobs (the SimpleFIN Bridge client) and sso
+// (identity providers) dial URLs that a user or an administrator typed. It
+// imports nothing of ours.
+package publicaddr
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -8,10 +13,10 @@ import (
 	"time"
 )
 
-// The guard on outbound requests lives here because both jobs (the
-// SimpleFIN Bridge client) and sso (identity providers) dial URLs that a
-// user or an administrator typed, and models is the one package both may
-// import.
+// ErrPrivate is returned when an outbound connection is refused because its
+// address is not public unicast (see Public): a URL from a user must not
+// reach the service's own network.
+var ErrPrivate = errors.New("refusing to connect to an address that is not public unicast")
 
 // notPublic4 are the IPv4 blocks no outbound request may reach: every
 // entry of IANA's IPv4 Special-Purpose Address Registry (2025), including
@@ -64,10 +69,10 @@ func prefixes(list ...string) []netip.Prefix {
 	return out
 }
 
-// PublicAddress reports whether a is a public unicast address: one that a
+// Public reports whether a is a public unicast address: one that a
 // request made for a user may reach. An IPv4-mapped IPv6 address is judged
 // as the IPv4 address it carries.
-func PublicAddress(a netip.Addr) bool {
+func Public(a netip.Addr) bool {
 	a = a.Unmap()
 	if !a.IsValid() || a.Zone() != "" {
 		return false
@@ -88,27 +93,27 @@ func PublicAddress(a netip.Addr) bool {
 }
 
 // RefuseNonPublic is a net.Dialer Control function that refuses, with
-// ErrPrivateAddress, to connect to an address that is not public. It sees
+// ErrPrivate, to connect to an address that is not public. It sees
 // the address each connection is about to use, after name resolution, so
 // a name that resolves (or is rebound between two lookups) to a private
 // address is refused too.
 func RefuseNonPublic(_, address string, _ syscall.RawConn) error {
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
-		return fmt.Errorf("models: dial %q: %w", address, err)
+		return fmt.Errorf("publicaddr: dial %q: %w", address, err)
 	}
 	// The address is not in the error: it could show an administrator
 	// what an internal name resolves to.
-	if a, err := netip.ParseAddr(host); err != nil || !PublicAddress(a) {
-		return ErrPrivateAddress
+	if a, err := netip.ParseAddr(host); err != nil || !Public(a) {
+		return ErrPrivate
 	}
 	return nil
 }
 
-// GuardedDialer is the dialer of outbound requests: it refuses every
+// Dialer is the dialer of outbound requests: it refuses every
 // address that is not public unless allowPrivate (tests, or identity
 // providers on the operator's own network).
-func GuardedDialer(allowPrivate bool) *net.Dialer {
+func Dialer(allowPrivate bool) *net.Dialer {
 	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
 		d.Control = RefuseNonPublic

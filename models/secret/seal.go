@@ -1,4 +1,6 @@
-package models
+// Package secret seals values at rest (AES-256-GCM bound to a row) and hashes
+// passwords (argon2id, reading imported bcrypt). It imports nothing of ours.
+package secret
 
 import (
 	"crypto/aes"
@@ -24,14 +26,14 @@ type Sealer struct {
 
 // ErrSealed means a stored secret could not be opened: a wrong or missing
 // key, or a value moved from another row.
-var ErrSealed = errors.New("models: secret cannot be decrypted")
+var ErrSealed = errors.New("secret: secret cannot be decrypted")
 
 // NewSealer builds a Sealer from the current 32-byte key and former keys.
 func NewSealer(current []byte, old ...[]byte) (*Sealer, error) {
 	s := &Sealer{keys: map[string]cipher.AEAD{}}
 	for i, k := range append([][]byte{current}, old...) {
 		if len(k) != 32 {
-			return nil, fmt.Errorf("models: encryption key %d is %d bytes, want 32", i, len(k))
+			return nil, fmt.Errorf("secret: encryption key %d is %d bytes, want 32", i, len(k))
 		}
 		block, err := aes.NewCipher(k)
 		if err != nil {
@@ -56,7 +58,7 @@ func (s *Sealer) Seal(plaintext, table, column, rowID string) (string, error) {
 	aead := s.keys[s.current]
 	nonce := make([]byte, aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
-		return "", fmt.Errorf("models: nonce: %w", err)
+		return "", fmt.Errorf("secret: nonce: %w", err)
 	}
 	ct := aead.Seal(nonce, nonce, []byte(plaintext), []byte(table+"."+column+":"+rowID))
 	return "enc:v1:" + s.current + ":" + base64.RawStdEncoding.EncodeToString(ct), nil

@@ -1,4 +1,4 @@
-package models_test
+package secret_test
 
 import (
 	"bytes"
@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"coffer/models"
+	"coffer/models/secret"
 )
 
 func TestSealer(t *testing.T) {
 	oldKey, newKey := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
-	old, err := models.NewSealer(oldKey)
+	old, err := secret.NewSealer(oldKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,7 +19,7 @@ func TestSealer(t *testing.T) {
 	if err != nil || strings.Contains(sealed, "pass") || !strings.HasPrefix(sealed, "enc:v1:") {
 		t.Fatalf("sealed %q, %v", sealed, err)
 	}
-	rotated, _ := models.NewSealer(newKey, oldKey)
+	rotated, _ := secret.NewSealer(newKey, oldKey)
 	if got, err := rotated.Open(sealed, "provider_connections", "access_url_enc", "row-1"); err != nil || got != "https://user:pass@bridge.example/simplefin" {
 		t.Fatalf("open with the old key: %q %v", got, err)
 	}
@@ -35,18 +35,18 @@ func TestSealer(t *testing.T) {
 			return rotated.Open(string(b), "provider_connections", "access_url_enc", "row-1")
 		},
 		"unknown key": func() (string, error) {
-			n, _ := models.NewSealer(newKey)
+			n, _ := secret.NewSealer(newKey)
 			return n.Open(sealed, "provider_connections", "access_url_enc", "row-1")
 		},
 		"plaintext": func() (string, error) {
 			return rotated.Open("https://x", "provider_connections", "access_url_enc", "row-1")
 		},
 	} {
-		if _, err := open(); !errors.Is(err, models.ErrSealed) {
+		if _, err := open(); !errors.Is(err, secret.ErrSealed) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := models.NewSealer([]byte("short")); err == nil {
+	if _, err := secret.NewSealer([]byte("short")); err == nil {
 		t.Error("a short key was accepted")
 	}
 }

@@ -1,16 +1,16 @@
-package models_test
+package money_test
 
 import (
 	"encoding/json"
 	"testing"
 
-	"coffer/models"
+	"coffer/models/money"
 )
 
 func TestParseAmount(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want models.Amount
+		want money.Amount
 		ok   bool
 	}{
 		{"0", 0, true},
@@ -19,8 +19,8 @@ func TestParseAmount(t *testing.T) {
 		{"12.50", 125000, true},
 		{"-0.0001", -1, true},
 		{"1234.5678", 12345678, true},
-		{"999999999999.9999", models.MaxAmount, true},
-		{"-999999999999.9999", -models.MaxAmount, true},
+		{"999999999999.9999", money.MaxAmount, true},
+		{"-999999999999.9999", -money.MaxAmount, true},
 		{"1000000000000", 0, false},
 		{"900000000000000", 0, false}, // two of these overflowed a balance
 		{"922337203685477.5807", 0, false},
@@ -44,7 +44,7 @@ func TestParseAmount(t *testing.T) {
 		{"0x10", 0, false},
 		{"١٢", 0, false},
 	} {
-		got, err := models.ParseAmount(tc.in)
+		got, err := money.ParseAmount(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseAmount(%q) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
@@ -54,7 +54,7 @@ func TestParseAmount(t *testing.T) {
 func TestParseAmountJSON(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
-		want models.Amount
+		want money.Amount
 		ok   bool
 	}{
 		{`12.5`, 125000, true},
@@ -69,7 +69,7 @@ func TestParseAmountJSON(t *testing.T) {
 		{`"12\u0000"`, 0, false},
 		{`"`, 0, false},
 	} {
-		got, err := models.ParseAmountJSON(json.RawMessage(tc.in))
+		got, err := money.ParseAmountJSON(json.RawMessage(tc.in))
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseAmountJSON(%s) = %v, %v; want %v ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
@@ -77,8 +77,8 @@ func TestParseAmountJSON(t *testing.T) {
 }
 
 func TestAmountFormatAndMinor(t *testing.T) {
-	cur := func(c string) models.Currency {
-		v, ok := models.LookupCurrency(c)
+	cur := func(c string) money.Currency {
+		v, ok := money.LookupCurrency(c)
 		if !ok {
 			t.Fatalf("unknown %s", c)
 		}
@@ -103,7 +103,7 @@ func TestAmountFormatAndMinor(t *testing.T) {
 		{"0.5", "CLF", "CLF 0.5000", 5000},
 		{"999999999999.9999", "USD", "$1,000,000,000,000.00", 100000000000000},
 	} {
-		a, err := models.ParseAmount(tc.amount)
+		a, err := money.ParseAmount(tc.amount)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,23 +114,12 @@ func TestAmountFormatAndMinor(t *testing.T) {
 			t.Errorf("%s %s: Minor = %d, want %d", tc.amount, tc.cur, got, tc.minor)
 		}
 	}
-	if _, ok := models.LookupCurrency("usd"); !ok {
+	if _, ok := money.LookupCurrency("usd"); !ok {
 		t.Error("lower-case code refused")
 	}
 	for _, bad := range []string{"XYZ", "US", "USDD", ""} {
-		if _, ok := models.LookupCurrency(bad); ok {
+		if _, ok := money.LookupCurrency(bad); ok {
 			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
-func TestParseDate(t *testing.T) {
-	for in, ok := range map[string]bool{
-		"2024-02-29": true, "2023-02-29": false, "2024-02-30": false, "1900-01-01": true, "1899-12-31": false,
-		"2199-12-31": true, "2200-01-01": false, "2024-1-01": false, "2024-01-01T00:00:00Z": false, "": false,
-	} {
-		if _, err := models.ParseDate(in); (err == nil) != ok {
-			t.Errorf("ParseDate(%q) err=%v, want ok=%v", in, err, ok)
 		}
 	}
 }
@@ -142,46 +131,33 @@ func FuzzParseAmount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		a, err := models.ParseAmount(s)
+		a, err := money.ParseAmount(s)
 		if err != nil {
 			return
 		}
-		back, err := models.ParseAmount(a.String())
+		back, err := money.ParseAmount(a.String())
 		if err != nil || back != a {
 			t.Fatalf("%q -> %v -> %q -> %v, %v", s, a, a.String(), back, err)
 		}
-		_ = a.Format(models.MustCurrency("JPY"))
-		_ = a.Minor(models.MustCurrency("KWD"))
-		if _, err := models.ParseAmountJSON(json.RawMessage(s)); err != nil && s == a.String() {
+		_ = a.Format(money.MustCurrency("JPY"))
+		_ = a.Minor(money.MustCurrency("KWD"))
+		if _, err := money.ParseAmountJSON(json.RawMessage(s)); err != nil && s == a.String() {
 			t.Fatalf("%q accepted as text but not as a JSON number", s)
 		}
 	})
 }
 
-// FuzzParseDate checks that accepted dates are canonical.
-func FuzzParseDate(f *testing.F) {
-	for _, s := range []string{"2024-02-29", "2024-02-30", "0000-00-00", "2024-1-1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		d, err := models.ParseDate(s)
-		if err == nil && string(d) != s {
-			t.Fatalf("%q parsed to %q", s, d)
-		}
-	})
-}
-
 func TestParseAmountRounded(t *testing.T) {
-	for in, want := range map[string]models.Amount{
+	for in, want := range map[string]money.Amount{
 		"-19.99": -199900, "1.23456": 12346, "1.23454": 12345, "-1.23455": -12346, "0.00005": 1, "-0.00004999": 0,
-		"12.50000000": 125000, "999999999999.99994": models.MaxAmount, "-999999999999.99994": -models.MaxAmount,
+		"12.50000000": 125000, "999999999999.99994": money.MaxAmount, "-999999999999.99994": -money.MaxAmount,
 	} {
-		if got, err := models.ParseAmountRounded(in); err != nil || got != want {
+		if got, err := money.ParseAmountRounded(in); err != nil || got != want {
 			t.Errorf("ParseAmountRounded(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"1e3", "12.3a4567", "", "-", "1,00", "922337203685477.58079", "999999999999.99995", "-999999999999.99995"} {
-		if _, err := models.ParseAmountRounded(bad); err == nil {
+		if _, err := money.ParseAmountRounded(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
