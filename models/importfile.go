@@ -84,9 +84,6 @@ func DefaultImportSettings() ImportSettings {
 		DateFormat: "%m/%d/%Y", NumberFormat: "1,234.56", SignageConvention: InflowsPositive}
 }
 
-// Ptr returns a pointer to a copy of v.
-func Ptr[T any](v T) *T { return &v }
-
 // Check returns a message for every setting that cannot be used.
 func (s ImportSettings) Check() []string {
 	var problems []string

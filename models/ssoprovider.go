@@ -93,14 +93,6 @@ func (p *SSOProvider) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("id", p.ID.String()), slog.String("name", p.Name))
 }
 
-// Str returns the value of an optional column, "" when unset.
-func Str(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 // HasMappings reports whether logins through p recompute roles: it has
 // group mappings or rule conditions. Rules were validated on save; rules
 // that no longer parse count as none.
