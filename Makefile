@@ -45,7 +45,7 @@ fuzz:
 	$(FUZZ) -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/web/
 	$(FUZZ) -fuzz FuzzMarkdown -fuzztime 5s ./api/rest/
 	$(FUZZ) -fuzz FuzzJSONString -fuzztime 5s ./api/rest/
-	$(FUZZ) -fuzz FuzzParseRules -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzParseRoleMapping -fuzztime 10s ./models/
 	$(FUZZ) -fuzz FuzzComputeRole -fuzztime 5s ./models/
 	$(FUZZ) -fuzz FuzzRuleConditions -fuzztime 10s ./models/
 	$(FUZZ) -fuzz FuzzProviderName -fuzztime 5s ./sso/

@@ -44,7 +44,7 @@ func (h *Handlers) RolesSync(ctx context.Context, t *asynq.Task) error {
 		return IgnoreNotFound(err)
 	}
 	prov := ident.Provider
-	rules, err := models.ParseRules(models.Str(prov.Rules), prov.Strategy)
+	rules, err := models.ParseRoleMapping(models.Str(prov.Rules), prov.Strategy)
 	if err != nil {
 		return fmt.Errorf("jobs: roles sync: provider %s rules: %v: %w", prov.Name, err, asynq.SkipRetry)
 	}

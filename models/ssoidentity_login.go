@@ -27,7 +27,7 @@ type VerifiedIdentity struct {
 
 // StoredClaims is what an identity row keeps for later role syncs: the
 // groups and the claims that the rule conditions name.
-func (id *VerifiedIdentity) StoredClaims(rules *Rules) map[string]any {
+func (id *VerifiedIdentity) StoredClaims(rules *RoleMapping) map[string]any {
 	out := map[string]any{}
 	if !id.GroupsMissing {
 		out["groups"] = id.Groups
@@ -169,7 +169,7 @@ func (s *Store) ssoLogin(ctx context.Context, in SSOSignIn, u *User, ident *SSOI
 // provider has mappings. It returns the metadata of the login record.
 func (s *Store) applyIdentity(ctx context.Context, in SSOSignIn, u *User, ident *SSOIdentity, source string) (map[string]any, error) {
 	p, id := in.Provider, in.Identity
-	rules, _ := ParseRules(Str(p.Rules), p.Strategy) // validated on save; nil reads as none
+	rules, _ := ParseRoleMapping(Str(p.Rules), p.Strategy) // validated on save; nil reads as none
 	if p.Strategy == StrategyOIDC && Str(ident.Issuer) == "" {
 		ident.Issuer = optString(id.Issuer)
 	}

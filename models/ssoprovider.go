@@ -97,7 +97,7 @@ func (p *SSOProvider) LogValue() slog.Value {
 // group mappings or rule conditions. Rules were validated on save; rules
 // that no longer parse count as none.
 func (p *SSOProvider) HasMappings() bool {
-	rules, _ := ParseRules(Str(p.Rules), p.Strategy)
+	rules, _ := ParseRoleMapping(Str(p.Rules), p.Strategy)
 	return HasMappings(p, rules)
 }
 

@@ -21,7 +21,7 @@ type RoleDecision struct {
 
 // HasMappings reports whether logins through p recompute roles: it has
 // group mappings or rule conditions.
-func HasMappings(p *SSOProvider, rules *Rules) bool {
+func HasMappings(p *SSOProvider, rules *RoleMapping) bool {
 	return len(p.GroupMappings) > 0 || rules != nil && len(rules.Conditions) > 0
 }
 
@@ -61,7 +61,7 @@ func GroupsFromClaim(v any) (groups []string, present bool) {
 // groupsPresent) and claims gets through p: the highest role among the
 // group mappings whose group is in groups (exact, case-sensitive) and the
 // rule conditions that match; none gives the provider's default role.
-func ComputeRole(p *SSOProvider, rules *Rules, groups []string, groupsPresent bool, claims map[string]any) RoleDecision {
+func ComputeRole(p *SSOProvider, rules *RoleMapping, groups []string, groupsPresent bool, claims map[string]any) RoleDecision {
 	if !groupsPresent {
 		groups = nil
 	}

@@ -54,11 +54,11 @@ func TestComputeRole(t *testing.T) {
 		{Group: "Finance-Admins", Role: RoleAdmin},
 		{Group: "root", Role: RoleSuperAdmin},
 	}
-	rules := func(text string) *Rules {
+	rules := func(text string) *RoleMapping {
 		t.Helper()
-		r, err := ParseRules(text, StrategyOIDC)
+		r, err := ParseRoleMapping(text, StrategyOIDC)
 		if err != nil {
-			t.Fatalf("ParseRules: %v", err)
+			t.Fatalf("ParseRoleMapping: %v", err)
 		}
 		return r
 	}
@@ -72,7 +72,7 @@ func TestComputeRole(t *testing.T) {
 		name          string
 		defaultRole   string
 		mappings      []GroupMapping
-		rules         *Rules
+		rules         *RoleMapping
 		groups        []string
 		groupsPresent bool
 		claims        map[string]any
@@ -195,7 +195,7 @@ func FuzzComputeRole(f *testing.F) {
 		if json.Unmarshal([]byte(claimsJSON), &claims) != nil {
 			return
 		}
-		rules, err := ParseRules(rulesText, StrategyOIDC)
+		rules, err := ParseRoleMapping(rulesText, StrategyOIDC)
 		if err != nil {
 			return
 		}

@@ -230,7 +230,7 @@ func buildOnce[T any](r *Registry, e *Entry, built **T, col, secretName, what st
 
 // customMappings reads rules.custom_mappings; rules were validated on save.
 func customMappings(p *models.SSOProvider) map[string]string {
-	rules, err := models.ParseRules(models.Str(p.Rules), p.Strategy)
+	rules, err := models.ParseRoleMapping(models.Str(p.Rules), p.Strategy)
 	if err != nil {
 		return nil
 	}

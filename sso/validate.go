@@ -138,7 +138,7 @@ func ValidateProvider(ctx context.Context, p *models.SSOProvider, in ProviderSec
 	}
 	validateMappings(p, e)
 	if text := trim(&p.Rules); text != "" {
-		if _, err := models.ParseRules(text, p.Strategy); err != nil {
+		if _, err := models.ParseRoleMapping(text, p.Strategy); err != nil {
 			e["rules"] = err.Error()
 		}
 	}

@@ -38,7 +38,7 @@ func (h *Handler) startPending(c *fiber.Ctx, prov *models.SSOProvider, ident *ss
 		return err
 	}
 	p.ProviderID, p.Identity = prov.ID, *ident
-	rules, _ := models.ParseRules(models.Str(prov.Rules), prov.Strategy)
+	rules, _ := models.ParseRoleMapping(models.Str(prov.Rules), prov.Strategy)
 	p.Identity.Claims = ident.StoredClaims(rules)
 	if p.Identity.IDToken != "" {
 		if p.Identity.IDToken, err = h.store.Secrets.Seal(ident.IDToken, "sso_pending", "id_token", id); err != nil {

@@ -10,21 +10,21 @@ import (
 	"unicode/utf8"
 )
 
-// MaxRulesSize is the largest rules text a provider may hold (64 KiB).
-const MaxRulesSize = 64 << 10
+// MaxRoleMappingSize is the largest rules text a provider may hold (64 KiB).
+const MaxRoleMappingSize = 64 << 10
 
-// Rules are a provider's optional JSON rules (spec/sso.md §7.2), parsed
-// and validated by ParseRules.
-type Rules struct {
+// RoleMapping is a provider's optional JSON rules (spec/sso.md §7.2), parsed
+// and validated by ParseRoleMapping.
+type RoleMapping struct {
 	CustomMappings map[string]string   // name → claim or attribute to read it from
-	Conditions     []Condition         // extra role candidates
+	Conditions     []RoleCondition     // extra role candidates
 	Hierarchy      map[string][]string // role → roles it implies; validated only
 }
 
-// Condition adds Role as a candidate when claim Attribute equals Value
+// RoleCondition adds Role as a candidate when claim Attribute equals Value
 // (a list claim: contains it) and, if Groups is non-empty, the groups
 // contain one of them.
-type Condition struct {
+type RoleCondition struct {
 	Attribute string
 	Value     any // string, bool or json.Number
 	Groups    []string
@@ -34,7 +34,7 @@ type Condition struct {
 // Claim returns the claim or attribute a value called name (a
 // custom_mappings name such as "email" or "groups") is read from: the
 // custom mapping when there is one, else def. r may be nil.
-func (r *Rules) Claim(name, def string) string {
+func (r *RoleMapping) Claim(name, def string) string {
 	if r != nil {
 		if c, ok := r.CustomMappings[name]; ok {
 			return c
@@ -46,7 +46,7 @@ func (r *Rules) Claim(name, def string) string {
 // ConditionAttributes lists, once each and in order, the claims or attributes
 // that conditions read: the values a login keeps in Identity.Claims so
 // that a later sync can re-apply the rules. r may be nil.
-func (r *Rules) ConditionAttributes() []string {
+func (r *RoleMapping) ConditionAttributes() []string {
 	var attrs []string
 	if r == nil {
 		return attrs
@@ -80,16 +80,16 @@ func allowedMappings(strategy string) []string {
 // maxNameLen bounds claim, attribute and group names in rules.
 const maxNameLen = 256
 
-// ParseRules parses a provider's rules text for a provider of the given
+// ParseRoleMapping parses a provider's rules text for a provider of the given
 // strategy. Blank text is empty rules. The error, a plain error value,
 // names the path of the first problem in document order, as in
 // "rules.conditions[1].role: must be member, admin or super_admin".
-func ParseRules(text string, strategy string) (*Rules, error) {
-	r := &Rules{}
+func ParseRoleMapping(text string, strategy string) (*RoleMapping, error) {
+	r := &RoleMapping{}
 	if strings.TrimSpace(text) == "" {
 		return r, nil
 	}
-	if len(text) > MaxRulesSize {
+	if len(text) > MaxRoleMappingSize {
 		return nil, errors.New("rules: must be at most 64 KiB")
 	}
 	var raw json.RawMessage
@@ -130,7 +130,7 @@ func ParseRules(text string, strategy string) (*Rules, error) {
 	return r, nil
 }
 
-func (r *Rules) parseMappings(raw json.RawMessage, strategy string) error {
+func (r *RoleMapping) parseMappings(raw json.RawMessage, strategy string) error {
 	const path = "rules.custom_mappings"
 	ms, err := members(path, raw)
 	if err != nil {
@@ -151,12 +151,12 @@ func (r *Rules) parseMappings(raw json.RawMessage, strategy string) error {
 	return nil
 }
 
-func (r *Rules) parseConditions(raw json.RawMessage) error {
+func (r *RoleMapping) parseConditions(raw json.RawMessage) error {
 	var list []json.RawMessage
 	if json.Unmarshal(raw, &list) != nil {
 		return errors.New("rules.conditions: must be a list")
 	}
-	r.Conditions = make([]Condition, 0, len(list))
+	r.Conditions = make([]RoleCondition, 0, len(list))
 	for i, item := range list {
 		c, err := parseCondition(fmt.Sprintf("rules.conditions[%d]", i), item)
 		if err != nil {
@@ -167,8 +167,8 @@ func (r *Rules) parseConditions(raw json.RawMessage) error {
 	return nil
 }
 
-func parseCondition(path string, raw json.RawMessage) (Condition, error) {
-	var c Condition
+func parseCondition(path string, raw json.RawMessage) (RoleCondition, error) {
+	var c RoleCondition
 	ms, err := members(path, raw)
 	if err != nil {
 		return c, err
@@ -229,7 +229,7 @@ func parseCondition(path string, raw json.RawMessage) (Condition, error) {
 	return c, nil
 }
 
-func (r *Rules) parseHierarchy(raw json.RawMessage) error {
+func (r *RoleMapping) parseHierarchy(raw json.RawMessage) error {
 	const path = "rules.hierarchy"
 	ms, err := members(path, raw)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestParseRulesErrors(t *testing.T) {
+func TestParseRoleMappingErrors(t *testing.T) {
 	tests := []struct {
 		name, text, strategy, want string
 	}{
@@ -21,7 +21,7 @@ func TestParseRulesErrors(t *testing.T) {
 			`rules: unknown key "roles" (allowed: custom_mappings, conditions, hierarchy)`},
 		{"duplicate top-level key", `{"conditions": [], "conditions": []}`, StrategyOIDC,
 			`rules: duplicate key "conditions"`},
-		{"too large", `{"custom_mappings": {"email": "` + strings.Repeat("a", MaxRulesSize) + `"}}`, StrategyOIDC,
+		{"too large", `{"custom_mappings": {"email": "` + strings.Repeat("a", MaxRoleMappingSize) + `"}}`, StrategyOIDC,
 			"rules: must be at most 64 KiB"},
 
 		{"mappings not an object", `{"custom_mappings": []}`, StrategyOIDC, "rules.custom_mappings: must be an object"},
@@ -82,9 +82,9 @@ func TestParseRulesErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := ParseRules(tt.text, tt.strategy)
+			r, err := ParseRoleMapping(tt.text, tt.strategy)
 			if err == nil {
-				t.Fatalf("ParseRules = %+v, want error %q", r, tt.want)
+				t.Fatalf("ParseRoleMapping = %+v, want error %q", r, tt.want)
 			}
 			if err.Error() != tt.want {
 				t.Errorf("error = %q\n want %q", err.Error(), tt.want)
@@ -93,42 +93,42 @@ func TestParseRulesErrors(t *testing.T) {
 	}
 }
 
-func TestParseRulesValid(t *testing.T) {
+func TestParseRoleMappingValid(t *testing.T) {
 	tests := []struct {
 		name, text, strategy string
-		want                 *Rules
+		want                 *RoleMapping
 	}{
-		{"empty", "", StrategyOIDC, &Rules{}},
-		{"blank", " \n\t", StrategySAML, &Rules{}},
-		{"empty object", "{}", StrategySAML, &Rules{}},
-		{"null keys", `{"custom_mappings": null, "conditions": null, "hierarchy": null}`, StrategyOIDC, &Rules{}},
+		{"empty", "", StrategyOIDC, &RoleMapping{}},
+		{"blank", " \n\t", StrategySAML, &RoleMapping{}},
+		{"empty object", "{}", StrategySAML, &RoleMapping{}},
+		{"null keys", `{"custom_mappings": null, "conditions": null, "hierarchy": null}`, StrategyOIDC, &RoleMapping{}},
 		{"oauth subject", `{"custom_mappings": {"subject": "id", "groups": "roles"}}`, StrategyOAuth,
-			&Rules{CustomMappings: map[string]string{"subject": "id", "groups": "roles"}}},
+			&RoleMapping{CustomMappings: map[string]string{"subject": "id", "groups": "roles"}}},
 		{"saml names", `{"custom_mappings": {"first_name": "givenName", "email_verified": "verified"}}`, StrategySAML,
-			&Rules{CustomMappings: map[string]string{"first_name": "givenName", "email_verified": "verified"}}},
+			&RoleMapping{CustomMappings: map[string]string{"first_name": "givenName", "email_verified": "verified"}}},
 		{"conditions", `{"conditions": [
 			{"attribute": "department", "value": "finance", "role": "admin"},
 			{"attribute": "staff", "value": true, "groups": ["ops", "eng"], "role": "member"},
 			{"attribute": "level", "value": 7, "groups": [], "role": "super_admin"}]}`, StrategyOIDC,
-			&Rules{Conditions: []Condition{
+			&RoleMapping{Conditions: []RoleCondition{
 				{Attribute: "department", Value: "finance", Role: "admin"},
 				{Attribute: "staff", Value: true, Groups: []string{"ops", "eng"}, Role: "member"},
 				{Attribute: "level", Value: json.Number("7"), Role: "super_admin"},
 			}}},
 		{"hierarchy", `{"hierarchy": {"super_admin": ["admin", "member"], "admin": ["member"], "member": []}}`, StrategyOIDC,
-			&Rules{Hierarchy: map[string][]string{"super_admin": {"admin", "member"}, "admin": {"member"}, "member": {}}}},
+			&RoleMapping{Hierarchy: map[string][]string{"super_admin": {"admin", "member"}, "admin": {"member"}, "member": {}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := ParseRules(tt.text, tt.strategy)
+			r, err := ParseRoleMapping(tt.text, tt.strategy)
 			if err != nil {
-				t.Fatalf("ParseRules: %v", err)
+				t.Fatalf("ParseRoleMapping: %v", err)
 			}
 			if tt.want.Conditions == nil && r.Conditions != nil && len(r.Conditions) == 0 {
 				r.Conditions = nil
 			}
 			if !reflect.DeepEqual(r, tt.want) {
-				t.Errorf("ParseRules = %#v\n want %#v", r, tt.want)
+				t.Errorf("ParseRoleMapping = %#v\n want %#v", r, tt.want)
 			}
 		})
 	}
@@ -158,7 +158,7 @@ func TestPosition(t *testing.T) {
 	}
 }
 
-func FuzzParseRules(f *testing.F) {
+func FuzzParseRoleMapping(f *testing.F) {
 	for _, s := range []string{
 		"", "{}", "null", "[]", "{\n  \"conditions\": [\n    x\n  ]\n}",
 		`{"custom_mappings": {"email": "mail", "groups": "roles"}}`,
@@ -173,7 +173,7 @@ func FuzzParseRules(f *testing.F) {
 	}
 	f.Add(`{"custom_mappings": {"subject": "id"}}`, StrategyOAuth)
 	f.Fuzz(func(t *testing.T, text, strategy string) {
-		r, err := ParseRules(text, strategy)
+		r, err := ParseRoleMapping(text, strategy)
 		if err != nil {
 			if r != nil {
 				t.Fatalf("rules %+v with error %v", r, err)
@@ -206,8 +206,8 @@ func FuzzParseRules(f *testing.F) {
 	})
 }
 
-func TestRulesClaimAndAttributes(t *testing.T) {
-	r, err := ParseRules(`{"custom_mappings": {"groups": "roles"}, "conditions": [
+func TestRoleMappingClaimAndAttributes(t *testing.T) {
+	r, err := ParseRoleMapping(`{"custom_mappings": {"groups": "roles"}, "conditions": [
 		{"attribute": "dept", "value": "a", "role": "admin"},
 		{"attribute": "level", "value": 1, "role": "admin"},
 		{"attribute": "dept", "value": "b", "role": "member"}]}`, StrategyOIDC)
@@ -223,7 +223,7 @@ func TestRulesClaimAndAttributes(t *testing.T) {
 	if got := r.ConditionAttributes(); !reflect.DeepEqual(got, []string{"dept", "level"}) {
 		t.Errorf("ConditionAttributes = %q", got)
 	}
-	var none *Rules
+	var none *RoleMapping
 	if none.Claim("groups", "memberOf") != "memberOf" || len(none.ConditionAttributes()) != 0 {
 		t.Error("nil rules do not give the defaults")
 	}
