@@ -131,17 +131,7 @@ func (s *Store) TouchAPIKey(ctx context.Context, familyID, id uuid.UUID) error {
 
 // RevokeAPIKey ends a key of the family.
 func (s *Store) RevokeAPIKey(ctx context.Context, familyID, id uuid.UUID) error {
-	res, err := s.db.NewUpdate().Model((*APIKey)(nil)).
-		Set("revoked_at = ?", s.now()).
-		Where("family_id = ?", familyID).
-		Where("id = ?", id).
-		Where("revoked_at IS NULL").
-		Exec(ctx)
-	if err := affectedOne(res, err, "revoke api key"); err != nil {
-		return err
-	}
-	s.authChange(ctx)
-	return nil
+	return s.revokeAPIKey(ctx, familyID, uuid.Nil, id)
 }
 
 // APIKeys lists a user's keys, newest first.
@@ -157,13 +147,21 @@ func (s *Store) APIKeys(ctx context.Context, familyID, userID uuid.UUID) ([]APIK
 
 // RevokeUserAPIKey ends one of a user's own keys.
 func (s *Store) RevokeUserAPIKey(ctx context.Context, familyID, userID, id uuid.UUID) error {
-	res, err := s.db.NewUpdate().Model((*APIKey)(nil)).
+	return s.revokeAPIKey(ctx, familyID, userID, id)
+}
+
+// revokeAPIKey ends a live key of the family, and only of userID unless
+// that is uuid.Nil.
+func (s *Store) revokeAPIKey(ctx context.Context, familyID, userID, id uuid.UUID) error {
+	q := s.db.NewUpdate().Model((*APIKey)(nil)).
 		Set("revoked_at = ?", s.now()).
 		Where("family_id = ?", familyID).
-		Where("user_id = ?", userID).
 		Where("id = ?", id).
-		Where("revoked_at IS NULL").
-		Exec(ctx)
+		Where("revoked_at IS NULL")
+	if userID != uuid.Nil {
+		q = q.Where("user_id = ?", userID)
+	}
+	res, err := q.Exec(ctx)
 	if err := affectedOne(res, err, "revoke api key"); err != nil {
 		return err
 	}

@@ -129,33 +129,13 @@ func renderImportLine(l *models.ImportLine) importRowJSON {
 		Category: l.Category, Tags: l.Tags, Notes: l.Notes, ExternalID: l.ExternalID}, l.Status, problems, l.TransactionID)
 }
 
-type listMetaJSON struct {
-	CurrentPage int  `json:"current_page"`
-	NextPage    *int `json:"next_page"`
-	PrevPage    *int `json:"prev_page"`
-	TotalPages  int  `json:"total_pages"`
-	TotalCount  int  `json:"total_count"`
-	PerPage     int  `json:"per_page"`
-}
-
-func listMeta(p models.Page, total int) listMetaJSON {
-	m := listMetaJSON{CurrentPage: p.Number, TotalPages: p.Pages(total), TotalCount: total, PerPage: p.Size}
-	if p.Number < m.TotalPages {
-		m.NextPage = models.Ptr(p.Number + 1)
-	}
-	if p.Number > 1 {
-		m.PrevPage = models.Ptr(min(p.Number-1, m.TotalPages))
-	}
-	return m
-}
-
 type dataJSON[T any] struct {
 	Data T `json:"data"`
 }
 
 type dataListJSON[T any] struct {
-	Data []T          `json:"data"`
-	Meta listMetaJSON `json:"meta"`
+	Data []T      `json:"data"`
+	Meta pageMeta `json:"meta"`
 }
 
 // importParams are the parameters of POST /imports and /imports/preflight:
@@ -450,7 +430,7 @@ func (h *Handler) listImports(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(dataListJSON[importJSON]{Data: renderAll(ims, renderImportItem), Meta: listMeta(page, total)})
+	return c.JSON(dataListJSON[importJSON]{Data: renderAll(ims, renderImportItem), Meta: metaOf(page, total)})
 }
 
 func (h *Handler) showImport(c *fiber.Ctx) error {
@@ -474,7 +454,7 @@ func (h *Handler) listImportRows(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(dataListJSON[importRowJSON]{Data: renderAll(lines, renderImportLine), Meta: listMeta(page, total)})
+	return c.JSON(dataListJSON[importRowJSON]{Data: renderAll(lines, renderImportLine), Meta: metaOf(page, total)})
 }
 
 func (h *Handler) publishImportNow(c *fiber.Ctx) error {

@@ -54,3 +54,25 @@ func parsePage(c *fiber.Ctx) (models.Page, error) {
 func pagination(p models.Page, total int) Pagination {
 	return Pagination{Page: p.Number, PerPage: p.Size, TotalCount: total, TotalPages: p.Pages(total)}
 }
+
+// pageMeta is the reference's page report of a {data, meta} list (rules,
+// rule runs, imports); the other lists report a Pagination.
+type pageMeta struct {
+	CurrentPage int  `json:"current_page"`
+	NextPage    *int `json:"next_page"`
+	PrevPage    *int `json:"prev_page"`
+	TotalPages  int  `json:"total_pages"`
+	TotalCount  int  `json:"total_count"`
+	PerPage     int  `json:"per_page"`
+}
+
+func metaOf(p models.Page, total int) pageMeta {
+	m := pageMeta{CurrentPage: p.Number, TotalPages: p.Pages(total), TotalCount: total, PerPage: p.Size}
+	if p.Number < m.TotalPages {
+		m.NextPage = models.Ptr(p.Number + 1)
+	}
+	if p.Number > 1 {
+		m.PrevPage = models.Ptr(min(p.Number-1, m.TotalPages))
+	}
+	return m
+}

@@ -70,29 +70,6 @@ func renderRule(r *models.Rule) ruleJSON {
 	return out
 }
 
-// pageMeta is the reference's page report of a {data, meta} list.
-type pageMeta struct {
-	CurrentPage int  `json:"current_page"`
-	NextPage    *int `json:"next_page"`
-	PrevPage    *int `json:"prev_page"`
-	TotalPages  int  `json:"total_pages"`
-	TotalCount  int  `json:"total_count"`
-	PerPage     int  `json:"per_page"`
-}
-
-func metaOf(p models.Page, total int) pageMeta {
-	m := pageMeta{CurrentPage: p.Number, TotalPages: p.Pages(total), TotalCount: total, PerPage: p.Size}
-	if p.Number < m.TotalPages {
-		n := p.Number + 1
-		m.NextPage = &n
-	}
-	if p.Number > 1 {
-		n := min(p.Number-1, m.TotalPages)
-		m.PrevPage = &n
-	}
-	return m
-}
-
 // boolQuery reads a true/false/1/0 query parameter, as the reference does.
 func boolQuery(c *fiber.Ctx, name string) (*bool, error) {
 	switch strings.ToLower(c.Query(name)) {
