@@ -197,7 +197,7 @@ func (s *Store) CreateRule(ctx context.Context, r *Rule) error {
 		if err := tx.insertRuleParts(ctx, r); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, r.FamilyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 
@@ -236,7 +236,7 @@ func (s *Store) UpdateRule(ctx context.Context, r *Rule, replaceConditions, repl
 		if err := tx.insertRuleParts(ctx, &keep); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, r.FamilyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 
@@ -288,7 +288,7 @@ func (s *Store) DeleteRule(ctx context.Context, familyID, id uuid.UUID) error {
 		if err := tx.deleteOne(ctx, (*Rule)(nil), familyID, id, "delete rule"); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, familyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 
