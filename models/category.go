@@ -116,7 +116,7 @@ func (s *Store) DeleteCategory(ctx context.Context, familyID, id uuid.UUID) erro
 		if err := tx.deleteOne(ctx, (*Category)(nil), familyID, id, "delete category"); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, familyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 

@@ -56,7 +56,7 @@ func (s *Store) DeleteMerchant(ctx context.Context, familyID, id uuid.UUID) erro
 		if err := tx.deleteOne(ctx, (*Merchant)(nil), familyID, id, "delete merchant"); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, familyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 

@@ -199,7 +199,7 @@ func (s *Store) CreateRule(ctx context.Context, r *Rule) error {
 		if err := tx.insertRuleParts(ctx, r); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, r.FamilyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 
@@ -238,7 +238,7 @@ func (s *Store) UpdateRule(ctx context.Context, r *Rule, replaceConditions, repl
 		if err := tx.insertRuleParts(ctx, &keep); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, r.FamilyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 
@@ -290,7 +290,7 @@ func (s *Store) DeleteRule(ctx context.Context, familyID, id uuid.UUID) error {
 		if err := tx.deleteOne(ctx, (*Rule)(nil), familyID, id, "delete rule"); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, familyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 

@@ -50,22 +50,18 @@ type familyKey struct{}
 // (its API key or token, with the family's rules_version). The rules step
 // then takes the family's compiled rules from this process's cache when
 // they were read at that version. It is safe because every change to a
-// family's rules (or to a record they name) bumps rules_version and
-// announces an auth change, which makes every instance read the
+// family's rules (or to a record they name) bumps rules_version (a
+// trigger on each such table) and announces an auth change, which makes every instance read the
 // credential, and so the family, again.
 func WithFamily(ctx context.Context, f *Family) context.Context {
 	return context.WithValue(ctx, familyKey{}, f)
 }
 
-// rulesChanged records a change to the family's rules, or to a category,
-// merchant or tag they may name: the count goes up and the change is
-// announced, after the commit, like a change of a grant.
-func (s *Store) rulesChanged(ctx context.Context, familyID uuid.UUID) error {
-	_, err := s.db.NewUpdate().Model((*Family)(nil)).Set("rules_version = rules_version + 1").
-		Where("id = ?", familyID).Exec(ctx)
-	if err != nil {
-		return dbErr("count rules change", err)
-	}
+// rulesChanged announces a change to the family's rules, or to a
+// category, merchant or tag they may name, after the commit, like a change
+// of a grant. The count itself (families.rules_version) goes up in the
+// database, by the triggers on those tables, whatever writes them.
+func (s *Store) rulesChanged(ctx context.Context) error {
 	s.authChange(ctx)
 	return nil
 }

@@ -57,7 +57,7 @@ func (s *Store) DeleteTag(ctx context.Context, familyID, id uuid.UUID) error {
 		if err := tx.deleteOne(ctx, (*Tag)(nil), familyID, id, "delete tag"); err != nil {
 			return err
 		}
-		return tx.rulesChanged(ctx, familyID)
+		return tx.rulesChanged(ctx)
 	})
 }
 

@@ -195,37 +195,17 @@ func (s *Store) transactionSelect(model any, familyID uuid.UUID) *bun.SelectQuer
 		Where("t.deleted_at IS NULL") // tombstones of deleted imported rows are invisible
 }
 
-// insertTransactionSQL inserts a transaction only while its account is an
-// active account of the family, in one statement, so that the check and
-// the write cannot be split by a concurrent change. The unique index on
-// (account, source, external id) turns a replay into no row. It is the
-// pipeline's write of a lone row (see writeNew).
-const insertTransactionSQL = `
-INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
-                          pending, category_id, merchant_id, excluded, excluded_reason, rule_id, created_at, updated_at)
-SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-FROM accounts WHERE id = ? AND family_id = ? AND status = 'active'
-ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING`
-
+// insertTransactionSQL (built in transaction_columns.go) inserts a
+// transaction only while its account is an active account of the family,
+// in one statement, so that the check and the write cannot be split by a
+// concurrent change. The unique index on (account, source, external id)
+// turns a replay into no row. It is the pipeline's write of a lone row
+// (see writeNew).
+//
 // createOneSQL is insertTransactionSQL that also checks the category and
 // the merchant against the family and returns what the answer shows of
 // them and of the account. It is a prepared statement, planned once per
 // connection.
-const createOneSQL = `
-WITH ins AS (
-  INSERT INTO transactions (id, family_id, account_id, date, amount, currency, name, notes, external_id, source,
-                            pending, category_id, merchant_id, excluded, excluded_reason, rule_id, created_at, updated_at)
-  SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17, $14, $14
-  FROM accounts WHERE id = $3 AND family_id = $2 AND status = 'active'
-    AND ($12::uuid IS NULL OR EXISTS (SELECT 1 FROM categories WHERE id = $12 AND family_id = $2))
-    AND ($13::uuid IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = $13 AND family_id = $2))
-  ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING
-  RETURNING account_id, category_id, merchant_id)
-SELECT a.name, COALESCE(a.account_type, ''), a.subtype, a.currency, a.status,
-       c.name, c.color, c.icon, c.classification, c.parent_id, m.name
-FROM ins JOIN accounts a ON a.id = ins.account_id
-LEFT JOIN categories c ON c.id = ins.category_id
-LEFT JOIN merchants m ON m.id = ins.merchant_id`
 
 // createOne is the pipeline's happy path for a lone row on PostgreSQL,
 // outside a transaction and without tags (see ingestOne): the checks, the insert and the reading of
@@ -241,10 +221,8 @@ func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, er
 	var merchant *string
 	// Ids go as pgUUID: as uuid.UUID (a driver.Valuer) each would be
 	// formatted as text and parsed again.
-	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, pgx.QueryExecModeCacheStatement,
-		pgUUID(&t.ID), pgUUID(&t.FamilyID), pgUUID(&t.AccountID), t.Date, int64(t.Amount), t.Currency, t.Name, t.Notes,
-		t.ExternalID, t.Source, t.Pending, pgUUID(t.CategoryID), pgUUID(t.MerchantID), t.CreatedAt, t.Excluded,
-		t.ExcludedReason, pgUUID(t.RuleID)).
+	args := newWrite.pgValues(append(make([]any, 0, len(ingestColumns)+1), pgx.QueryExecModeCacheStatement), t)
+	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, args...).
 		Scan(&a.Name, &a.AccountType, &a.Subtype, &a.Currency, &a.Status,
 			&cat.name, &cat.color, &cat.icon, &cat.class, &cat.parent, &merchant)
 	if err != nil {

@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -50,11 +49,6 @@ type NewTransaction struct {
 // fails the whole batch, so a rule that cannot apply to one row should
 // skip that row rather than return one.
 type RulesStep func(ctx context.Context, tx *Store, familyID uuid.UUID, rows []*NewTransaction) error
-
-// ingestColumns are what the pipeline writes of a new row.
-var ingestColumns = []string{"id", "family_id", "account_id", "date", "amount", "currency", "name", "notes",
-	"external_id", "source", "pending", "category_id", "merchant_id", "excluded", "excluded_reason",
-	"rule_id", "created_at", "updated_at"}
 
 // ingestConflict makes a row whose (account, source, external id) is held
 // already insert nothing: the unique index decides, under concurrency too.
@@ -271,10 +265,8 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 		// The account check and the insert in one statement, atomic on its
 		// own: no transaction round trips for the common single create.
 		t := rows[0].Row
-		res, err := s.db.NewRaw(insertTransactionSQL,
-			t.ID, t.FamilyID, t.AccountID, t.Date, t.Amount, t.Currency, t.Name, t.Notes, t.ExternalID, t.Source,
-			t.Pending, t.CategoryID, t.MerchantID, t.Excluded, t.ExcludedReason, t.RuleID, t.CreatedAt, t.UpdatedAt,
-			t.AccountID, t.FamilyID).Exec(ctx)
+		args := newWrite.args(make([]any, 0, len(ingestColumns)+2), t)
+		res, err := s.db.NewRaw(insertTransactionSQL, append(args, t.AccountID, t.FamilyID)...).Exec(ctx)
 		if err != nil {
 			return nil, dbErr("create transaction", err)
 		}
@@ -411,27 +403,23 @@ func (s *Store) insertRows(ctx context.Context, copyRows copyFunc, familyID uuid
 	if len(rows) == 0 {
 		return nil
 	}
+	w := newWrite
+	if importID != nil {
+		w = fileWrite
+	}
 	if copyRows != nil {
-		columns := ingestColumns
-		if importID != nil {
-			columns = append(slices.Clip(columns), "import_id")
-		}
 		values := make([][]any, 0, len(rows))
 		var tags [][]any
 		for _, r := range rows {
-			v, err := ingestValues(r.Row)
-			if err != nil {
-				return err
-			}
 			if importID != nil {
-				v = append(v, pgUUID(importID))
+				r.Row.ImportID = importID
 			}
-			values = append(values, v)
+			values = append(values, w.pgValues(make([]any, 0, len(w.names)), r.Row))
 			for _, tag := range r.TagIDs {
 				tags = append(tags, []any{pgUUID(&r.Row.ID), pgUUID(&tag), pgUUID(&familyID)})
 			}
 		}
-		if err := copyRows(ctx, "transactions", columns, values); err != nil {
+		if err := copyRows(ctx, "transactions", w.names, values); err != nil {
 			return dbErr("copy transactions", err)
 		}
 		if len(tags) > 0 {
@@ -440,11 +428,6 @@ func (s *Store) insertRows(ctx context.Context, copyRows copyFunc, familyID uuid
 			}
 		}
 		return nil
-	}
-	columns := ingestColumns
-	if importID != nil {
-		// Named, a scan-only column is written too.
-		columns = append(slices.Clip(columns), "import_id")
 	}
 	var links []TransactionTag
 	for start := 0; start < len(rows); start += MaxBulk {
@@ -457,25 +440,12 @@ func (s *Store) insertRows(ctx context.Context, copyRows copyFunc, familyID uuid
 				links = append(links, TransactionTag{TransactionID: r.Row.ID, TagID: tag, FamilyID: familyID})
 			}
 		}
-		if _, err := s.db.NewInsert().Model(&batch).Column(columns...).Exec(ctx); err != nil {
+		// Named, a scan-only column (import_id) is written too.
+		if _, err := s.db.NewInsert().Model(&batch).Column(w.names...).Exec(ctx); err != nil {
 			return dbErr("insert transactions", err)
 		}
 	}
 	return s.insertTags(ctx, links)
-}
-
-// ingestValues is a new row as COPY takes it, in ingestColumns order.
-// Ids go as pgtype.UUID, which pgx encodes directly: a uuid.UUID would go
-// through its driver.Valuer, a string formatted and parsed again, the
-// costliest part of a large COPY.
-func ingestValues(t *Transaction) ([]any, error) {
-	day, err := time.Parse(time.DateOnly, string(t.Date))
-	if err != nil {
-		return nil, fmt.Errorf("models: create transactions: date %q: %w", t.Date, err)
-	}
-	return []any{pgUUID(&t.ID), pgUUID(&t.FamilyID), pgUUID(&t.AccountID), day, int64(t.Amount), t.Currency, t.Name, t.Notes,
-		t.ExternalID, t.Source, t.Pending, pgUUID(t.CategoryID), pgUUID(t.MerchantID), t.Excluded, t.ExcludedReason,
-		pgUUID(t.RuleID), t.CreatedAt, t.UpdatedAt}, nil
 }
 
 // pgUUID is id as pgx writes it without a detour through text; nil is NULL.

@@ -28,10 +28,11 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, unavailable("begin", dbErr("begin", err))
 	}
-	return &Tx{
-		Store: &Store{db: tx, raw: s.raw, Now: s.Now, Secrets: s.Secrets, authChanged: s.authChanged, txAuth: new(bool)},
-		tx:    tx, parent: s,
-	}, nil
+	// withDB keeps every setting of s (the rules step, its cache, the
+	// clock, the sealer); only the handle and the pending change differ.
+	in := s.withDB(tx)
+	in.txAuth = new(bool)
+	return &Tx{Store: in, tx: tx, parent: s}, nil
 }
 
 // Commit commits the transaction, then announces its changes to grants.
