@@ -94,7 +94,7 @@ func TestMobileSSOPKCE(t *testing.T) {
 	// A form post works as the JSON one does.
 	code = s.mobileSSO(t, "/auth/mobile/corp?"+pkceQuery(challenge, "S256")).Get("code")
 	b := s.browser(t)
-	if r := b.send("POST", "/api/v1/auth/sso_exchange", url.Values{"code": {code}}, nil); r.status != 401 || !strings.Contains(r.body, "invalid_code_verifier") {
+	if r := b.send("POST", "/api/v1/auth/sso_exchange", url.Values{"code": {code}}, nil); r.status != 401 || !strings.Contains(string(r.body), "invalid_code_verifier") {
 		t.Fatalf("form without verifier: %d %s", r.status, r.body)
 	}
 	if r := b.send("POST", "/api/v1/auth/sso_exchange", url.Values{"code": {code}, "code_verifier": {verifier}}, nil); r.status != 200 {
