@@ -263,7 +263,8 @@ func ssoOptions(ctx context.Context, cfg *Config, s *services, log *slog.Logger)
 	if _, err := io.ReadFull(hkdf.New(sha256.New, cfg.EncryptionKey, nil, []byte("sso-state")), stateKey); err != nil {
 		return api.SSOOptions{}, err
 	}
-	opts := api.SSOOptions{Registry: reg, StateKey: stateKey, JITMode: cfg.JITMode, AllowedDomains: cfg.AllowedOIDCDomains}
+	opts := api.SSOOptions{Registry: reg, StateKey: stateKey, JITMode: cfg.JITMode, AllowedDomains: cfg.AllowedOIDCDomains,
+		MobilePKCERequired: cfg.MobileSSOPKCE == "required"}
 	if cfg.AuthProvidersSource == "yaml" {
 		opts.ProvidersFile = cfg.AuthProvidersFile
 		err = reg.MirrorFile(ctx, cfg.AuthProvidersFile, os.Getenv)
@@ -413,6 +414,7 @@ type Config struct {
 
 	JITMode             string        `env:"AUTH_JIT_MODE" default:"create_and_link" oneof:"create_and_link link_only"`
 	AllowedOIDCDomains  []string      `env:"ALLOWED_OIDC_DOMAINS"`
+	MobileSSOPKCE       string        `env:"MOBILE_SSO_PKCE" default:"optional" oneof:"required optional"`
 	AuthProvidersSource string        `env:"AUTH_PROVIDERS_SOURCE" default:"db" oneof:"db yaml"`
 	AuthProvidersFile   string        `env:"AUTH_PROVIDERS_FILE" default:"config/auth_providers.yml"`
 	SSOHTTPTimeout      time.Duration `env:"SSO_HTTP_TIMEOUT" default:"10s"`

@@ -343,7 +343,8 @@ func TestAssistantPromptInjection(t *testing.T) {
 }
 
 // TestAssistantWritesWhenAllowed: with the user's permission the write
-// tools are offered and change the ledger.
+// tools are offered; they propose, and the confirmed proposals change the
+// ledger.
 func TestAssistantWritesWhenAllowed(t *testing.T) {
 	e := newAssistant(t, nil)
 	ctx := context.Background()
@@ -360,6 +361,19 @@ func TestAssistantWritesWhenAllowed(t *testing.T) {
 	}
 	if names := e.fake.Requests()[0].ToolNames(); len(names) != 10 {
 		t.Fatalf("tools offered %v", names)
+	}
+	// The answer proposes; nothing is made until the person confirms.
+	if tags, _ := e.store.Tags(ctx, e.fam.Family.ID); len(tags) != 0 {
+		t.Fatalf("made before confirmation: %v", tags)
+	}
+	ps, err := e.store.ChatProposals(ctx, e.fam.Family.ID, e.fam.User.ID, c.ID)
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("proposals %v (%v)", ps, err)
+	}
+	for i := range ps {
+		if _, err := assistant.Confirm(ctx, e.store, assistant.Caller{FamilyID: e.fam.Family.ID, UserID: e.fam.User.ID}, &ps[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	tags, _ := e.store.Tags(ctx, e.fam.Family.ID)
 	cats, _, _ := e.store.Categories(ctx, e.fam.Family.ID, models.Page{Number: 1, Size: 10})

@@ -34,6 +34,9 @@ type Message struct {
 	CompletionTokens int        `bun:"completion_tokens"`
 	CreatedAt        time.Time  `bun:"created_at"`
 	UpdatedAt        time.Time  `bun:"updated_at"`
+	// Proposals are the changes an answer proposes, stored with it by
+	// SaveReply (table chat_proposals).
+	Proposals []Proposal `bun:"-"`
 }
 
 // Role is "user" or "assistant".
@@ -156,8 +159,10 @@ func (s *Store) SaveReply(ctx context.Context, m *Message) (reply *Message, crea
 		if err := affectedOne(res, err, "count reply"); err != nil {
 			return err
 		}
-		_, err = tx.db.NewInsert().Model(m).Exec(ctx)
-		return dbErr("create reply", err)
+		if _, err := tx.db.NewInsert().Model(m).Exec(ctx); err != nil {
+			return dbErr("create reply", err)
+		}
+		return tx.insertProposals(ctx, m)
 	})
 	if errors.Is(err, ErrConflict) {
 		// Either the answer exists, or the question was deleted with its chat.

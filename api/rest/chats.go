@@ -90,8 +90,23 @@ func (h *Handler) respondChat(c *fiber.Ctx, status int, id uuid.UUID, p models.P
 	if err != nil {
 		return err
 	}
+	proposals, err := h.store.ChatProposals(ctx, k.FamilyID, k.UserID, id)
+	if err != nil {
+		return err
+	}
+	byMessage := proposalsByMessage(proposals)
+	out := renderAll(msgs, renderMessage)
+	for i := range out {
+		if out[i].Type == models.AssistantMessage {
+			ps := byMessage[msgs[i].ID]
+			if ps == nil {
+				ps = []proposalJSON{}
+			}
+			out[i].Proposals = &ps
+		}
+	}
 	return c.Status(status).JSON(chatDetailJSON{chatJSON: renderChat(chat), Pending: pending, Usage: usage(prompt, completion),
-		Messages: renderAll(msgs, renderMessage), Pagination: pagination(p, total)})
+		Messages: out, Pagination: pagination(p, total)})
 }
 
 func (h *Handler) createChat(c *fiber.Ctx) error {
@@ -186,6 +201,9 @@ type messageJSON struct {
 	Status    string          `json:"status,omitempty"`
 	ToolCalls *[]toolCallJSON `json:"tool_calls,omitempty"`
 	Usage     *usageJSON      `json:"usage,omitempty"`
+	// Proposals are the changes the answer proposes (the write tools'),
+	// each waiting for the person to confirm or reject it.
+	Proposals *[]proposalJSON `json:"proposals,omitempty"`
 	CreatedAt string          `json:"created_at"`
 	UpdatedAt string          `json:"updated_at"`
 }

@@ -32,6 +32,8 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Delete("/chats/:id", write, h.deleteChat)
 	v1.Post("/chats/:id/messages", write, h.createMessage)
 	v1.Post("/chats/:id/messages/retry", write, h.retryMessage)
+	v1.Post("/chats/:id/proposals/:pid/confirm", write, h.confirmProposal)
+	v1.Post("/chats/:id/proposals/:pid/reject", write, h.rejectProposal)
 	v1.Get("/chats/:id/stream", read, h.streamChat)
 	v1.Get("/assistant", read, h.showAssistant)
 	v1.Patch("/assistant", write, h.updateAssistant)

@@ -1,6 +1,7 @@
 package screens
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -95,6 +96,14 @@ type chatData struct {
 	Messages []models.Message
 	Pending  bool
 	Question string
+	// Proposals are the changes each answer proposes, by its id.
+	Proposals map[uuid.UUID][]proposalView
+}
+
+// proposalView is a proposal as the chat page shows it.
+type proposalView struct {
+	*models.Proposal
+	Changes []assistant.Change
 }
 
 func (h *Handler) showChat(c *fiber.Ctx) error {
@@ -119,8 +128,19 @@ func (h *Handler) chatPage(c *fiber.Ctx, status int, q, msg string) error {
 	if err != nil {
 		return err
 	}
+	proposals, err := h.store.ChatProposals(ctx, u.FamilyID, u.ID, id)
+	if err != nil {
+		return err
+	}
+	byMessage := map[uuid.UUID][]proposalView{}
+	for i := range proposals {
+		v := proposalView{Proposal: &proposals[i]}
+		// Written by the reply job; unreadable changes show none.
+		_ = json.Unmarshal([]byte(proposals[i].Changes), &v.Changes)
+		byMessage[proposals[i].MessageID] = append(byMessage[proposals[i].MessageID], v)
+	}
 	page := web.Page{Nav: "chats", Title: chat.Title, Error: msg,
-		Data: chatData{Chat: chat, Messages: msgs, Pending: pending, Question: q}}
+		Data: chatData{Chat: chat, Messages: msgs, Pending: pending, Question: q, Proposals: byMessage}}
 	if pending {
 		page.Refresh = pendingRefresh
 	}
@@ -195,6 +215,67 @@ func (h *Handler) deleteChat(c *fiber.Ctx) error {
 	return h.site.Redirect(c, "/chats", "The chat was deleted.")
 }
 
+// proposalOf loads the proposal of the path, of the signed-in user's chat.
+func (h *Handler) proposalOf(c *fiber.Ctx) (*models.Proposal, error) {
+	u := web.SessionOf(c).User
+	chatID, err := httperr.PathID(c)
+	if err != nil {
+		return nil, err
+	}
+	id, err := httperr.ParamID(c, "pid")
+	if err != nil {
+		return nil, err
+	}
+	return h.store.Proposal(c.UserContext(), u.FamilyID, u.ID, chatID, id)
+}
+
+// proposalProblem is what the person reads when a confirmation or a
+// rejection cannot be had; "" for a failure of the service.
+func proposalProblem(err error) string {
+	var te *assistant.Error
+	switch {
+	case errors.Is(err, models.ErrConflict):
+		return assistant.DecidedMessage
+	case errors.Is(err, assistant.ErrStale):
+		return assistant.StaleMessage
+	case errors.As(err, &te):
+		return "The change cannot be made: " + te.Message
+	}
+	return ""
+}
+
+// confirmProposal applies the change the assistant proposed, as shown.
+func (h *Handler) confirmProposal(c *fiber.Ctx) error {
+	p, err := h.proposalOf(c)
+	if err != nil {
+		return err
+	}
+	u := web.SessionOf(c).User
+	back := "/chats/" + p.ChatID.String()
+	if _, err := assistant.Confirm(c.UserContext(), h.store, assistant.Caller{FamilyID: u.FamilyID, UserID: u.ID, Role: u.Role}, p); err != nil {
+		if msg := proposalProblem(err); msg != "" {
+			return h.site.Redirect(c, back, msg)
+		}
+		return err
+	}
+	return h.site.Redirect(c, back, "Done: "+p.Summary+".")
+}
+
+// rejectProposal closes a proposal without changing anything.
+func (h *Handler) rejectProposal(c *fiber.Ctx) error {
+	p, err := h.proposalOf(c)
+	if err != nil {
+		return err
+	}
+	if err := h.store.DecideProposal(c.UserContext(), p, models.ProposalRejected); err != nil {
+		if msg := proposalProblem(err); msg != "" {
+			return h.site.Redirect(c, "/chats/"+p.ChatID.String(), msg)
+		}
+		return err
+	}
+	return h.site.Redirect(c, "/chats/"+p.ChatID.String(), "Rejected: nothing was changed.")
+}
+
 // saveAssistantSettings turns the assistant's write tools on or off for
 // the signed-in user.
 func (h *Handler) saveAssistantSettings(c *fiber.Ctx) error {
@@ -205,7 +286,7 @@ func (h *Handler) saveAssistantSettings(c *fiber.Ctx) error {
 	}
 	flash := "The assistant may now only read your data."
 	if may {
-		flash = "The assistant may now change your data when you ask it to."
+		flash = "The assistant may now propose changes to your data when you ask it to; each waits for your confirmation."
 	}
 	return h.site.Redirect(c, "/chats", flash)
 }

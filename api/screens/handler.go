@@ -133,6 +133,8 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/chats/:id/stream", screen(signedIn, h.streamChat)...)
 	app.Post("/chats/:id/messages", screen(signedIn, h.createChatMessage)...)
 	app.Post("/chats/:id/retry", screen(signedIn, h.retryChat)...)
+	app.Post("/chats/:id/proposals/:pid/confirm", screen(signedIn, h.confirmProposal)...)
+	app.Post("/chats/:id/proposals/:pid/reject", screen(signedIn, h.rejectProposal)...)
 	app.Post("/chats/:id/delete", screen(signedIn, h.deleteChat)...)
 	app.Get("/rules", screen(signedIn, h.listRules)...)
 	app.Get("/rules/new", screen(signedIn, h.newRule)...)

@@ -45,6 +45,10 @@ type SSOOptions struct {
 	// ProvidersFile is the provider file of yaml mode, whose providers the
 	// screens show read-only; "" in db mode.
 	ProvidersFile string
+	// MobilePKCERequired refuses an app's single sign-on that sends no
+	// PKCE code_challenge (MOBILE_SSO_PKCE=required); off, such
+	// a sign-in ends with a bearer code, as the reference app expects.
+	MobilePKCERequired bool
 }
 
 // Handler serves sign-in; handlers are its methods.

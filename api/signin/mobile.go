@@ -31,6 +31,9 @@ type mobileDevice struct {
 	DeviceType string `json:"device_type"`
 	OSVersion  string `json:"os_version"`
 	AppVersion string `json:"app_version"`
+	// CodeChallenge is the PKCE S256 challenge the app's single sign-on
+	// started with; the exchange needs its verifier. Empty elsewhere.
+	CodeChallenge string `json:"code_challenge,omitempty"`
 }
 
 func (d *mobileDevice) valid() bool {

@@ -38,6 +38,12 @@ type Tool struct {
 	// *Error is a refusal the model can act on; any other error ends the
 	// reply.
 	Run func(ctx context.Context, s *models.Store, c Caller, args json.RawMessage) (any, error)
+	// Propose, on a write tool, checks the arguments as Run does and
+	// describes the change without making it: the chat's reply proposes
+	// and the person confirms (Confirm runs Run). The MCP server, whose
+	// client is the person's own agent with its own confirmation, runs
+	// Run directly.
+	Propose func(ctx context.Context, s *models.Store, c Caller, args json.RawMessage) (*Plan, error)
 }
 
 // Error is a tool's refusal of its input (an unknown id, a bad date): the
@@ -86,6 +92,13 @@ func Call(ctx context.Context, s *models.Store, c Caller, name string, args stri
 // CallTool is Call that also reports whether the result is a refusal,
 // which the MCP server marks as a tool error (isError).
 func CallTool(ctx context.Context, s *models.Store, c Caller, name string, args string) (out json.RawMessage, refused bool, err error) {
+	return dispatch(ctx, c, name, args, func(t *Tool, raw json.RawMessage) (any, error) { return t.Run(ctx, s, c, raw) })
+}
+
+// dispatch finds tool name among those offered to c, checks that args is
+// a JSON object, runs it with run, and turns refusals into the result the
+// model reads.
+func dispatch(ctx context.Context, c Caller, name string, args string, run func(*Tool, json.RawMessage) (any, error)) (out json.RawMessage, refused bool, err error) {
 	var tool *Tool
 	for _, t := range Offered(c) {
 		if t.Name == name {
@@ -98,11 +111,11 @@ func CallTool(ctx context.Context, s *models.Store, c Caller, name string, args 
 	case tool == nil:
 		err = refuse("unknown_tool", "There is no tool named %q; use only the tools listed.", truncate(name, 64))
 	case raw == "":
-		res, err = tool.Run(ctx, s, c, json.RawMessage("{}"))
+		res, err = run(tool, json.RawMessage("{}"))
 	case !json.Valid([]byte(raw)) || raw[0] != '{':
 		err = refuse("invalid_arguments", "The arguments must be a JSON object.")
 	default:
-		res, err = tool.Run(ctx, s, c, json.RawMessage(raw))
+		res, err = run(tool, json.RawMessage(raw))
 	}
 	var te *Error
 	switch {
