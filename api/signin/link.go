@@ -201,7 +201,7 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 	ok := false
 	if len(password) <= models.MaxPasswordLen {
 		var herr error
-		ok, _, herr = models.CheckPassword(*u.PasswordHash, password, h.web.Argon2)
+		ok, _, herr = h.hash.Check(ctx, *u.PasswordHash, password)
 		if herr != nil && !errors.Is(herr, models.ErrBadHash) {
 			return herr
 		}

@@ -159,7 +159,10 @@ func (h *Handler) mobileSignup(c *fiber.Ctx) error {
 	if !in.Device.valid() {
 		return mobileRefusal(c, fiber.StatusBadRequest, "Device information is required")
 	}
-	hash, err := models.HashPassword(in.User.Password, h.web.Argon2)
+	if err := h.limitIP(c, "signup", signupLimitPerHour, time.Hour); err != nil {
+		return err
+	}
+	hash, err := h.hash.Hash(ctx, in.User.Password)
 	if err != nil {
 		return err
 	}

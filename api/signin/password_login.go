@@ -65,7 +65,7 @@ func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus 
 	if err == nil && u.PasswordHash != nil {
 		hash = *u.PasswordHash
 	}
-	ok, rehash, herr := models.CheckPassword(hash, password, h.web.Argon2)
+	ok, rehash, herr := h.hash.Check(ctx, hash, password)
 	if herr != nil && !errors.Is(herr, models.ErrBadHash) {
 		return nil, nil, herr
 	}
@@ -87,7 +87,7 @@ func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus 
 	}
 	login := &passwordLogin{user: u, override: override}
 	if rehash {
-		s, err := models.HashPassword(password, h.web.Argon2)
+		s, err := h.hash.Hash(ctx, password)
 		if err != nil {
 			return nil, nil, err
 		}
