@@ -25,6 +25,9 @@ const (
 	msgLocalOff      = "Password sign-in is disabled. Use single sign-on."
 	resetTTL         = time.Hour
 	ssoPasswordGrace = 10 * time.Minute
+	// msgPasswordChanged says what a password change kept: this browser's
+	// session and the API keys.
+	msgPasswordChanged = "Your password was changed. This browser stays signed in; your other sessions and every app sign-in (the mobile app, connected apps) were ended. API keys keep working."
 )
 
 // localOff answers the password routes while local login is disabled.
@@ -197,7 +200,7 @@ func (h *Handler) resetPassword(c *fiber.Ctx) error {
 	if err := h.setPassword(c, userID, password, uuid.Nil); err != nil {
 		return err
 	}
-	return h.site.Redirect(c, "/sessions/new", "Your password was changed. Sign in with it.")
+	return h.site.Redirect(c, "/sessions/new", "Your password was changed. Every session and app sign-in (the mobile app, connected apps) was ended; API keys keep working. Sign in with the new password.")
 }
 
 // setPassword stores a new password and ends the user's sessions but keep.
@@ -320,5 +323,5 @@ func (h *Handler) changePassword(c *fiber.Ctx) error {
 	if err := h.setPassword(c, u.ID, next, s.ID); err != nil {
 		return err
 	}
-	return h.site.Redirect(c, "/settings/security", "Your password was changed; your other sessions were signed out.")
+	return h.site.Redirect(c, "/settings/security", msgPasswordChanged)
 }
