@@ -32,6 +32,7 @@ import (
 	"github.com/uptrace/bun"
 	"golang.org/x/crypto/hkdf"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"coffer/api"
 	"coffer/api/cli"
@@ -285,6 +286,9 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	formKey := sha256.Sum256([]byte("coffer web forms\x00" + cfg.SecretKeyBase))
 	web.Secret, web.Origin, web.SecureCookies = formKey[:], u.Scheme+"://"+u.Host, u.Scheme == "https"
 	web.Development = cfg.Env == "development"
+	// One bound on the memory of the process's password hashing, however
+	// many requests hash at once (issue 24).
+	web.HashSlots = semaphore.NewWeighted(int64(web.HashMemoryMiB) << 10)
 	go s.watch.Run(ctx)
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail, OAuth: cfg.OAuth,

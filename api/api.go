@@ -193,7 +193,7 @@ func New(o Options) (*fiber.App, error) {
 		EnableTrustedProxyCheck: true,
 	})
 	app.Server().HeaderReceived = uploadSize
-	app.Use(requestID, s.site.FindClient, deadline(cmp.Or(o.RequestTimeout, 30*time.Second)), jsonCharset)
+	app.Use(requestID, safeHeaders, s.site.FindClient, deadline(cmp.Or(o.RequestTimeout, 30*time.Second)), jsonCharset)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
 	s.routes(app)
 	return app, nil

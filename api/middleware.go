@@ -57,6 +57,15 @@ func uploadSize(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	return fasthttp.RequestConfig{}
 }
 
+// safeHeaders are on every answer, screens first: no content sniffing,
+// and no full URL (which may hold a reset or invitation token) sent to
+// another site in Referer.
+func safeHeaders(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	c.Set(fiber.HeaderReferrerPolicy, "same-origin")
+	return c.Next()
+}
+
 // jsonCharset labels JSON answers with their charset, as the API promises;
 // fiber's c.JSON says only application/json.
 func jsonCharset(c *fiber.Ctx) error {

@@ -64,11 +64,11 @@ func TestMobileAuth(t *testing.T) {
 	}
 
 	signup := map[string]any{"user": map[string]any{"email": "new-" + e.alpha.User.Email, "password": "Another horse 9!", "first_name": "Bo", "last_name": "Li"}, "device": phone}
-	r = e.do("POST", "/api/v1/auth/signup", "", signup)
+	r = e.doFrom(ip, "POST", "/api/v1/auth/signup", signup)
 	if m := r.wantJSON(t, 201); m["access_token"] == "" {
 		t.Fatalf("signup: %v", m)
 	}
-	if r := e.do("POST", "/api/v1/auth/signup", "", signup); r.status != 422 {
+	if r := e.doFrom(ip, "POST", "/api/v1/auth/signup", signup); r.status != 422 {
 		t.Fatalf("signup twice: %d %s", r.status, r.body)
 	}
 

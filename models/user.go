@@ -161,13 +161,23 @@ func (s *Store) AddUser(ctx context.Context, u *User, join uuid.UUID, f *Family)
 }
 
 // ResetPassword stores a new password hash and ends every session of the
-// user but keep (uuid.Nil: all), in one transaction, so that no session
-// outlives the password it was opened with.
+// user but keep (uuid.Nil: all), and every grant of every OAuth client
+// (the mobile app's, connected apps': their access and refresh tokens and
+// pending codes), in one transaction, so that no sign-in outlives the
+// password it was opened with. API keys stay: they are not sign-ins.
 func (s *Store) ResetPassword(ctx context.Context, userID uuid.UUID, hash string, keep uuid.UUID) error {
 	return s.RunInTx(ctx, func(tx *Store) error {
 		if err := tx.setPassword(ctx, userID, hash); err != nil {
 			return err
 		}
+		u, err := tx.UserByID(ctx, userID)
+		if err != nil {
+			return err
+		}
+		if err := tx.deleteUserOAuthTokens(ctx, u.FamilyID, u.ID); err != nil {
+			return err
+		}
+		tx.authChange(ctx) // cached access tokens end in every process
 		return tx.DeleteUserSessions(ctx, userID, keep)
 	})
 }

@@ -35,8 +35,13 @@ const (
 	// The per-IP limits of the token endpoint (the seed's) and of dynamic
 	// client registration, counted in Redis so that every web process
 	// shares them.
-	tokenLimitPerMinute    = 10
-	registerLimitPerHour   = 10
+	tokenLimitPerMinute  = 10
+	registerLimitPerHour = 10
+	// The per-IP limits of the sign-in doors that hash a password before
+	// anyone is signed in: a new family (form and app share it) and an
+	// accepted invitation.
+	signupLimitPerHour     = 10
+	invitationLimitPerHour = 20
 	accessTokenPrefix      = "ory_at_"
 	maxPresentedTokenBytes = 512
 )

@@ -62,11 +62,12 @@ func (h *Handler) revoke(c *fiber.Ctx) error {
 }
 
 // limitIP counts a request of this IP in a fixed window in Redis and
-// refuses it past limit with 429 and Retry-After.
+// refuses it past limit with 429 and Retry-After. Every unauthenticated
+// POST that costs more than a lookup passes one, before its work.
 func (h *Handler) limitIP(c *fiber.Ctx, what string, limit int, window time.Duration) error {
 	now := h.now()
 	start := now.Truncate(window)
-	key := fmt.Sprintf("rl:oauth:%s:%s:%d", what, web.ClientIP(c), start.Unix())
+	key := fmt.Sprintf("rl:signin:%s:%s:%d", what, web.ClientIP(c), start.Unix())
 	n, err := web.CountWindow(c.UserContext(), h.redis, key, window+time.Minute)
 	if err != nil {
 		return signInUnavailable(err)
@@ -74,7 +75,8 @@ func (h *Handler) limitIP(c *fiber.Ctx, what string, limit int, window time.Dura
 	if n > int64(limit) {
 		wait := max(int(start.Add(window).Sub(now).Seconds()+0.999), 1)
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(wait))
-		return &httperr.Error{Status: fiber.StatusTooManyRequests, Code: "rate_limited", Message: "Too many requests; try again after the time in Retry-After."}
+		return &httperr.Error{Status: fiber.StatusTooManyRequests, Code: "rate_limited",
+			Message: fmt.Sprintf("Too many requests from your address; try again in %d minutes.", (wait+59)/60)}
 	}
 	return nil
 }

@@ -63,6 +63,7 @@ type Handler struct {
 	sso   SSOOptions
 	mail  *web.Mailer
 	auth  *authServer
+	hash  *web.Hasher // every password hash and check, within the process's memory bound
 
 	dummyOnce sync.Once
 	dummyHash string // checked for unknown emails, so they take as long as known ones; made on first use
@@ -78,7 +79,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	issuer := o.SSO.Registry.Options().BaseURL
 	return &Handler{
 		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock,
-		web: site.Options(), sso: o.SSO, mail: o.Mail,
+		web: site.Options(), sso: o.SSO, mail: o.Mail, hash: site.Hasher(),
 		auth: newAuthServer(o.Store, o.OAuth, issuer, site.Options().Secret),
 	}, nil
 }

@@ -3,12 +3,12 @@ package signin
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/api/web"
 	"coffer/models"
-	"coffer/models/secret"
 )
 
 type invitationData struct {
@@ -72,6 +72,18 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 	if !h.web.LocalLogin {
 		return h.invitationPage(c, fiber.StatusForbidden, "Password sign-in is disabled here. Use single sign-on.")
 	}
+	if err := h.limitIP(c, "invitation", invitationLimitPerHour, time.Hour); err != nil {
+		return err
+	}
+	// The link is looked up before the password is hashed: a made-up
+	// token costs a lookup, not 64 MiB.
+	_, err := h.store.InvitationByToken(ctx, c.Params("token"))
+	if st, refusal, ok := invitationRefusal(err); ok {
+		return h.invitationGone(c, st, refusal)
+	}
+	if err != nil {
+		return err
+	}
 	password := c.FormValue("password")
 	if p := passwordProblem(password); p != "" {
 		return h.invitationPage(c, fiber.StatusUnprocessableEntity, p)
@@ -79,7 +91,7 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 	if password != c.FormValue("password_confirmation") {
 		return h.invitationPage(c, fiber.StatusUnprocessableEntity, "The two passwords differ.")
 	}
-	hash, err := secret.HashPassword(password, h.web.Argon2)
+	hash, err := h.hash.Hash(ctx, password)
 	if err != nil {
 		return err
 	}

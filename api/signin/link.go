@@ -202,7 +202,7 @@ func (h *Handler) linkByPassword(c *fiber.Ctx, pid string, p *pendingLink, e *ss
 	ok := false
 	if len(password) <= secret.MaxPasswordLen {
 		var herr error
-		ok, _, herr = secret.CheckPassword(*u.PasswordHash, password, h.web.Argon2)
+		ok, _, herr = h.hash.Check(ctx, *u.PasswordHash, password)
 		if herr != nil && !errors.Is(herr, secret.ErrBadHash) {
 			return herr
 		}

@@ -16,7 +16,6 @@ import (
 
 	"coffer/api/web"
 	"coffer/models"
-	"coffer/models/secret"
 )
 
 // The mobile app's sign-in (issue 13, part 3), with the request and answer
@@ -163,7 +162,10 @@ func (h *Handler) mobileSignup(c *fiber.Ctx) error {
 	if !in.Device.valid() {
 		return mobileRefusal(c, fiber.StatusBadRequest, "Device information is required")
 	}
-	hash, err := secret.HashPassword(in.User.Password, h.web.Argon2)
+	if err := h.limitIP(c, "signup", signupLimitPerHour, time.Hour); err != nil {
+		return err
+	}
+	hash, err := h.hash.Hash(ctx, in.User.Password)
 	if err != nil {
 		return err
 	}

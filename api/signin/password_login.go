@@ -66,7 +66,7 @@ func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus 
 	if err == nil && u.PasswordHash != nil {
 		hash = *u.PasswordHash
 	}
-	ok, rehash, herr := secret.CheckPassword(hash, password, h.web.Argon2)
+	ok, rehash, herr := h.hash.Check(ctx, hash, password)
 	if herr != nil && !errors.Is(herr, secret.ErrBadHash) {
 		return nil, nil, herr
 	}
@@ -88,7 +88,7 @@ func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus 
 	}
 	login := &passwordLogin{user: u, override: override}
 	if rehash {
-		s, err := secret.HashPassword(password, h.web.Argon2)
+		s, err := h.hash.Hash(ctx, password)
 		if err != nil {
 			return nil, nil, err
 		}

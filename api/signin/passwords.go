@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/mail"
 	"strings"
 	"time"
@@ -26,6 +27,9 @@ const (
 	msgLocalOff      = "Password sign-in is disabled. Use single sign-on."
 	resetTTL         = time.Hour
 	ssoPasswordGrace = 10 * time.Minute
+	// msgPasswordChanged says what a password change kept: this browser's
+	// session and the API keys.
+	msgPasswordChanged = "Your password was changed. This browser stays signed in; your other sessions and every app sign-in (the mobile app, connected apps) were ended. API keys keep working."
 )
 
 // localOff answers the password routes while local login is disabled.
@@ -86,7 +90,10 @@ func (h *Handler) createRegistration(c *fiber.Ctx) error {
 	if len(problems) > 0 {
 		return h.pages.Render(c, fiber.StatusUnprocessableEntity, "register", web.Page{Title: "Create an account", Error: strings.Join(problems, " "), Data: d})
 	}
-	hash, err := secret.HashPassword(password, h.web.Argon2)
+	if err := h.limitIP(c, "signup", signupLimitPerHour, time.Hour); err != nil {
+		return err
+	}
+	hash, err := h.hash.Hash(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -195,12 +202,12 @@ func (h *Handler) resetPassword(c *fiber.Ctx) error {
 	if err := h.setPassword(c, userID, password, uuid.Nil); err != nil {
 		return err
 	}
-	return h.site.Redirect(c, "/sessions/new", "Your password was changed. Sign in with it.")
+	return h.site.Redirect(c, "/sessions/new", "Your password was changed. Every session and app sign-in (the mobile app, connected apps) was ended; API keys keep working. Sign in with the new password.")
 }
 
 // setPassword stores a new password and ends the user's sessions but keep.
 func (h *Handler) setPassword(c *fiber.Ctx, userID uuid.UUID, password string, keep uuid.UUID) error {
-	hash, err := secret.HashPassword(password, h.web.Argon2)
+	hash, err := h.hash.Hash(c.UserContext(), password)
 	if err != nil {
 		return err
 	}
@@ -284,12 +291,30 @@ func (h *Handler) changePassword(c *fiber.Ctx) error {
 	}
 	current, next := c.FormValue("current_password"), c.FormValue("new_password")
 	if u.PasswordHash != nil {
-		ok, _, err := secret.CheckPassword(*u.PasswordHash, current, h.web.Argon2)
-		if err != nil && !errors.Is(err, secret.ErrBadHash) {
+		// Each guess counts toward the sign-in lockout of the email and
+		// the address before the password is checked, as at the sign-in
+		// form.
+		wait, err := h.claimAttempt(ctx, u.Email, web.ClientIP(c))
+		if err != nil {
 			return err
+		}
+		if wait > 0 {
+			c.Set(fiber.HeaderRetryAfter, fmt.Sprint(int(wait.Seconds()+0.999)))
+			return h.securityPage(c, fiber.StatusTooManyRequests,
+				fmt.Sprintf("Too many wrong passwords. Try again in %d minutes.", int(wait.Minutes()+0.999)))
+		}
+		ok := false
+		if len(current) <= secret.MaxPasswordLen {
+			ok, _, err = h.hash.Check(ctx, *u.PasswordHash, current)
+			if err != nil && !errors.Is(err, secret.ErrBadHash) {
+				return err
+			}
 		}
 		if !ok {
 			return h.securityPage(c, fiber.StatusUnprocessableEntity, "Your current password is not correct.")
+		}
+		if err := h.releaseAttempt(ctx, u.Email, web.ClientIP(c)); err != nil {
+			return err
 		}
 	} else if s.Method != models.MethodSSO || h.now().Sub(s.CreatedAt) > ssoPasswordGrace {
 		return h.securityPage(c, fiber.StatusForbidden, "Sign in with single sign-on again, then set a password within 10 minutes.")
@@ -300,5 +325,5 @@ func (h *Handler) changePassword(c *fiber.Ctx) error {
 	if err := h.setPassword(c, u.ID, next, s.ID); err != nil {
 		return err
 	}
-	return h.site.Redirect(c, "/settings/security", "Your password was changed; your other sessions were signed out.")
+	return h.site.Redirect(c, "/settings/security", msgPasswordChanged)
 }

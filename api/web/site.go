@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/sync/semaphore"
 
 	"coffer/api/httperr"
 	"coffer/models"
@@ -68,8 +69,14 @@ type Options struct {
 	AdminOverride bool          `env:"AUTH_LOCAL_ADMIN_OVERRIDE_ENABLED" default:"false"`
 	// SignupEnabled lets anyone create a new family; main's default is on
 	// in development, off in production.
-	SignupEnabled      bool `env:"AUTH_SIGNUP_ENABLED"`
-	Argon2             secret.Argon2Params
+	SignupEnabled bool `env:"AUTH_SIGNUP_ENABLED"`
+	Argon2        secret.Argon2Params
+	// HashMemoryMiB is the memory that the argon2id hashes and checks of
+	// one process may take at once; more wait their turn (Hasher).
+	HashMemoryMiB int `env:"PASSWORD_HASH_MEMORY_MIB" default:"256" min:"1" max:"1048576"`
+	// HashSlots is that bound, weighted in KiB, which main builds once per
+	// process from HashMemoryMiB; nil: NewSite builds one.
+	HashSlots          *semaphore.Weighted
 	MaxFailuresAccount int           `env:"LOGIN_MAX_FAILURES_ACCOUNT" default:"5" min:"1" max:"1000"`
 	MaxFailuresIP      int           `env:"LOGIN_MAX_FAILURES_IP" default:"20" min:"1" max:"100000"`
 	LockoutWindow      time.Duration `env:"LOGIN_LOCKOUT_WINDOW" default:"15m"`
@@ -92,6 +99,7 @@ type Site struct {
 	now     func() time.Time
 	errs    *template.Template
 	assets  assets
+	hasher  *Hasher
 }
 
 // NewSite checks the options and parses the shared layout.
@@ -104,6 +112,11 @@ func NewSite(store *models.Store, o Options, now func() time.Time, log *slog.Log
 		return nil, err
 	}
 	s := &Site{log: log, store: store, opts: o, proxies: proxies, now: now}
+	budget := int64(max(o.HashMemoryMiB, 1)) << 10
+	if o.HashSlots == nil {
+		o.HashSlots = semaphore.NewWeighted(budget)
+	}
+	s.hasher = newHasher(o.Argon2, o.HashSlots, budget)
 	if s.assets, err = loadAssets(); err != nil {
 		return nil, err
 	}
@@ -114,6 +127,9 @@ func NewSite(store *models.Store, o Options, now func() time.Time, log *slog.Log
 	s.errs = pages.m["error"]
 	return s, nil
 }
+
+// Hasher hashes and checks passwords within the process's memory bound.
+func (s *Site) Hasher() *Hasher { return s.hasher }
 
 // Options returns the options the site was built with.
 func (s *Site) Options() Options { return s.opts }
