@@ -3,10 +3,13 @@ package models
 import (
 	"context"
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/importfile"
 )
 
 // The statuses of an import, the reference app's.
@@ -36,7 +39,7 @@ type Import struct {
 	Status    string    `bun:"status"`
 	Filename  *string   `bun:"filename"`
 	RawFile   string    `bun:"raw_file"`
-	ImportSettings
+	importfile.Settings
 	AccountColLabel    *string    `bun:"account_col_label"` // kept as sent; the account is account_id
 	RowsCount          int        `bun:"rows_count"`
 	InvalidRowsCount   int        `bun:"invalid_rows_count"`
@@ -118,7 +121,7 @@ type ImportFilter struct {
 // CreateImport stores an import with its parsed rows, in one transaction
 // (COPY on PostgreSQL). The account must be an active account of the
 // family.
-func (s *Store) CreateImport(ctx context.Context, im *Import, p *ParsedFile) error {
+func (s *Store) CreateImport(ctx context.Context, im *Import, p *importfile.File) error {
 	if err := s.checkImportAccount(ctx, im.FamilyID, im.AccountID); err != nil {
 		return err
 	}
@@ -150,7 +153,7 @@ func (s *Store) checkImportAccount(ctx context.Context, familyID, accountID uuid
 
 // ReconfigureImport changes a pending import's settings and replaces its
 // rows with the file read again.
-func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *ParsedFile) error {
+func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *importfile.File) error {
 	im.UpdatedAt = s.now()
 	return s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
 		res, err := tx.db.NewUpdate().Model(im).
@@ -174,7 +177,7 @@ var importRowColumns = []string{"id", "family_id", "import_id", "position", "raw
 
 // replaceImportRows writes the parsed rows of an import (none when the
 // file has problems) and its row counts.
-func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Import, p *ParsedFile) error {
+func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Import, p *importfile.File) error {
 	rows := make([]ImportLine, 0, len(p.Rows))
 	if len(p.Problems) == 0 {
 		for i := range p.Rows {
@@ -191,7 +194,7 @@ func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Im
 			}
 			rows = append(rows, ImportLine{ID: NewID(), FamilyID: im.FamilyID, ImportID: im.ID, Position: r.Position,
 				RawDate: r.RawDate, RawAmount: r.RawAmount, Name: r.Name, Category: r.Category, Tags: r.Tags, Notes: r.Notes,
-				ExternalID: r.ExternalID, Date: r.Date, Amount: r.Amount, Problems: problems, Status: status})
+				ExternalID: r.ExternalID, Date: (*Date)(r.Date), Amount: (*Amount)(r.Amount), Problems: problems, Status: status})
 		}
 	}
 	im.RowsCount, im.InvalidRowsCount = len(rows), 0
@@ -284,7 +287,7 @@ func (s *Store) PublishImport(ctx context.Context, familyID, id uuid.UUID) (*Imp
 	case im.RowsCount == 0:
 		return nil, Invalid("The import has no rows: check its column settings")
 	case im.InvalidRowsCount > 0:
-		return nil, Invalid("The import has " + itoa(im.InvalidRowsCount) + " rows that cannot be imported; fix the file or its settings")
+		return nil, Invalid("The import has " + strconv.Itoa(im.InvalidRowsCount) + " rows that cannot be imported; fix the file or its settings")
 	}
 	now := s.now()
 	res, err := s.db.NewUpdate().Model((*Import)(nil)).Set("status = ?", ImportImporting).Set("published_at = ?", now).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"coffer/models"
+	"coffer/models/importfile"
 )
 
 // money renders an amount in its currency's own convention ("$1,234.56");
@@ -137,11 +138,11 @@ func catName(t models.CategoryTotal) string {
 // the reference app's TransactionImport.
 func importKind(t string) string {
 	switch t {
-	case models.ImportCSV:
+	case importfile.CSV:
 		return "CSV import"
-	case models.ImportOFX:
+	case importfile.OFX:
 		return "OFX import"
-	case models.ImportQIF:
+	case importfile.QIF:
 		return "QIF import"
 	}
 	return t

@@ -1,4 +1,4 @@
-package models
+package importfile
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/aclindsa/ofxgo"
 	"github.com/aclindsa/xml"
@@ -28,7 +27,7 @@ var ofxAmountTag = regexp.MustCompile(`(?i)<(\w*AMT|\w*BAL|\w*RATE\w*|REWARD\w+|
 // name is NAME, else PAYEE's name, else MEMO; the amount's sign is the
 // one the bank sent (negative is money out), turned to the ledger's;
 // FITID is the external id.
-func parseOFX(text string) (*ParsedFile, error) {
+func parseOFX(text string) (*File, error) {
 	text = strings.TrimLeft(text, " \t\r\n")
 	if err := checkOFX(text); err != nil {
 		return nil, err
@@ -39,9 +38,9 @@ func parseOFX(text string) (*ParsedFile, error) {
 	}
 	resp, err := ofxgo.DecodeResponse(strings.NewReader(body))
 	if err != nil {
-		return nil, Invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
+		return nil, invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
 	}
-	p := &ParsedFile{}
+	p := &File{}
 	add := func(list *ofxgo.TransactionList) {
 		if list == nil {
 			return
@@ -61,13 +60,13 @@ func parseOFX(text string) (*ParsedFile, error) {
 		}
 	}
 	if len(resp.Bank) == 0 && len(resp.CreditCard) == 0 {
-		return nil, Invalid("file holds no bank or credit card statement")
+		return nil, invalid("file holds no bank or credit card statement")
 	}
 	return p, nil
 }
 
-func ofxRow(t *ofxgo.Transaction, pos int) FileRow {
-	r := FileRow{Position: pos, ExternalID: strings.TrimSpace(string(t.FiTID))}
+func ofxRow(t *ofxgo.Transaction, pos int) Row {
+	r := Row{Position: pos, ExternalID: strings.TrimSpace(string(t.FiTID))}
 	memo := strings.TrimSpace(string(t.Memo))
 	switch {
 	case strings.TrimSpace(string(t.Name)) != "":
@@ -82,14 +81,14 @@ func ofxRow(t *ofxgo.Transaction, pos int) FileRow {
 	} else {
 		r.RawDate = t.DtPosted.Format("20060102")
 		// The day the bank wrote, in the zone it wrote it in.
-		if d, err := ParseDate(t.DtPosted.Format(time.DateOnly)); err != nil {
+		if d, err := dayOf(t.DtPosted.Time); err != nil {
 			r.Problems = append(r.Problems, "DTPOSTED is out of range (1900 to 2199)")
 		} else {
 			r.Date = &d
 		}
 	}
 	r.RawAmount = t.TrnAmt.FloatString(4)
-	if a, err := ParseAmountRounded(r.RawAmount); err != nil {
+	if a, err := parseDecimal(r.RawAmount); err != nil {
 		r.Problems = append(r.Problems, "TRNAMT "+quote(t.TrnAmt.String())+" is out of range")
 	} else {
 		a = -a
@@ -106,11 +105,11 @@ func ofxRow(t *ofxgo.Transaction, pos int) FileRow {
 // trusted with.
 func checkOFX(text string) error {
 	if !strings.Contains(strings.ToUpper(text[:min(len(text), 4096)]), "OFX") {
-		return Invalid("file is not an OFX or QFX file")
+		return invalid("file is not an OFX or QFX file")
 	}
 	for _, m := range ofxAmountTag.FindAllStringSubmatch(text, -1) {
 		if strings.ContainsAny(m[2], "eE/") {
-			return Invalid("file is not an OFX or QFX file that can be read: amount " + quote(strings.TrimSpace(m[2])) + " is not a decimal number")
+			return invalid("file is not an OFX or QFX file that can be read: amount " + quote(strings.TrimSpace(m[2])) + " is not a decimal number")
 		}
 	}
 	return nil
@@ -131,7 +130,7 @@ const ofxXMLHeader = `<?xml version="1.0"?>` + "\n" +
 func ofxAsXML(text string) (string, error) {
 	start := strings.IndexByte(text, '<')
 	if start < 0 {
-		return "", Invalid("file is not an OFX or QFX file")
+		return "", invalid("file is not an OFX or QFX file")
 	}
 	d := xml.NewDecoder(strings.NewReader(text[start:]))
 	d.Strict = false
@@ -152,7 +151,7 @@ func ofxAsXML(text string) (string, error) {
 			break
 		}
 		if err != nil {
-			return "", Invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
+			return "", invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -160,7 +159,7 @@ func ofxAsXML(text string) (string, error) {
 				closeTop()
 			}
 			if len(open) == maxOFXDepth {
-				return "", Invalid("file is not an OFX or QFX file that can be read: elements are nested too deeply")
+				return "", invalid("file is not an OFX or QFX file that can be read: elements are nested too deeply")
 			}
 			open, childless = append(open, t.Name.Local), true
 			out.WriteString("<" + t.Name.Local + ">")

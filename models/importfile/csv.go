@@ -1,4 +1,4 @@
-package models
+package importfile
 
 import (
 	"encoding/csv"
@@ -11,7 +11,7 @@ import (
 // parseCSV reads a CSV file with encoding/csv: the first record that is
 // not blank is the header; blank lines and records whose every field is
 // empty are skipped; quoted fields may hold separators and newlines.
-func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
+func parseCSV(text string, s Settings) (*File, error) {
 	sep, _ := utf8.DecodeRuneInString(s.ColSep)
 	if s.ColSep == "" {
 		sep = ','
@@ -21,7 +21,7 @@ func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
 	r.ReuseRecord = true
-	p := &ParsedFile{}
+	p := &File{}
 	var cols csvColumns
 	layout, layoutErr := strptimeLayout(s.DateFormat)
 	for {
@@ -31,7 +31,7 @@ func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
 		}
 		if err != nil {
 			line, _ := r.FieldPos(0)
-			return nil, Invalid("file is not valid CSV near line " + itoa(line))
+			return nil, invalid("file is not valid CSV near line " + itoa(line))
 		}
 		if blank(rec) {
 			continue
@@ -47,10 +47,10 @@ func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
 			}
 			continue
 		}
-		if len(p.Rows) >= MaxImportRows {
-			return nil, Invalid("file has more than " + itoa(MaxImportRows) + " rows")
+		if len(p.Rows) >= MaxRows {
+			return nil, invalid("file has more than " + itoa(MaxRows) + " rows")
 		}
-		row := FileRow{Position: len(p.Rows) + 1}
+		row := Row{Position: len(p.Rows) + 1}
 		field := func(i int) string {
 			if i < 0 || i >= len(rec) {
 				return ""
@@ -67,13 +67,13 @@ func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
 		p.Rows = append(p.Rows, row)
 	}
 	if p.Headers == nil {
-		return nil, Invalid("file has no header row")
+		return nil, invalid("file has no header row")
 	}
 	return p, nil
 }
 
 // readDateAndAmount parses a row's date and amount, noting what is wrong.
-func readDateAndAmount(row *FileRow, layout string, s ImportSettings) {
+func readDateAndAmount(row *Row, layout string, s Settings) {
 	if row.RawDate == "" {
 		row.Problems = append(row.Problems, "date is required")
 	} else if d, err := parseFileDate(row.RawDate, layout, s.DateFormat); err != nil {
@@ -108,7 +108,7 @@ type csvColumns struct {
 
 // mapColumns finds each mapped label in the header. Date and amount are
 // required; a label given but absent from the header is a problem.
-func mapColumns(headers []string, s ImportSettings) (csvColumns, []string) {
+func mapColumns(headers []string, s Settings) (csvColumns, []string) {
 	var problems []string
 	find := func(setting string, label *string, required bool) int {
 		if label == nil || strings.TrimSpace(*label) == "" {

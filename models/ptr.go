@@ -1,0 +1,4 @@
+package models
+
+// Ptr returns a pointer to a copy of v.
+func Ptr[T any](v T) *T { return &v }
