@@ -56,6 +56,12 @@ const (
 	MaxFileBytes = 16 << 20
 	// MaxRows is the most rows one import holds.
 	MaxRows = 200_000
+	// MaxColumns is the most columns a CSV record may have; a wider one
+	// is refused while it is read.
+	MaxColumns = 1_000
+	// MaxLineBytes bounds a CSV record (with the lines of its quoted
+	// fields) and a QIF line.
+	MaxLineBytes = 1 << 20
 	// defaultRowName names a row whose file gives it no name.
 	defaultRowName = "Imported item"
 )

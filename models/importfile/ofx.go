@@ -107,10 +107,20 @@ func checkOFX(text string) error {
 	if !strings.Contains(strings.ToUpper(text[:min(len(text), 4096)]), "OFX") {
 		return invalid("file is not an OFX or QFX file")
 	}
-	for _, m := range ofxAmountTag.FindAllStringSubmatch(text, -1) {
-		if strings.ContainsAny(m[2], "eE/") {
-			return invalid("file is not an OFX or QFX file that can be read: amount " + quote(strings.TrimSpace(m[2])) + " is not a decimal number")
+	// One match at a time: a list of every match would cost more than
+	// the file.
+	for rest := text; ; {
+		m := ofxAmountTag.FindStringSubmatchIndex(rest)
+		if m == nil {
+			break
 		}
+		if v := rest[m[4]:m[5]]; strings.ContainsAny(v, "eE/") {
+			return invalid("file is not an OFX or QFX file that can be read: amount " + quote(strings.TrimSpace(v)) + " is not a decimal number")
+		}
+		rest = rest[m[1]:]
+	}
+	if n := countFold(text, "<STMTTRN>"); n > MaxRows {
+		return invalid("file has more than " + itoa(MaxRows) + " rows")
 	}
 	return nil
 }
@@ -187,4 +197,20 @@ func ofxAsXML(text string) (string, error) {
 		closeTop()
 	}
 	return out.String(), nil
+}
+
+// countFold counts the times tag (upper case) appears in text, in any case.
+func countFold(text, tag string) int {
+	n := 0
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '<')
+		if j < 0 {
+			return n
+		}
+		i += j
+		if len(text)-i >= len(tag) && strings.EqualFold(text[i:i+len(tag)], tag) {
+			n++
+		}
+		i++
+	}
 }

@@ -37,7 +37,12 @@ func parseQIF(text string, s Settings) (*File, error) {
 		}
 		cur, fields = nil, 0
 	}
-	for n, line := range strings.Split(text, "\n") {
+	for n := 0; text != ""; n++ {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		if len(line) > MaxLineBytes {
+			return nil, invalid(fmt.Sprintf("line %d is longer than %d KiB", n+1, MaxLineBytes>>10))
+		}
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
