@@ -2,8 +2,11 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -39,6 +42,11 @@ type Import struct {
 	Status    string    `bun:"status"`
 	Filename  *string   `bun:"filename"`
 	RawFile   string    `bun:"raw_file"`
+	// What reading the file found besides its rows, kept with them so
+	// that a view does not read the file again: the CSV header as a JSON
+	// array, and the problems of the file as a whole, one a line.
+	FileHeaders  string `bun:"headers"`
+	FileProblems string `bun:"problems"`
 	importfile.Settings
 	AccountColLabel    *string    `bun:"account_col_label"` // kept as sent; the account is account_id
 	RowsCount          int        `bun:"rows_count"`
@@ -51,6 +59,24 @@ type Import struct {
 	CompletedAt        *time.Time `bun:"completed_at"`
 	CreatedAt          time.Time  `bun:"created_at"`
 	UpdatedAt          time.Time  `bun:"updated_at"`
+}
+
+// Headers is the file's CSV header, as last read; nil for other types, and
+// for an import stored before headers were kept.
+func (im *Import) Headers() []string {
+	var out []string
+	if im.FileHeaders != "" && json.Unmarshal([]byte(im.FileHeaders), &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// Problems are the problems of the file as a whole, as last read.
+func (im *Import) Problems() []string {
+	if im.FileProblems == "" {
+		return nil
+	}
+	return strings.Split(im.FileProblems, "\n")
 }
 
 // Configured reports whether the import has rows and no file problems,
@@ -198,6 +224,14 @@ func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Im
 		}
 	}
 	im.RowsCount, im.InvalidRowsCount = len(rows), 0
+	im.FileHeaders, im.FileProblems = "", strings.Join(p.Problems, "\n")
+	if p.Headers != nil {
+		h, err := json.Marshal(p.Headers)
+		if err != nil {
+			return fmt.Errorf("models: import headers: %w", err)
+		}
+		im.FileHeaders = string(h)
+	}
 	for i := range rows {
 		if rows[i].Status == LineInvalid {
 			im.InvalidRowsCount++
@@ -228,7 +262,7 @@ func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Im
 			}
 		}
 	}
-	_, err := s.db.NewUpdate().Model(im).Column("rows_count", "invalid_rows_count").
+	_, err := s.db.NewUpdate().Model(im).Column("rows_count", "invalid_rows_count", "headers", "problems").
 		Where("im.family_id = ?", im.FamilyID).Where("im.id = ?", im.ID).Exec(ctx)
 	return dbErr("count import rows", err)
 }
@@ -242,7 +276,7 @@ func (s *Store) Import(ctx context.Context, familyID, id uuid.UUID) (*Import, er
 // their files.
 func (s *Store) Imports(ctx context.Context, familyID uuid.UUID, f ImportFilter, p Page) ([]Import, int, error) {
 	var out []Import
-	q := s.db.NewSelect().Model(&out).ExcludeColumn("raw_file").Where("im.family_id = ?", familyID).
+	q := s.db.NewSelect().Model(&out).ExcludeColumn("raw_file", "headers", "problems").Where("im.family_id = ?", familyID).
 		OrderExpr("im.created_at DESC, im.id DESC")
 	if f.Status != "" {
 		q.Where("im.status = ?", f.Status)

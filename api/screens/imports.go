@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -41,6 +43,7 @@ type importData struct {
 	Problems   []string
 	Preview    []models.ImportLine
 	Lines      []models.ImportLine
+	Pager      pager
 	Mappings   []models.ImportMapping
 	Formats    []string
 	Separators [][2]string
@@ -157,19 +160,27 @@ func (h *Handler) importPage(c *fiber.Ctx, status int, im *models.Import, msg st
 	if d.Mappings, err = h.store.ImportMappings(ctx, fam); err != nil {
 		return err
 	}
-	if im.Status == models.ImportPending {
-		// The file read again with the current settings: the header for the
-		// column choices, and the first rows as they would be imported.
+	// The header, the file's problems and its rows were kept when the file
+	// was last read with the current settings: a view reads a page of
+	// them, never the file. (An import stored before headers were kept
+	// has its file read once more here.)
+	d.Headers, d.Problems = im.Headers(), im.Problems()
+	if im.Status == models.ImportPending && im.Type == importfile.CSV && im.FileHeaders == "" {
 		if p, err := importfile.Parse([]byte(im.RawFile), im.Type, im.Settings); err == nil {
 			d.Headers, d.Problems = p.Headers, p.Problems
-			for _, r := range p.Rows[:min(len(p.Rows), 10)] {
-				d.Preview = append(d.Preview, models.ImportLine{Position: r.Position, RawDate: r.RawDate, RawAmount: r.RawAmount,
-					Name: r.Name, Date: (*models.Date)(r.Date), Amount: (*models.Amount)(r.Amount), Problems: strings.Join(r.Problems, " ")})
-			}
 		}
 	}
-	if d.Lines, _, err = h.store.ImportLines(ctx, fam, im.ID, models.Page{Number: 1, Size: 50}); err != nil {
+	page := models.Page{Number: 1, Size: 50}
+	if n, err := strconv.Atoi(c.Query("page")); err == nil && n > 1 {
+		page.Number = min(n, 1_000_000)
+	}
+	var total int
+	if d.Lines, total, err = h.store.ImportLines(ctx, fam, im.ID, page); err != nil {
 		return err
+	}
+	d.Pager = newPager(url.Values{}, page, total)
+	if im.Status == models.ImportPending {
+		d.Preview = d.Lines // the rows as they would be imported
 	}
 	return h.pages.Render(c, status, "import", web.Page{Nav: "imports", Title: "Import", Error: msg, Data: d})
 }
