@@ -31,9 +31,9 @@ FUZZ = $(GO) test -run '^$$' -fuzzminimizetime 2s
 fuzz:
 	$(FUZZ) -fuzz FuzzParseAmount -fuzztime 15s ./models/money/
 	$(FUZZ) -fuzz FuzzParseDate -fuzztime 10s ./models/civil/
-	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/
-	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 10s ./models/
-	$(FUZZ) -fuzz FuzzParseQIFImport -fuzztime 10s ./models/
+	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/importfile/
+	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 10s ./models/importfile/
+	$(FUZZ) -fuzz FuzzParseQIFImport -fuzztime 10s ./models/importfile/
 	$(FUZZ) -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
 	$(FUZZ) -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/
 	$(FUZZ) -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/

@@ -28,6 +28,7 @@ import (
 	"coffer/api/web"
 	"coffer/jobs/simplefin"
 	"coffer/models"
+	"coffer/models/importfile"
 )
 
 // bodyLimit is the largest request body accepted (413 beyond), but for
@@ -35,7 +36,7 @@ import (
 // rest of its form.
 const (
 	bodyLimit   = 1 << 20
-	uploadLimit = models.MaxImportFileBytes + bodyLimit
+	uploadLimit = importfile.MaxFileBytes + bodyLimit
 )
 
 // The option types of the audiences, named here so that main builds one

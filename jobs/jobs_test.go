@@ -13,6 +13,7 @@ import (
 	"coffer/jobs"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
+	"coffer/models/importfile"
 	"coffer/models/modelstest"
 	"coffer/models/money"
 )
@@ -199,12 +200,12 @@ func TestRequeueRebuildsTheQueue(t *testing.T) {
 		forgetSweeps(insp)
 	})
 	// An import that was importing when the process stopped goes on.
-	p, err := models.ParseImportFile([]byte("date,amount\n01/15/2024,1\n"), models.ImportCSV, models.DefaultImportSettings())
+	p, err := importfile.Parse([]byte("date,amount\n01/15/2024,1\n"), importfile.CSV, importfile.DefaultSettings())
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := &models.Import{FamilyID: f.Family.ID, AccountID: f.Account.ID, Type: models.ImportCSV, RawFile: "x",
-		ImportSettings: models.DefaultImportSettings()}
+	im := &models.Import{FamilyID: f.Family.ID, AccountID: f.Account.ID, Type: importfile.CSV, RawFile: "x",
+		Settings: importfile.DefaultSettings()}
 	if err := store.CreateImport(ctx, im, p); err != nil {
 		t.Fatal(err)
 	}

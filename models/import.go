@@ -2,13 +2,18 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
 	"coffer/models/civil"
+	"coffer/models/importfile"
 	"coffer/models/money"
 )
 
@@ -39,7 +44,12 @@ type Import struct {
 	Status    string    `bun:"status"`
 	Filename  *string   `bun:"filename"`
 	RawFile   string    `bun:"raw_file"`
-	ImportSettings
+	// What reading the file found besides its rows, kept with them so
+	// that a view does not read the file again: the CSV header as a JSON
+	// array, and the problems of the file as a whole, one a line.
+	FileHeaders  string `bun:"headers"`
+	FileProblems string `bun:"problems"`
+	importfile.Settings
 	AccountColLabel    *string    `bun:"account_col_label"` // kept as sent; the account is account_id
 	RowsCount          int        `bun:"rows_count"`
 	InvalidRowsCount   int        `bun:"invalid_rows_count"`
@@ -51,6 +61,24 @@ type Import struct {
 	CompletedAt        *time.Time `bun:"completed_at"`
 	CreatedAt          time.Time  `bun:"created_at"`
 	UpdatedAt          time.Time  `bun:"updated_at"`
+}
+
+// Headers is the file's CSV header, as last read; nil for other types, and
+// for an import stored before headers were kept.
+func (im *Import) Headers() []string {
+	var out []string
+	if im.FileHeaders != "" && json.Unmarshal([]byte(im.FileHeaders), &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// Problems are the problems of the file as a whole, as last read.
+func (im *Import) Problems() []string {
+	if im.FileProblems == "" {
+		return nil
+	}
+	return strings.Split(im.FileProblems, "\n")
 }
 
 // Configured reports whether the import has rows and no file problems,
@@ -121,7 +149,7 @@ type ImportFilter struct {
 // CreateImport stores an import with its parsed rows, in one transaction
 // (COPY on PostgreSQL). The account must be an active account of the
 // family.
-func (s *Store) CreateImport(ctx context.Context, im *Import, p *ParsedFile) error {
+func (s *Store) CreateImport(ctx context.Context, im *Import, p *importfile.File) error {
 	if err := s.checkImportAccount(ctx, im.FamilyID, im.AccountID); err != nil {
 		return err
 	}
@@ -153,7 +181,7 @@ func (s *Store) checkImportAccount(ctx context.Context, familyID, accountID uuid
 
 // ReconfigureImport changes a pending import's settings and replaces its
 // rows with the file read again.
-func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *ParsedFile) error {
+func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *importfile.File) error {
 	im.UpdatedAt = s.now()
 	return s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
 		res, err := tx.db.NewUpdate().Model(im).
@@ -177,7 +205,7 @@ var importRowColumns = []string{"id", "family_id", "import_id", "position", "raw
 
 // replaceImportRows writes the parsed rows of an import (none when the
 // file has problems) and its row counts.
-func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Import, p *ParsedFile) error {
+func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Import, p *importfile.File) error {
 	rows := make([]ImportLine, 0, len(p.Rows))
 	if len(p.Problems) == 0 {
 		for i := range p.Rows {
@@ -194,10 +222,18 @@ func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Im
 			}
 			rows = append(rows, ImportLine{ID: NewID(), FamilyID: im.FamilyID, ImportID: im.ID, Position: r.Position,
 				RawDate: r.RawDate, RawAmount: r.RawAmount, Name: r.Name, Category: r.Category, Tags: r.Tags, Notes: r.Notes,
-				ExternalID: r.ExternalID, Date: r.Date, Amount: r.Amount, Problems: problems, Status: status})
+				ExternalID: r.ExternalID, Date: (*civil.Date)(r.Date), Amount: (*money.Amount)(r.Amount), Problems: problems, Status: status})
 		}
 	}
 	im.RowsCount, im.InvalidRowsCount = len(rows), 0
+	im.FileHeaders, im.FileProblems = "", strings.Join(p.Problems, "\n")
+	if p.Headers != nil {
+		h, err := json.Marshal(p.Headers)
+		if err != nil {
+			return fmt.Errorf("models: import headers: %w", err)
+		}
+		im.FileHeaders = string(h)
+	}
 	for i := range rows {
 		if rows[i].Status == LineInvalid {
 			im.InvalidRowsCount++
@@ -228,7 +264,7 @@ func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Im
 			}
 		}
 	}
-	_, err := s.db.NewUpdate().Model(im).Column("rows_count", "invalid_rows_count").
+	_, err := s.db.NewUpdate().Model(im).Column("rows_count", "invalid_rows_count", "headers", "problems").
 		Where("im.family_id = ?", im.FamilyID).Where("im.id = ?", im.ID).Exec(ctx)
 	return dbErr("count import rows", err)
 }
@@ -242,7 +278,7 @@ func (s *Store) Import(ctx context.Context, familyID, id uuid.UUID) (*Import, er
 // their files.
 func (s *Store) Imports(ctx context.Context, familyID uuid.UUID, f ImportFilter, p Page) ([]Import, int, error) {
 	var out []Import
-	q := s.db.NewSelect().Model(&out).ExcludeColumn("raw_file").Where("im.family_id = ?", familyID).
+	q := s.db.NewSelect().Model(&out).ExcludeColumn("raw_file", "headers", "problems").Where("im.family_id = ?", familyID).
 		OrderExpr("im.created_at DESC, im.id DESC")
 	if f.Status != "" {
 		q.Where("im.status = ?", f.Status)
@@ -287,7 +323,7 @@ func (s *Store) PublishImport(ctx context.Context, familyID, id uuid.UUID) (*Imp
 	case im.RowsCount == 0:
 		return nil, Invalid("The import has no rows: check its column settings")
 	case im.InvalidRowsCount > 0:
-		return nil, Invalid("The import has " + itoa(im.InvalidRowsCount) + " rows that cannot be imported; fix the file or its settings")
+		return nil, Invalid("The import has " + strconv.Itoa(im.InvalidRowsCount) + " rows that cannot be imported; fix the file or its settings")
 	}
 	now := s.now()
 	res, err := s.db.NewUpdate().Model((*Import)(nil)).Set("status = ?", ImportImporting).Set("published_at = ?", now).

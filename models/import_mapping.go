@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/importfile"
 )
 
 // ImportMapping is a saved set of import settings (column labels and
@@ -17,21 +19,21 @@ type ImportMapping struct {
 	ID       uuid.UUID `bun:"id,pk"`
 	FamilyID uuid.UUID `bun:"family_id"`
 	Name     string    `bun:"name"`
-	ImportSettings
+	importfile.Settings
 	CreatedAt time.Time `bun:"created_at"`
 	UpdatedAt time.Time `bun:"updated_at"`
 }
 
 // SaveImportMapping stores settings under a name; a mapping of the same
 // name (any case) is replaced.
-func (s *Store) SaveImportMapping(ctx context.Context, familyID uuid.UUID, name string, set ImportSettings) error {
+func (s *Store) SaveImportMapping(ctx context.Context, familyID uuid.UUID, name string, set importfile.Settings) error {
 	now := s.now()
 	return s.RunInTx(ctx, func(tx *Store) error {
 		if _, err := tx.db.NewDelete().Model((*ImportMapping)(nil)).Where("family_id = ?", familyID).
 			Where("lower(name) = ?", strings.ToLower(name)).Exec(ctx); err != nil {
 			return dbErr("replace import mapping", err)
 		}
-		m := &ImportMapping{ID: NewID(), FamilyID: familyID, Name: name, ImportSettings: set, CreatedAt: now, UpdatedAt: now}
+		m := &ImportMapping{ID: NewID(), FamilyID: familyID, Name: name, Settings: set, CreatedAt: now, UpdatedAt: now}
 		_, err := tx.db.NewInsert().Model(m).Exec(ctx)
 		return dbErr("save import mapping", err)
 	})

@@ -364,3 +364,9 @@ func (s *Store) RevertImport(ctx context.Context, familyID, id uuid.UUID) (*Impo
 	})
 	return im, err
 }
+
+// NormalizedName is how duplicate detection compares names: case and
+// spacing ignored, nothing else.
+func NormalizedName(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(s), " "))
+}

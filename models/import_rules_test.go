@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/models"
+	"coffer/models/importfile"
 	"coffer/models/modelstest"
 )
 
@@ -53,7 +54,7 @@ func TestImportAppliesRules(t *testing.T) {
 	}
 
 	file := "date,amount,name\n01/15/2024,-4.50,STARBUCKS #12\n01/16/2024,-3,Bus\n01/17/2024,-50,Move to savings\n"
-	im := newImport(t, s, f, models.ImportCSV, file)
+	im := newImport(t, s, f, importfile.CSV, file)
 	check := func(t *testing.T) {
 		t.Helper()
 		if got := runImport(t, s, im); got.ImportedRowsCount != 3 {
@@ -141,7 +142,7 @@ func TestImportKeepsLockedFields(t *testing.T) {
 	if err := s.CreateRule(ctx, rule); err != nil {
 		t.Fatal(err)
 	}
-	im := runImport(t, s, newImport(t, s, f, models.ImportCSV, "date,amount,name\n01/15/2024,-4.50,STARBUCKS\n"))
+	im := runImport(t, s, newImport(t, s, f, importfile.CSV, "date,amount,name\n01/15/2024,-4.50,STARBUCKS\n"))
 	lines, _, err := s.ImportLines(ctx, fam, im.ID, models.Page{Number: 1, Size: 10})
 	if err != nil || len(lines) != 1 {
 		t.Fatalf("lines %+v %v", lines, err)

@@ -325,12 +325,27 @@ type RuleChange struct {
 	TransferTo  *uuid.UUID
 }
 
+// RulePreview is what a preview found: the first changes, how many rows
+// the rule would change, and how many rows were evaluated.
+type RulePreview struct {
+	Changes   []RuleChange
+	Total     int
+	Evaluated int
+}
+
+// PreviewWorkBudget bounds the work of one preview (see RowWorkBudget):
+// a preview that would cost more stops and says how far it got.
+const PreviewWorkBudget = 200 * RowWorkBudget
+
 // PreviewRule lists the family's transactions that rule r (saved or not)
 // would change if applied now on its own, at most limit of them, and how
-// many there are in all. It writes nothing.
-func (s *Store) PreviewRule(ctx context.Context, r *Rule, limit int) ([]RuleChange, int, error) {
+// many there are in all. It writes nothing. The request's deadline is
+// checked before every row, and its work is bounded by
+// PreviewWorkBudget; when either ends it, the preview so far comes back
+// with the error (the context's, or an *InvalidError).
+func (s *Store) PreviewRule(ctx context.Context, r *Rule, limit int) (*RulePreview, error) {
 	if err := s.checkRule(ctx, r); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	preview := *r
 	preview.Active = true
@@ -339,24 +354,32 @@ func (s *Store) PreviewRule(ctx context.Context, r *Rule, limit int) ([]RuleChan
 	}
 	rs, err := CompileRules([]Rule{preview})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	changes := []RuleChange{}
-	total := 0
+	out := &RulePreview{Changes: []RuleChange{}}
+	var work int64
 	after := uuid.Nil
 	for {
 		rows, ts, err := s.ruleRows(ctx, r.FamilyID, after, ruleBatch, nil)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		for i := range rows {
+			if err := ctx.Err(); err != nil {
+				return out, fmt.Errorf("models: preview rule: %w", err)
+			}
+			if work > PreviewWorkBudget {
+				return out, Invalid(fmt.Sprintf("The rule is too costly to preview: it stopped after %d transactions", out.Evaluated))
+			}
 			res := rs.Apply(rows[i])
+			out.Evaluated++
+			work += res.Work
 			if len(res.Changed) == 0 {
 				continue
 			}
-			total++
-			if len(changes) < limit {
-				changes = append(changes, RuleChange{Transaction: ts[i], Changed: res.Changed, After: res.Row,
+			out.Total++
+			if len(out.Changes) < limit {
+				out.Changes = append(out.Changes, RuleChange{Transaction: ts[i], Changed: res.Changed, After: res.Row,
 					AddedTags: res.AddedTags, TransferTo: res.TransferTo})
 			}
 		}
@@ -365,10 +388,7 @@ func (s *Store) PreviewRule(ctx context.Context, r *Rule, limit int) ([]RuleChan
 		}
 		after = rows[len(rows)-1].ID
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, fmt.Errorf("models: preview rule: %w", err)
-	}
-	return changes, total, nil
+	return out, nil
 }
 
 // ruleBatch is how many transactions a rule run reads, changes and commits

@@ -7,6 +7,7 @@ import (
 	"regexp/syntax"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -91,10 +92,28 @@ type RuleResult struct {
 	RuleID     uuid.UUID
 	TransferTo *uuid.UUID
 	AddedTags  []uuid.UUID
+	Work       int64 // units of work the row cost (see RowWorkBudget)
+	Exhausted  bool  // the row's budget ran out: the rules below were skipped
 }
 
 // changed reports whether the field changed.
 func (r *RuleResult) changed(f string) bool { return slices.Contains(r.Changed, f) }
+
+// Rule evaluation is bounded (issue 24), so that no rule, however written,
+// and no text, however long, can stall a request: a text condition reads at
+// most the first RuleTextBytes bytes of a name or notes; a regular
+// expression compiles to at most maxRegexInsts instructions; and one row's
+// evaluation does at most RowWorkBudget units of work (a text condition
+// costs its text's length, times its program's size for a regular
+// expression; any other condition costs one), after which the rules left
+// are skipped for the row and its result says so (RuleResult.Exhausted).
+// The bound is counted, not timed, so a row is filed the same way by
+// every door and on every machine.
+const (
+	RuleTextBytes = 1024
+	maxRegexInsts = 1000
+	RowWorkBudget = 4_000_000
+)
 
 // RuleSet is a family's rules compiled for evaluation: regular
 // expressions, amounts, dates and ids parsed once. It is read-only and safe
@@ -124,6 +143,7 @@ type compiledCond struct {
 	typ, op string
 	text    string // normalized, lower case
 	re      *regexp.Regexp
+	insts   int64 // the size of re's program
 	amount  money.Amount
 	date    civil.Date
 	id      uuid.UUID
@@ -227,7 +247,11 @@ func compileCond(c *RuleCondition, depth int) (compiledCond, []string) {
 			if err != nil {
 				return out, []string{"Value is not a valid regular expression: " + regexErr(err)}
 			}
-			out.re = re
+			n, err := regexInsts(value)
+			if err != nil || n > maxRegexInsts {
+				return out, []string{fmt.Sprintf("Value is too large a regular expression (at most %d steps once compiled)", maxRegexInsts)}
+			}
+			out.re, out.insts = re, int64(n)
 		} else {
 			out.text = ruleText(value)
 		}
@@ -256,6 +280,32 @@ func compileCond(c *RuleCondition, depth int) (compiledCond, []string) {
 		out.id = id
 	}
 	return out, nil
+}
+
+// regexInsts is the size of the program a regular expression compiles to,
+// which bounds the work of one match per byte of text.
+func regexInsts(expr string) (int, error) {
+	re, err := syntax.Parse("(?i)"+expr, syntax.Perl)
+	if err != nil {
+		return 0, err
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil {
+		return 0, err
+	}
+	return len(prog.Inst), nil
+}
+
+// clipText is s cut to at most RuleTextBytes bytes, at a character's start.
+func clipText(s string) string {
+	if len(s) <= RuleTextBytes {
+		return s
+	}
+	i := RuleTextBytes
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i]
 }
 
 // regexErr is the part of a regexp error a person can act on.
@@ -344,17 +394,21 @@ func (rs *RuleSet) apply(row RuleRow, only uuid.UUID) RuleResult {
 			continue
 		}
 		if !nameLowered {
-			lowerName, lowerNotes, nameLowered = ruleText(res.Row.Name), "", true
+			lowerName, lowerNotes, nameLowered = ruleText(clipText(res.Row.Name)), "", true
 			if res.Row.Notes != nil {
-				lowerNotes = ruleText(*res.Row.Notes)
+				lowerNotes = ruleText(clipText(*res.Row.Notes))
 			}
 		}
 		matched := true
 		for ci := range r.conds {
-			if !r.conds[ci].match(&res.Row, lowerName, lowerNotes) {
+			if !r.conds[ci].match(&res.Row, lowerName, lowerNotes, &res.Work) {
 				matched = false
 				break
 			}
+		}
+		if res.Work > RowWorkBudget {
+			res.Exhausted = true
+			break
 		}
 		if !matched {
 			continue
@@ -439,27 +493,37 @@ func (res *RuleResult) act(a *compiledAction) bool {
 }
 
 // match evaluates one condition on a row; name and notes come normalized.
-func (c *compiledCond) match(row *RuleRow, name, notes string) bool {
+// It adds its cost to work and gives up (false) once work is over
+// RowWorkBudget.
+func (c *compiledCond) match(row *RuleRow, name, notes string, work *int64) bool {
 	switch c.typ {
 	case CondCompound:
 		if c.op == "or" {
 			for i := range c.subs {
-				if c.subs[i].match(row, name, notes) {
+				if *work > RowWorkBudget {
+					return false
+				}
+				if c.subs[i].match(row, name, notes, work) {
 					return true
 				}
 			}
 			return false
 		}
 		for i := range c.subs {
-			if !c.subs[i].match(row, name, notes) {
+			if *work > RowWorkBudget || !c.subs[i].match(row, name, notes, work) {
 				return false
 			}
 		}
 		return true
 	case CondName:
-		return c.matchText(name, true)
+		*work += c.textCost(name)
+		return *work <= RowWorkBudget && c.matchText(name, true)
 	case CondNotes:
-		return c.matchText(notes, row.Notes != nil && *row.Notes != "")
+		*work += c.textCost(notes)
+		return *work <= RowWorkBudget && c.matchText(notes, row.Notes != nil && *row.Notes != "")
+	}
+	*work++
+	switch c.typ {
 	case CondAmount:
 		return compare(int64(row.Amount.Abs()), int64(c.amount), c.op)
 	case CondDate:
@@ -481,6 +545,16 @@ func (c *compiledCond) match(row *RuleRow, name, notes string) bool {
 		return c.matchID(&row.AccountID)
 	}
 	return false
+}
+
+// textCost is the work of matching s: its length, times the program's
+// size for a regular expression.
+func (c *compiledCond) textCost(s string) int64 {
+	n := int64(len(s)) + 1
+	if c.re != nil {
+		n *= c.insts
+	}
+	return n
 }
 
 func (c *compiledCond) matchText(s string, present bool) bool {

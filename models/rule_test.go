@@ -69,9 +69,9 @@ func TestRuleStoreAndRun(t *testing.T) {
 		t.Fatalf("cross-family read: %v", err)
 	}
 
-	changes, total, err := s.PreviewRule(ctx, r, 2)
-	if err != nil || total != 5 || len(changes) != 2 {
-		t.Fatalf("preview: %d changes of %d, %v; want 2 of 5 (the locked row still gets the tag)", len(changes), total, err)
+	p, err := s.PreviewRule(ctx, r, 2)
+	if err != nil || p.Total != 5 || len(p.Changes) != 2 {
+		t.Fatalf("preview: %+v, %v; want 2 of 5 (the locked row still gets the tag)", p, err)
 	}
 
 	run, err := s.CreateRuleRun(ctx, f.Family.ID, r.ID, "manual")

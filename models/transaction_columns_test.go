@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"coffer/models/money"
 	"context"
 	"fmt"
 	"slices"
@@ -67,7 +68,7 @@ func TestTransactionColumns(t *testing.T) {
 		key, meta, conn := fmt.Sprintf("key-%d", n), `{"n": 1}`, uuid.New()
 		at := time.Date(2024, 2, 3, 4, 5, 6, 789000, time.UTC)
 		return &models.Transaction{ID: models.NewID(), FamilyID: fam, AccountID: f.Account.ID, Date: "2024-01-17",
-			Amount: models.Amount(1000 + n), Currency: "USD", Name: fmt.Sprintf("row %d", n), Notes: &notes, ExternalID: &ext,
+			Amount: money.Amount(1000 + n), Currency: "USD", Name: fmt.Sprintf("row %d", n), Notes: &notes, ExternalID: &ext,
 			Source: &src, Pending: true, CategoryID: &cat.ID, MerchantID: &mer.ID, Excluded: true, ExcludedReason: &reason,
 			RuleID: &rule.ID, ProviderConnectionID: &conn, ContentKey: &key, ProviderMeta: &meta, CreatedAt: at,
 			UpdatedAt: at.Add(time.Hour)}

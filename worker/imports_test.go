@@ -14,6 +14,7 @@ import (
 	"coffer/jobs"
 	"coffer/jobs/simplefin"
 	"coffer/models"
+	"coffer/models/importfile"
 	"coffer/models/modelstest"
 	"coffer/worker"
 )
@@ -32,13 +33,13 @@ func importFile(n int) string {
 func publishImport(t *testing.T, store *models.Store, queue *asynq.Client, f *modelstest.FamilyFixture, file string) *models.Import {
 	t.Helper()
 	ctx := context.Background()
-	set := models.DefaultImportSettings()
+	set := importfile.DefaultSettings()
 	set.NameColLabel = models.Ptr("name")
-	p, err := models.ParseImportFile([]byte(file), models.ImportCSV, set)
+	p, err := importfile.Parse([]byte(file), importfile.CSV, set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := &models.Import{FamilyID: f.Family.ID, AccountID: f.Account.ID, Type: models.ImportCSV, RawFile: file, ImportSettings: set}
+	im := &models.Import{FamilyID: f.Family.ID, AccountID: f.Account.ID, Type: importfile.CSV, RawFile: file, Settings: set}
 	if err := store.CreateImport(ctx, im, p); err != nil {
 		t.Fatal(err)
 	}

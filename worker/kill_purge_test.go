@@ -13,6 +13,7 @@ import (
 
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/importfile"
 	"coffer/models/modelstest"
 	"coffer/models/money"
 )
@@ -115,15 +116,15 @@ func richFamily(t *testing.T, store *models.Store, name string) *modelstest.Fami
 	if _, err := store.CreateChat(ctx, &models.Chat{FamilyID: f.Family.ID, UserID: f.User.ID, Title: "t"}, "hello"); err != nil {
 		t.Fatal(err)
 	}
-	set := models.DefaultImportSettings()
+	set := importfile.DefaultSettings()
 	set.NameColLabel = models.Ptr("name")
 	file := importFile(20)
-	p, err := models.ParseImportFile([]byte(file), models.ImportCSV, set)
+	p, err := importfile.Parse([]byte(file), importfile.CSV, set)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.CreateImport(ctx, &models.Import{FamilyID: f.Family.ID, AccountID: f.Account.ID, Type: models.ImportCSV,
-		RawFile: file, ImportSettings: set}, p); err != nil {
+	if err := store.CreateImport(ctx, &models.Import{FamilyID: f.Family.ID, AccountID: f.Account.ID, Type: importfile.CSV,
+		RawFile: file, Settings: set}, p); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.CreateConnection(ctx, &models.Connection{FamilyID: f.Family.ID, Name: "Bridge"}, "setup-token"); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/models"
+	"coffer/models/importfile"
 )
 
 // Response is the body of every error answer.
@@ -113,11 +114,14 @@ func Classify(err error) (int, Response) {
 	var ae *Error
 	var fe *fiber.Error
 	var inv *models.InvalidError
+	var badFile *importfile.Error
 	switch {
 	case errors.As(err, &ae):
 		status, resp.Error, resp.Message, resp.Errors = ae.Status, ae.Code, ae.Message, ae.Errors
 	case errors.As(err, &inv):
 		status, resp.Error, resp.Message, resp.Errors = fiber.StatusUnprocessableEntity, "validation_failed", "Validation failed", inv.Problems
+	case errors.As(err, &badFile):
+		status, resp.Error, resp.Message, resp.Errors = fiber.StatusUnprocessableEntity, "validation_failed", "Validation failed", badFile.Problems
 	case errors.Is(err, models.ErrNotFound):
 		status, resp.Error, resp.Message = fiber.StatusNotFound, "not_found", "Resource not found"
 	case errors.Is(err, models.ErrForbidden):

@@ -15,6 +15,7 @@ import (
 	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/civil"
+	"coffer/models/importfile"
 	"coffer/models/money"
 )
 
@@ -64,7 +65,7 @@ type importJSON struct {
 	Stats         importStatsJSON  `json:"stats"`
 }
 
-func config(s models.ImportSettings, account *string) importConfigJSON {
+func config(s importfile.Settings, account *string) importConfigJSON {
 	return importConfigJSON{DateColLabel: s.DateColLabel, AmountColLabel: s.AmountColLabel, NameColLabel: s.NameColLabel,
 		CategoryColLabel: s.CategoryColLabel, TagsColLabel: s.TagsColLabel, NotesColLabel: s.NotesColLabel,
 		ExternalIDColLabel: s.ExternalIDColLabel, AccountColLabel: account, DateFormat: s.DateFormat,
@@ -75,7 +76,7 @@ func renderImport(im *models.Import) importJSON {
 	return importJSON{ID: im.ID.String(), Type: im.Type, Status: im.Status, CreatedAt: timestamp(im.CreatedAt),
 		UpdatedAt: timestamp(im.UpdatedAt), AccountID: im.AccountID.String(), Error: im.Error, Filename: im.Filename,
 		PublishedAt: optTimestamp(im.PublishedAt), CompletedAt: optTimestamp(im.CompletedAt),
-		Configuration: config(im.ImportSettings, im.AccountColLabel),
+		Configuration: config(im.Settings, im.AccountColLabel),
 		Stats: importStatsJSON{RowsCount: im.RowsCount, ValidRowsCount: im.ValidRows(), InvalidRowsCount: im.InvalidRowsCount,
 			ProcessedRowsCount: im.ProcessedRowsCount, ImportedRowsCount: im.ImportedRowsCount,
 			DuplicateRowsCount: im.DuplicateRowsCount, Progress: im.Progress()}}
@@ -103,7 +104,7 @@ type importRowJSON struct {
 	TransactionID *string  `json:"transaction_id"`
 }
 
-func renderRow(pos int, date *civil.Date, amount *money.Amount, raw models.FileRow, status string, problems []string, tx *uuid.UUID) importRowJSON {
+func renderRow(pos int, date *civil.Date, amount *money.Amount, raw importfile.Row, status string, problems []string, tx *uuid.UUID) importRowJSON {
 	out := importRowJSON{Position: pos, RawDate: raw.RawDate, RawAmount: raw.RawAmount, Name: raw.Name, Category: raw.Category,
 		Tags: raw.Tags, Notes: raw.Notes, ExternalID: raw.ExternalID, Status: status, Errors: problems, TransactionID: optID(tx)}
 	if date != nil {
@@ -125,7 +126,7 @@ func renderImportLine(l *models.ImportLine) importRowJSON {
 	if l.Problems != "" {
 		problems = strings.Split(l.Problems, "\n")
 	}
-	return renderRow(l.Position, l.Date, l.Amount, models.FileRow{RawDate: l.RawDate, RawAmount: l.RawAmount, Name: l.Name,
+	return renderRow(l.Position, l.Date, l.Amount, importfile.Row{RawDate: l.RawDate, RawAmount: l.RawAmount, Name: l.Name,
 		Category: l.Category, Tags: l.Tags, Notes: l.Notes, ExternalID: l.ExternalID}, l.Status, problems, l.TransactionID)
 }
 
@@ -156,7 +157,7 @@ var importParamNames = []string{"type", "account_id", "raw_file_content", "date_
 // fileTooLarge is the answer to a file over the limit.
 func fileTooLarge() error {
 	return httperr.New(fiber.StatusRequestEntityTooLarge, "payload_too_large",
-		fmt.Sprintf("The file is larger than %d MiB", models.MaxImportFileBytes>>20))
+		fmt.Sprintf("The file is larger than %d MiB", importfile.MaxFileBytes>>20))
 }
 
 func readImportParams(c *fiber.Ctx) (*importParams, error) {
@@ -203,7 +204,7 @@ func readImportParams(c *fiber.Ctx) (*importParams, error) {
 		fh, err := c.FormFile("file")
 		switch {
 		case err == nil:
-			if fh.Size > models.MaxImportFileBytes {
+			if fh.Size > importfile.MaxFileBytes {
 				return nil, fileTooLarge()
 			}
 			f, err := fh.Open()
@@ -211,7 +212,7 @@ func readImportParams(c *fiber.Ctx) (*importParams, error) {
 				return nil, fmt.Errorf("rest: open upload: %w", err)
 			}
 			defer f.Close()
-			if p.file, err = io.ReadAll(io.LimitReader(f, models.MaxImportFileBytes+1)); err != nil {
+			if p.file, err = io.ReadAll(io.LimitReader(f, importfile.MaxFileBytes+1)); err != nil {
 				return nil, fmt.Errorf("rest: read upload: %w", err)
 			}
 			name := clipName(fh.Filename)
@@ -221,7 +222,7 @@ func readImportParams(c *fiber.Ctx) (*importParams, error) {
 		}
 	}
 	delete(p.values, "raw_file_content")
-	if len(p.file) > models.MaxImportFileBytes {
+	if len(p.file) > importfile.MaxFileBytes {
 		return nil, fileTooLarge()
 	}
 	for k, v := range p.values {
@@ -247,13 +248,13 @@ func clipName(name string) string {
 
 // settings reads the import type and settings, with the reference app's
 // defaults for what is not sent.
-func (p *importParams) settings() (string, models.ImportSettings) {
-	s := models.DefaultImportSettings()
-	typ := models.ImportCSV
+func (p *importParams) settings() (string, importfile.Settings) {
+	s := importfile.DefaultSettings()
+	typ := importfile.CSV
 	if v, ok := p.values["type"]; ok {
 		typ = v
-		if typ != models.ImportCSV && typ != models.ImportOFX && typ != models.ImportQIF {
-			p.problems = append(p.problems, "type must be one of: "+strings.Join(models.ImportTypes, ", "))
+		if typ != importfile.CSV && typ != importfile.OFX && typ != importfile.QIF {
+			p.problems = append(p.problems, "type must be one of: "+strings.Join(importfile.Types, ", "))
 		}
 	}
 	label := func(name string, dst **string) {
@@ -283,7 +284,7 @@ func (p *importParams) settings() (string, models.ImportSettings) {
 
 // parse reads the file with the settings; every problem, of the request
 // or of the file, is one 422.
-func (p *importParams) parse() (string, models.ImportSettings, *models.ParsedFile, error) {
+func (p *importParams) parse() (string, importfile.Settings, *importfile.File, error) {
 	typ, s := p.settings()
 	if p.file == nil {
 		p.problems = append(p.problems, "file (a multipart upload) or raw_file_content is required")
@@ -291,7 +292,7 @@ func (p *importParams) parse() (string, models.ImportSettings, *models.ParsedFil
 	if len(p.problems) > 0 {
 		return "", s, nil, httperr.Invalid(p.problems)
 	}
-	parsed, err := models.ParseImportFile(p.file, typ, s)
+	parsed, err := importfile.Parse(p.file, typ, s)
 	return typ, s, parsed, err
 }
 
@@ -315,7 +316,7 @@ func (h *Handler) createImport(c *fiber.Ctx) error {
 	}
 	key := KeyOf(c)
 	im := &models.Import{FamilyID: key.FamilyID, AccountID: accountID, Type: typ, Filename: p.filename,
-		RawFile: string(p.file), ImportSettings: s}
+		RawFile: string(p.file), Settings: s}
 	if v, ok := p.values["account_col_label"]; ok {
 		im.AccountColLabel = &v
 	}
@@ -377,7 +378,7 @@ func (h *Handler) preflightImport(c *fiber.Ctx) error {
 		if len(r.Problems) > 0 {
 			status = models.LineInvalid
 		}
-		out.SampleRows = append(out.SampleRows, renderRow(r.Position, r.Date, r.Amount, *r, status, r.Problems, nil))
+		out.SampleRows = append(out.SampleRows, renderRow(r.Position, (*civil.Date)(r.Date), (*money.Amount)(r.Amount), *r, status, r.Problems, nil))
 	}
 	return c.JSON(dataJSON[preflightJSON]{out})
 }
@@ -399,8 +400,8 @@ func importFilter(c *fiber.Ctx) (models.ImportFilter, error) {
 	if f.Status != "" && !contains(models.ImportStatuses, f.Status) {
 		problems = append(problems, "status must be one of: "+strings.Join(models.ImportStatuses, ", "))
 	}
-	if f.Type != "" && !contains(models.ImportTypes, f.Type) {
-		problems = append(problems, "type must be one of: "+strings.Join(models.ImportTypes, ", "))
+	if f.Type != "" && !contains(importfile.Types, f.Type) {
+		problems = append(problems, "type must be one of: "+strings.Join(importfile.Types, ", "))
 	}
 	if len(problems) > 0 {
 		return f, httperr.Invalid(problems)

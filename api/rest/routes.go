@@ -92,7 +92,7 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Post("/imports/:id/revert", write, h.revertImport)
 	v1.Get("/rules", read, h.listRules)
 	v1.Post("/rules", write, h.createRule)
-	v1.Post("/rules/preview", read, h.previewRule)
+	v1.Post("/rules/preview", write, h.previewRule)
 	v1.Get("/rules/:id", read, h.showRule)
 	v1.Patch("/rules/:id", write, h.updateRule)
 	v1.Put("/rules/:id", write, h.updateRule)

@@ -207,12 +207,12 @@ func (h *Handler) previewRule(c *fiber.Ctx) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	changes, total, err := h.store.PreviewRule(c.UserContext(), r, previewLimit)
+	p, err := h.store.PreviewRule(c.UserContext(), r, previewLimit)
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": renderAll(changes, renderRuleChange),
-		"meta": fiber.Map{"total_count": total, "limit": previewLimit}})
+	return c.JSON(fiber.Map{"data": renderAll(p.Changes, renderRuleChange),
+		"meta": fiber.Map{"total_count": p.Total, "limit": previewLimit}})
 }
 
 // applyRule starts a rule run over the family's existing transactions:

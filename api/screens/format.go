@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"coffer/models"
+	"coffer/models/importfile"
 	"coffer/models/money"
 )
 
@@ -138,11 +139,11 @@ func catName(t models.CategoryTotal) string {
 // the reference app's TransactionImport.
 func importKind(t string) string {
 	switch t {
-	case models.ImportCSV:
+	case importfile.CSV:
 		return "CSV import"
-	case models.ImportOFX:
+	case importfile.OFX:
 		return "OFX import"
-	case models.ImportQIF:
+	case importfile.QIF:
 		return "QIF import"
 	}
 	return t

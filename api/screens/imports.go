@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -13,6 +15,7 @@ import (
 	"coffer/api/web"
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/importfile"
 )
 
 // The /imports screens: upload a file into an account, map its columns
@@ -38,8 +41,9 @@ type importData struct {
 	Account    *models.Account
 	Headers    []string
 	Problems   []string
-	Preview    []models.FileRow
+	Preview    []models.ImportLine
 	Lines      []models.ImportLine
+	Pager      pager
 	Mappings   []models.ImportMapping
 	Formats    []string
 	Separators [][2]string
@@ -47,12 +51,12 @@ type importData struct {
 }
 
 func (h *Handler) listImportsScreen(c *fiber.Ctx) error {
-	return h.importsPage(c, fiber.StatusOK, importForm{Type: models.ImportCSV}, "")
+	return h.importsPage(c, fiber.StatusOK, importForm{Type: importfile.CSV}, "")
 }
 
 func (h *Handler) importsPage(c *fiber.Ctx, status int, form importForm, msg string) error {
 	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
-	d := importsData{Types: models.ImportTypes, Form: form}
+	d := importsData{Types: importfile.Types, Form: form}
 	var err error
 	if d.Imports, _, err = h.store.Imports(ctx, fam, models.ImportFilter{}, models.Page{Number: 1, Size: 50}); err != nil {
 		return err
@@ -78,7 +82,7 @@ func (h *Handler) uploadImport(c *fiber.Ctx) error {
 	if err != nil {
 		return fail("Choose an account.")
 	}
-	set := models.DefaultImportSettings()
+	set := importfile.DefaultSettings()
 	if form.MappingID != "" {
 		id, err := uuid.Parse(form.MappingID)
 		if err != nil {
@@ -90,39 +94,40 @@ func (h *Handler) uploadImport(c *fiber.Ctx) error {
 		} else if err != nil {
 			return err
 		}
-		set = m.ImportSettings
+		set = m.Settings
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
 		return fail("Choose a file to upload.")
 	}
-	if fh.Size > models.MaxImportFileBytes {
-		return fail(fmt.Sprintf("The file is larger than %d MiB.", models.MaxImportFileBytes>>20))
+	if fh.Size > importfile.MaxFileBytes {
+		return fail(fmt.Sprintf("The file is larger than %d MiB.", importfile.MaxFileBytes>>20))
 	}
 	f, err := fh.Open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, models.MaxImportFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, importfile.MaxFileBytes+1))
 	if err != nil {
 		return err
 	}
 	if form.MappingID == "" {
-		set.ColSep = models.GuessColSep(data)
+		set.ColSep = importfile.GuessColSep(data)
 	}
-	parsed, err := models.ParseImportFile(data, form.Type, set)
-	var inv *models.InvalidError
-	if errors.As(err, &inv) {
-		return fail("The file cannot be imported: " + strings.Join(inv.Problems, "; ") + ".")
+	parsed, err := importfile.Parse(data, form.Type, set)
+	var bad *importfile.Error
+	if errors.As(err, &bad) {
+		return fail("The file cannot be imported: " + strings.Join(bad.Problems, "; ") + ".")
 	} else if err != nil {
 		return err
 	}
+	var inv *models.InvalidError
 	name := strings.ToValidUTF8(fh.Filename, "")
 	if r := []rune(name); len(r) > 255 {
 		name = string(r[:255])
 	}
-	im := &models.Import{FamilyID: fam, AccountID: accountID, Type: form.Type, Filename: &name, RawFile: string(data), ImportSettings: set}
+	im := &models.Import{FamilyID: fam, AccountID: accountID, Type: form.Type, Filename: &name, RawFile: string(data), Settings: set}
 	if err := h.store.CreateImport(ctx, im, parsed); errors.As(err, &inv) {
 		return fail(strings.Join(inv.Problems, " ") + ".")
 	} else if err != nil {
@@ -145,7 +150,7 @@ func (h *Handler) showImportScreen(c *fiber.Ctx) error {
 
 func (h *Handler) importPage(c *fiber.Ctx, status int, im *models.Import, msg string) error {
 	ctx, fam := c.UserContext(), im.FamilyID
-	d := importData{Import: im, Formats: models.NumberFormatNames,
+	d := importData{Import: im, Formats: importfile.NumberFormatNames,
 		Separators: [][2]string{{",", "Comma (,)"}, {";", "Semicolon (;)"}, {"\t", "Tab"}, {"|", "Pipe (|)"}},
 		Refresh:    im.Status == models.ImportImporting || im.Status == models.ImportReverting}
 	var err error
@@ -155,15 +160,27 @@ func (h *Handler) importPage(c *fiber.Ctx, status int, im *models.Import, msg st
 	if d.Mappings, err = h.store.ImportMappings(ctx, fam); err != nil {
 		return err
 	}
-	if im.Status == models.ImportPending {
-		// The file read again with the current settings: the header for the
-		// column choices, and the first rows as they would be imported.
-		if p, err := models.ParseImportFile([]byte(im.RawFile), im.Type, im.ImportSettings); err == nil {
-			d.Headers, d.Problems, d.Preview = p.Headers, p.Problems, p.Rows[:min(len(p.Rows), 10)]
+	// The header, the file's problems and its rows were kept when the file
+	// was last read with the current settings: a view reads a page of
+	// them, never the file. (An import stored before headers were kept
+	// has its file read once more here.)
+	d.Headers, d.Problems = im.Headers(), im.Problems()
+	if im.Status == models.ImportPending && im.Type == importfile.CSV && im.FileHeaders == "" {
+		if p, err := importfile.Parse([]byte(im.RawFile), im.Type, im.Settings); err == nil {
+			d.Headers, d.Problems = p.Headers, p.Problems
 		}
 	}
-	if d.Lines, _, err = h.store.ImportLines(ctx, fam, im.ID, models.Page{Number: 1, Size: 50}); err != nil {
+	page := models.Page{Number: 1, Size: 50}
+	if n, err := strconv.Atoi(c.Query("page")); err == nil && n > 1 {
+		page.Number = min(n, 1_000_000)
+	}
+	var total int
+	if d.Lines, total, err = h.store.ImportLines(ctx, fam, im.ID, page); err != nil {
 		return err
+	}
+	d.Pager = newPager(url.Values{}, page, total)
+	if im.Status == models.ImportPending {
+		d.Preview = d.Lines // the rows as they would be imported
 	}
 	return h.pages.Render(c, status, "import", web.Page{Nav: "imports", Title: "Import", Error: msg, Data: d})
 }
@@ -180,7 +197,7 @@ func (h *Handler) configureImport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	set := im.ImportSettings
+	set := im.Settings
 	label := func(name string) *string {
 		v := strings.TrimSpace(c.FormValue(name))
 		if v == "" {
@@ -198,14 +215,14 @@ func (h *Handler) configureImport(c *fiber.Ctx) error {
 		}
 	}
 	if problems := set.Check(); len(problems) > 0 {
-		im.ImportSettings = set
+		im.Settings = set
 		return h.importPage(c, fiber.StatusUnprocessableEntity, im, strings.Join(problems, "; ")+".")
 	}
-	parsed, err := models.ParseImportFile([]byte(im.RawFile), im.Type, set)
+	parsed, err := importfile.Parse([]byte(im.RawFile), im.Type, set)
 	if err != nil {
 		return err // the file was read at upload; only the settings changed
 	}
-	im.ImportSettings = set
+	im.Settings = set
 	var inv *models.InvalidError
 	if err := h.store.ReconfigureImport(ctx, im, parsed); errors.As(err, &inv) {
 		return h.importPage(c, fiber.StatusUnprocessableEntity, im, strings.Join(inv.Problems, " ")+".")

@@ -283,8 +283,10 @@ func (h *Handler) saveRule(c *fiber.Ctx, r *models.Rule) error {
 		var err error
 		switch {
 		case f.value("intent") == "preview":
-			d.Preview, d.Total, err = h.store.PreviewRule(c.UserContext(), r, 100)
-			d.Shown = err == nil
+			var p *models.RulePreview
+			if p, err = h.store.PreviewRule(c.UserContext(), r, 100); err == nil {
+				d.Preview, d.Total, d.Shown = p.Changes, p.Total, true
+			}
 		case r.ID == uuid.Nil:
 			err = h.store.CreateRule(c.UserContext(), r)
 		default:

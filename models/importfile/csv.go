@@ -1,37 +1,34 @@
-package models
+package importfile
 
 import (
-	"encoding/csv"
 	"errors"
 	"io"
 	"strings"
-	"unicode/utf8"
 )
 
-// parseCSV reads a CSV file with encoding/csv: the first record that is
-// not blank is the header; blank lines and records whose every field is
-// empty are skipped; quoted fields may hold separators and newlines.
-func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
-	sep, _ := utf8.DecodeRuneInString(s.ColSep)
-	if s.ColSep == "" {
-		sep = ','
+// parseCSV reads a CSV file record by record (csvReader): the first record
+// that is not blank is the header; blank lines and records whose every
+// field is empty are skipped; quoted fields may hold separators and
+// newlines.
+func parseCSV(text string, s Settings) (*File, error) {
+	sep := byte(',')
+	if s.ColSep != "" {
+		if len(s.ColSep) != 1 || strings.ContainsAny(s.ColSep, "\"\r\n") {
+			return nil, invalid("col_sep must be one of: , ; | or a tab")
+		}
+		sep = s.ColSep[0]
 	}
-	r := csv.NewReader(strings.NewReader(text))
-	r.Comma = sep
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
-	r.ReuseRecord = true
-	p := &ParsedFile{}
+	r := newCSVReader(text, sep)
+	p := &File{}
 	var cols csvColumns
 	layout, layoutErr := strptimeLayout(s.DateFormat)
 	for {
-		rec, err := r.Read()
+		rec, err := r.read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			line, _ := r.FieldPos(0)
-			return nil, Invalid("file is not valid CSV near line " + itoa(line))
+			return nil, err
 		}
 		if blank(rec) {
 			continue
@@ -39,7 +36,7 @@ func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
 		if p.Headers == nil {
 			p.Headers = make([]string, len(rec))
 			for i, h := range rec {
-				p.Headers[i] = strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF"))
+				p.Headers[i] = strings.Clone(strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF")))
 			}
 			cols, p.Problems = mapColumns(p.Headers, s)
 			if layoutErr != nil {
@@ -47,10 +44,10 @@ func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
 			}
 			continue
 		}
-		if len(p.Rows) >= MaxImportRows {
-			return nil, Invalid("file has more than " + itoa(MaxImportRows) + " rows")
+		if len(p.Rows) >= MaxRows {
+			return nil, invalid("file has more than " + itoa(MaxRows) + " rows")
 		}
-		row := FileRow{Position: len(p.Rows) + 1}
+		row := Row{Position: len(p.Rows) + 1}
 		field := func(i int) string {
 			if i < 0 || i >= len(rec) {
 				return ""
@@ -67,13 +64,13 @@ func parseCSV(text string, s ImportSettings) (*ParsedFile, error) {
 		p.Rows = append(p.Rows, row)
 	}
 	if p.Headers == nil {
-		return nil, Invalid("file has no header row")
+		return nil, invalid("file has no header row")
 	}
 	return p, nil
 }
 
 // readDateAndAmount parses a row's date and amount, noting what is wrong.
-func readDateAndAmount(row *FileRow, layout string, s ImportSettings) {
+func readDateAndAmount(row *Row, layout string, s Settings) {
 	if row.RawDate == "" {
 		row.Problems = append(row.Problems, "date is required")
 	} else if d, err := parseFileDate(row.RawDate, layout, s.DateFormat); err != nil {
@@ -108,7 +105,7 @@ type csvColumns struct {
 
 // mapColumns finds each mapped label in the header. Date and amount are
 // required; a label given but absent from the header is a problem.
-func mapColumns(headers []string, s ImportSettings) (csvColumns, []string) {
+func mapColumns(headers []string, s Settings) (csvColumns, []string) {
 	var problems []string
 	find := func(setting string, label *string, required bool) int {
 		if label == nil || strings.TrimSpace(*label) == "" {
@@ -123,7 +120,7 @@ func mapColumns(headers []string, s ImportSettings) (csvColumns, []string) {
 				return i
 			}
 		}
-		problems = append(problems, setting+" "+quote(*label)+" is not a column of the file (columns: "+strings.Join(headers, ", ")+")")
+		problems = append(problems, setting+" "+quote(*label)+" is not a column of the file (columns: "+columnList(headers)+")")
 		return -1
 	}
 	c := csvColumns{
@@ -136,6 +133,25 @@ func mapColumns(headers []string, s ImportSettings) (csvColumns, []string) {
 		externalID: find("external_id_col_label", s.ExternalIDColLabel, false),
 	}
 	return c, problems
+}
+
+// shownColumns is how many of a file's columns a message names.
+const shownColumns = 20
+
+// columnList names a file's first columns, each clipped, and counts the
+// rest: a message stays short however wide the file.
+func columnList(headers []string) string {
+	var b strings.Builder
+	for i, h := range headers[:min(len(headers), shownColumns)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(clip(h, 60))
+	}
+	if len(headers) > shownColumns {
+		b.WriteString(", and " + itoa(len(headers)-shownColumns) + " more")
+	}
+	return b.String()
 }
 
 func quote(s string) string { return "\"" + clip(s, 60) + "\"" }

@@ -1,4 +1,7 @@
-package models
+// Package importfile reads the files an import takes (CSV, OFX/QFX, QIF)
+// into rows, within bounds on size, columns, line length and rows. It is
+// pure: it imports nothing of ours and touches no database.
+package importfile
 
 import (
 	"bytes"
@@ -13,21 +16,18 @@ import (
 	xunicode "golang.org/x/text/encoding/unicode"
 	"golang.org/x/text/encoding/unicode/utf32"
 	"golang.org/x/text/transform"
-
-	"coffer/models/civil"
-	"coffer/models/money"
 )
 
 // The import types: the reference app's TransactionImport (CSV) and our
 // OFX/QFX and QIF imports.
 const (
-	ImportCSV = "TransactionImport"
-	ImportOFX = "OfxImport"
-	ImportQIF = "QifImport"
+	CSV = "TransactionImport"
+	OFX = "OfxImport"
+	QIF = "QifImport"
 )
 
-// ImportTypes lists the import types in the order screens offer them.
-var ImportTypes = []string{ImportCSV, ImportOFX, ImportQIF}
+// Types lists the import types in the order screens offer them.
+var Types = []string{CSV, OFX, QIF}
 
 // The sign conventions of an amount column: inflows_positive (money in is
 // positive in the file, the reference app's default) or inflows_negative.
@@ -51,19 +51,25 @@ var NumberFormatNames = []string{"1,234.56", "1.234,56", "1 234,56", "1,234"}
 
 // Import file limits.
 const (
-	// MaxImportFileBytes is the largest file an import takes; a larger
+	// MaxFileBytes is the largest file an import takes; a larger
 	// upload is refused before it is read.
-	MaxImportFileBytes = 16 << 20
-	// MaxImportRows is the most rows one import holds.
-	MaxImportRows = 200_000
+	MaxFileBytes = 16 << 20
+	// MaxRows is the most rows one import holds.
+	MaxRows = 200_000
+	// MaxColumns is the most columns a CSV record may have; a wider one
+	// is refused while it is read.
+	MaxColumns = 1_000
+	// MaxLineBytes bounds a CSV record (with the lines of its quoted
+	// fields) and a QIF line.
+	MaxLineBytes = 1 << 20
 	// defaultRowName names a row whose file gives it no name.
 	defaultRowName = "Imported item"
 )
 
-// ImportSettings are how an import reads its file: the reference app's
+// Settings are how an import reads its file: the reference app's
 // column labels and formats. Column labels are matched to the CSV header
 // without regard to case or surrounding spaces.
-type ImportSettings struct {
+type Settings struct {
 	ColSep             string  `bun:"col_sep"`
 	DateColLabel       *string `bun:"date_col_label"`
 	AmountColLabel     *string `bun:"amount_col_label"`
@@ -77,15 +83,16 @@ type ImportSettings struct {
 	SignageConvention  string  `bun:"signage_convention"`
 }
 
-// DefaultImportSettings are the reference app's defaults. Without a
+// DefaultSettings are the reference app's defaults. Without a
 // name_col_label, a column named "name" is the name, if the file has one.
-func DefaultImportSettings() ImportSettings {
-	return ImportSettings{ColSep: ",", DateColLabel: Ptr("date"), AmountColLabel: Ptr("amount"),
+func DefaultSettings() Settings {
+	date, amount := "date", "amount"
+	return Settings{ColSep: ",", DateColLabel: &date, AmountColLabel: &amount,
 		DateFormat: "%m/%d/%Y", NumberFormat: "1,234.56", SignageConvention: InflowsPositive}
 }
 
 // Check returns a message for every setting that cannot be used.
-func (s ImportSettings) Check() []string {
+func (s Settings) Check() []string {
 	var problems []string
 	switch s.ColSep {
 	case ",", ";", "\t", "|":
@@ -114,8 +121,8 @@ func (s ImportSettings) Check() []string {
 	return problems
 }
 
-// FileRow is one row of an import file, as read and as understood.
-type FileRow struct {
+// Row is one row of an import file, as read and as understood.
+type Row struct {
 	Position   int // from 1, in file order
 	RawDate    string
 	RawAmount  string
@@ -123,23 +130,23 @@ type FileRow struct {
 	Category   string
 	Tags       string // "|"-separated, as the reference app
 	Notes      string
-	ExternalID string // FITID for OFX, the external id column for CSV
-	Date       *civil.Date
-	Amount     *money.Amount // the ledger's sign: positive is money out
+	ExternalID string  // FITID for OFX, the external id column for CSV
+	Date       *string // YYYY-MM-DD, as models.Date
+	Amount     *int64  // ten-thousandths, as models.Amount, the ledger's sign: positive is money out
 	Problems   []string
 }
 
-// ParsedFile is what a file holds: its CSV header, its rows, and the
+// File is what a file holds: its CSV header, its rows, and the
 // problems of the file as a whole (a mapped column it lacks) that stop it
 // being imported as configured.
-type ParsedFile struct {
+type File struct {
 	Headers  []string
-	Rows     []FileRow
+	Rows     []Row
 	Problems []string
 }
 
 // InvalidRows counts the rows that cannot be imported.
-func (p *ParsedFile) InvalidRows() int {
+func (p *File) InvalidRows() int {
 	n := 0
 	for i := range p.Rows {
 		if len(p.Rows[i].Problems) > 0 {
@@ -149,37 +156,37 @@ func (p *ParsedFile) InvalidRows() int {
 	return n
 }
 
-// ParseImportFile reads a file of the import type with its settings. An
-// error (an *InvalidError) means the file cannot be read at all: not text,
+// Parse reads a file of the import type with its settings. An
+// error (an *Error) means the file cannot be read at all: not text,
 // not the format, too large; problems a person can fix by mapping columns
 // are in the result.
-func ParseImportFile(data []byte, typ string, s ImportSettings) (*ParsedFile, error) {
-	if len(data) > MaxImportFileBytes {
-		return nil, Invalid(fmt.Sprintf("file is larger than %d MiB", MaxImportFileBytes>>20))
+func Parse(data []byte, typ string, s Settings) (*File, error) {
+	if len(data) > MaxFileBytes {
+		return nil, invalid(fmt.Sprintf("file is larger than %d MiB", MaxFileBytes>>20))
 	}
 	text, err := importText(data)
 	if err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(text) == "" {
-		return nil, Invalid("file is empty")
+		return nil, invalid("file is empty")
 	}
-	var p *ParsedFile
+	var p *File
 	switch typ {
-	case ImportCSV:
+	case CSV:
 		p, err = parseCSV(text, s)
-	case ImportOFX:
+	case OFX:
 		p, err = parseOFX(text)
-	case ImportQIF:
+	case QIF:
 		p, err = parseQIF(text, s)
 	default:
-		return nil, Invalid("type must be one of: " + strings.Join(ImportTypes, ", "))
+		return nil, invalid("type must be one of: " + strings.Join(Types, ", "))
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(p.Rows) > MaxImportRows {
-		return nil, Invalid(fmt.Sprintf("file has more than %d rows", MaxImportRows))
+	if len(p.Rows) > MaxRows {
+		return nil, invalid(fmt.Sprintf("file has more than %d rows", MaxRows))
 	}
 	return p, nil
 }
@@ -193,13 +200,13 @@ func importText(data []byte) (string, error) {
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE, 0, 0}), bytes.HasPrefix(data, []byte{0, 0, 0xFE, 0xFF}):
 		out, _, err := transform.Bytes(utf32.UTF32(utf32.BigEndian, utf32.UseBOM).NewDecoder(), data)
 		if err != nil {
-			return "", Invalid("file is not valid UTF-32 text")
+			return "", invalid("file is not valid UTF-32 text")
 		}
 		data = out
 	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
 		out, _, err := transform.Bytes(xunicode.UTF16(xunicode.BigEndian, xunicode.UseBOM).NewDecoder(), data)
 		if err != nil {
-			return "", Invalid("file is not valid UTF-16 text")
+			return "", invalid("file is not valid UTF-16 text")
 		}
 		data = out
 	}
@@ -207,21 +214,21 @@ func importText(data []byte) (string, error) {
 	control := 0
 	for _, b := range data {
 		if b == 0 {
-			return "", Invalid("file is not a text file (it holds binary data)")
+			return "", invalid("file is not a text file (it holds binary data)")
 		}
 		if b < 0x20 && b != '\n' && b != '\r' && b != '\t' && b != '\f' {
 			control++
 		}
 	}
 	if control > 0 && control*100 > len(data) {
-		return "", Invalid("file is not a text file (it holds binary data)")
+		return "", invalid("file is not a text file (it holds binary data)")
 	}
 	if utf8.Valid(data) {
 		return string(data), nil
 	}
 	out, err := charmap.Windows1252.NewDecoder().Bytes(data)
 	if err != nil {
-		return "", Invalid("file is not a text file (unknown character encoding)")
+		return "", invalid("file is not a text file (unknown character encoding)")
 	}
 	return string(out), nil
 }
@@ -283,12 +290,12 @@ func strptimeLayout(f string) (string, error) {
 }
 
 // parseFileDate reads a date of a file with the import's layout.
-func parseFileDate(raw, layout, format string) (civil.Date, error) {
+func parseFileDate(raw, layout, format string) (string, error) {
 	t, err := time.Parse(layout, strings.TrimSpace(raw))
 	if err != nil {
 		return "", fmt.Errorf("date %q does not match the format %s", raw, format)
 	}
-	d, err := civil.ParseDate(t.Format(time.DateOnly))
+	d, err := dayOf(t)
 	if err != nil {
 		return "", fmt.Errorf("date %q is out of range (1900 to 2199)", raw)
 	}
@@ -300,7 +307,7 @@ func parseFileDate(raw, layout, format string) (civil.Date, error) {
 // thousands delimiter removed and the decimal separator made a point. A
 // leading or trailing minus and parentheses mark a negative. More than
 // four decimals round half away from zero.
-func parseFileNumber(raw, format string) (money.Amount, error) {
+func parseFileNumber(raw, format string) (int64, error) {
 	f := NumberFormats[format]
 	sep, delim := f[0], f[1]
 	s := strings.TrimSpace(raw)
@@ -344,7 +351,7 @@ func parseFileNumber(raw, format string) (money.Amount, error) {
 	if neg {
 		num = "-" + num
 	}
-	a, err := money.ParseAmountRounded(num)
+	a, err := parseDecimal(num)
 	if err != nil {
 		return 0, fmt.Errorf("amount %q is not a number in the format %s (at most 12 digits before the point)", raw, format)
 	}
@@ -353,7 +360,7 @@ func parseFileNumber(raw, format string) (money.Amount, error) {
 
 // ledgerAmount turns an amount of the file into the ledger's sign
 // (positive is money out).
-func ledgerAmount(a money.Amount, signage string) money.Amount {
+func ledgerAmount(a int64, signage string) int64 {
 	if signage == InflowsNegative {
 		return a
 	}
@@ -369,7 +376,7 @@ func clip(s string, n int) string {
 }
 
 // finishRow fills a row's name and checks its lengths.
-func finishRow(r *FileRow) {
+func finishRow(r *Row) {
 	r.Name = clip(strings.Join(strings.Fields(r.Name), " "), 255)
 	if r.Name == "" {
 		r.Name = defaultRowName
@@ -385,12 +392,6 @@ func finishRow(r *FileRow) {
 		*s = strings.ReplaceAll(*s, "\x00", "")
 	}
 	r.RawDate, r.RawAmount = clip(r.RawDate, 255), clip(r.RawAmount, 255)
-}
-
-// NormalizedName is how duplicate detection compares names: case and
-// spacing ignored, nothing else.
-func NormalizedName(s string) string {
-	return strings.ToLower(strings.Join(strings.Fields(s), " "))
 }
 
 // itoa is strconv.Itoa, short for messages.

@@ -1,20 +1,20 @@
-package models_test
+package importfile_test
 
 import (
 	"bytes"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
+	"time"
 
-	"coffer/models"
-	"coffer/models/civil"
-	"coffer/models/money"
+	"coffer/models/importfile"
 )
 
 // csvSettings are the reference defaults with a name column.
-func csvSettings(mod func(*models.ImportSettings)) models.ImportSettings {
-	s := models.DefaultImportSettings()
-	s.NameColLabel = models.Ptr("name")
+func csvSettings(mod func(*importfile.Settings)) importfile.Settings {
+	s := importfile.DefaultSettings()
+	s.NameColLabel = ptr("name")
 	if mod != nil {
 		mod(&s)
 	}
@@ -27,7 +27,7 @@ type wantRow struct {
 	name   string
 }
 
-func checkRows(t *testing.T, p *models.ParsedFile, want []wantRow) {
+func checkRows(t *testing.T, p *importfile.File, want []wantRow) {
 	t.Helper()
 	if len(p.Problems) > 0 {
 		t.Fatalf("file problems: %v", p.Problems)
@@ -40,64 +40,77 @@ func checkRows(t *testing.T, p *models.ParsedFile, want []wantRow) {
 		if len(r.Problems) > 0 {
 			t.Fatalf("row %d: problems %v", i+1, r.Problems)
 		}
-		want, err := money.ParseAmount(w.amount)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Date == nil || string(*r.Date) != w.date || r.Amount == nil || *r.Amount != want || r.Name != w.name {
+		want := units(t, w.amount)
+		if r.Date == nil || *r.Date != w.date || r.Amount == nil || *r.Amount != want || r.Name != w.name {
 			t.Errorf("row %d = %v %v %q, want %s %s %q", i+1, deref(r.Date), r.Amount, r.Name, w.date, w.amount, w.name)
 		}
 	}
 }
 
-func deref(d *civil.Date) string {
+func deref(d *string) string {
 	if d == nil {
 		return "<nil>"
 	}
-	return string(*d)
+	return *d
+}
+
+func ptr(s string) *string { return &s }
+
+// units is a decimal in ten-thousandths, the unit of Row.Amount.
+func units(t *testing.T, s string) int64 {
+	t.Helper()
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		t.Fatalf("bad amount %q", s)
+	}
+	r.Mul(r, big.NewRat(10_000, 1))
+	if !r.IsInt() {
+		t.Fatalf("amount %q has more than 4 decimals", s)
+	}
+	return r.Num().Int64()
 }
 
 func TestParseCSV(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		file string
-		set  func(*models.ImportSettings)
+		set  func(*importfile.Settings)
 		want []wantRow
 	}{
 		{"plain", "date,amount,name\n01/15/2024,-12.50,Coffee\n01/16/2024,1500,Salary\n", nil,
 			[]wantRow{{"2024-01-15", "12.5", "Coffee"}, {"2024-01-16", "-1500", "Salary"}}},
 		{"byte order mark", "\xEF\xBB\xBFdate,amount,name\n01/15/2024,-1,A\n", nil, []wantRow{{"2024-01-15", "1", "A"}}},
-		{"semicolon separator and European numbers", "Datum;Betrag;Name\n15.01.2024;-1.234,56;Miete\n", func(s *models.ImportSettings) {
-			s.ColSep, s.DateColLabel, s.AmountColLabel, s.NameColLabel = ";", models.Ptr("datum"), models.Ptr("BETRAG"), models.Ptr("Name")
+		{"semicolon separator and European numbers", "Datum;Betrag;Name\n15.01.2024;-1.234,56;Miete\n", func(s *importfile.Settings) {
+			s.ColSep, s.DateColLabel, s.AmountColLabel, s.NameColLabel = ";", ptr("datum"), ptr("BETRAG"), ptr("Name")
 			s.DateFormat, s.NumberFormat = "%d.%m.%Y", "1.234,56"
 		}, []wantRow{{"2024-01-15", "1234.56", "Miete"}}},
 		{"quoted newline and separator", "date,amount,name\n01/15/2024,\"-1,234.00\",\"Line one\nline two, too\"\n", nil,
 			[]wantRow{{"2024-01-15", "1234", "Line one line two, too"}}},
 		{"thousands separators", "date,amount,name\n01/15/2024,\"1,234,567.89\",Big\n01/16/2024,\"$-2,000\",X\n01/17/2024,(3.50),Paren\n", nil,
 			[]wantRow{{"2024-01-15", "-1234567.89", "Big"}, {"2024-01-16", "2000", "X"}, {"2024-01-17", "3.5", "Paren"}}},
-		{"space thousands", "date;amount;name\n2024-01-15;1 234,5;A\n", func(s *models.ImportSettings) {
+		{"space thousands", "date;amount;name\n2024-01-15;1 234,5;A\n", func(s *importfile.Settings) {
 			s.ColSep, s.DateFormat, s.NumberFormat = ";", "%Y-%m-%d", "1 234,56"
 		}, []wantRow{{"2024-01-15", "-1234.5", "A"}}},
 		{"US dates", "date,amount,name\n1/5/2024,1,A\n12/31/2023,1,B\n", nil,
 			[]wantRow{{"2024-01-05", "-1", "A"}, {"2023-12-31", "-1", "B"}}},
-		{"European dates", "date,amount,name\n5/1/2024,1,A\n31/12/2023,1,B\n", func(s *models.ImportSettings) { s.DateFormat = "%d/%m/%Y" },
+		{"European dates", "date,amount,name\n5/1/2024,1,A\n31/12/2023,1,B\n", func(s *importfile.Settings) { s.DateFormat = "%d/%m/%Y" },
 			[]wantRow{{"2024-01-05", "-1", "A"}, {"2023-12-31", "-1", "B"}}},
-		{"ISO dates", "date,amount,name\n2024-01-05,1,A\n", func(s *models.ImportSettings) { s.DateFormat = "%Y-%m-%d" },
+		{"ISO dates", "date,amount,name\n2024-01-05,1,A\n", func(s *importfile.Settings) { s.DateFormat = "%Y-%m-%d" },
 			[]wantRow{{"2024-01-05", "-1", "A"}}},
-		{"month names", "date,amount,name\n05 Jan 2024,1,A\n", func(s *models.ImportSettings) { s.DateFormat = "%d %b %Y" },
+		{"month names", "date,amount,name\n05 Jan 2024,1,A\n", func(s *importfile.Settings) { s.DateFormat = "%d %b %Y" },
 			[]wantRow{{"2024-01-05", "-1", "A"}}},
 		{"empty lines skipped", "\n\ndate,amount,name\n\n01/15/2024,1,A\n,,\n\r\n01/16/2024,2,B\n\n", nil,
 			[]wantRow{{"2024-01-15", "-1", "A"}, {"2024-01-16", "-2", "B"}}},
-		{"inflows negative", "date,amount,name\n01/15/2024,12.5,Coffee\n", func(s *models.ImportSettings) { s.SignageConvention = models.InflowsNegative },
+		{"inflows negative", "date,amount,name\n01/15/2024,12.5,Coffee\n", func(s *importfile.Settings) { s.SignageConvention = importfile.InflowsNegative },
 			[]wantRow{{"2024-01-15", "12.5", "Coffee"}}},
-		{"CRLF and no name column", "date,amount\r\n01/15/2024,1\r\n", func(s *models.ImportSettings) { s.NameColLabel = nil },
+		{"CRLF and no name column", "date,amount\r\n01/15/2024,1\r\n", func(s *importfile.Settings) { s.NameColLabel = nil },
 			[]wantRow{{"2024-01-15", "-1", "Imported item"}}},
 		{"Windows-1252", "date,amount,name\n01/15/2024,1,Caf\xe9\n", nil, []wantRow{{"2024-01-15", "-1", "Café"}}},
 		{"UTF-16", utf16LE("date,amount,name\n01/15/2024,1,Zoë\n"), nil, []wantRow{{"2024-01-15", "-1", "Zoë"}}},
 		{"more than four decimals round", "date,amount,name\n01/15/2024,0.00005,A\n", nil, []wantRow{{"2024-01-15", "-0.0001", "A"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := models.ParseImportFile([]byte(tc.file), models.ImportCSV, csvSettings(tc.set))
+			p, err := importfile.Parse([]byte(tc.file), importfile.CSV, csvSettings(tc.set))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,19 +139,19 @@ func TestParseCSVBadInput(t *testing.T) {
 		{"binary file named .csv", png, "not a text file"},
 		{"control bytes", bytes.Repeat([]byte("\x01\x02\x03a,b\n"), 50), "not a text file"},
 		{"empty", []byte("  \n\n"), "file is empty"},
-		{"too large", bytes.Repeat([]byte("a"), models.MaxImportFileBytes+1), "larger than"},
+		{"too large", bytes.Repeat([]byte("a"), importfile.MaxFileBytes+1), "larger than"},
 		{"header only of blanks", []byte(",,\n,,\n"), "no header row"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := models.ParseImportFile(tc.file, models.ImportCSV, csvSettings(nil))
-			var inv *models.InvalidError
+			_, err := importfile.Parse(tc.file, importfile.CSV, csvSettings(nil))
+			var inv *importfile.Error
 			if !errors.As(err, &inv) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want a validation error with %q", err, tc.want)
 			}
 		})
 	}
 	t.Run("missing column is a file problem", func(t *testing.T) {
-		p, err := models.ParseImportFile([]byte("Date,Value\n01/15/2024,1\n"), models.ImportCSV, csvSettings(nil))
+		p, err := importfile.Parse([]byte("Date,Value\n01/15/2024,1\n"), importfile.CSV, csvSettings(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -150,8 +163,8 @@ func TestParseCSVBadInput(t *testing.T) {
 		}
 	})
 	t.Run("bad rows are kept with their problems", func(t *testing.T) {
-		p, err := models.ParseImportFile([]byte("date,amount,name\n2024-13-01,1,A\n01/15/2024,abc,B\n01/15/2024,,C\n01/15/2024,1e5,D\n01/15/2024,1,OK\n"),
-			models.ImportCSV, csvSettings(nil))
+		p, err := importfile.Parse([]byte("date,amount,name\n2024-13-01,1,A\n01/15/2024,abc,B\n01/15/2024,,C\n01/15/2024,1e5,D\n01/15/2024,1,OK\n"),
+			importfile.CSV, csvSettings(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,14 +173,14 @@ func TestParseCSVBadInput(t *testing.T) {
 		}
 	})
 	t.Run("bad settings", func(t *testing.T) {
-		s := csvSettings(func(s *models.ImportSettings) {
+		s := csvSettings(func(s *importfile.Settings) {
 			s.ColSep, s.DateFormat, s.NumberFormat, s.SignageConvention = "x", "%Q", "1_234", "up"
 		})
 		if got := s.Check(); len(got) != 4 {
 			t.Fatalf("problems = %v", got)
 		}
 		for _, f := range []string{"%Y-%m", "2006-01-02", "%d/%m/%Y %H", "%d%m%Yx"} {
-			s := csvSettings(func(s *models.ImportSettings) { s.DateFormat = f })
+			s := csvSettings(func(s *importfile.Settings) { s.DateFormat = f })
 			if len(s.Check()) != 1 {
 				t.Errorf("date format %q accepted", f)
 			}
@@ -195,7 +208,7 @@ const ofxXML = `<?xml version="1.0" encoding="UTF-8" standalone="no"?>
 
 func TestParseOFX(t *testing.T) {
 	t.Run("SGML headers and unclosed tags", func(t *testing.T) {
-		p, err := models.ParseImportFile([]byte(ofxSGML), models.ImportOFX, models.DefaultImportSettings())
+		p, err := importfile.Parse([]byte(ofxSGML), importfile.OFX, importfile.DefaultSettings())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +219,7 @@ func TestParseOFX(t *testing.T) {
 		}
 	})
 	t.Run("XML credit card", func(t *testing.T) {
-		p, err := models.ParseImportFile([]byte(ofxXML), models.ImportOFX, models.DefaultImportSettings())
+		p, err := importfile.Parse([]byte(ofxXML), importfile.OFX, importfile.DefaultSettings())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +230,7 @@ func TestParseOFX(t *testing.T) {
 		// stray end tag: the leaves are closed as SGML leaves them.
 		file := strings.Replace(ofxSGML, "<LANGUAGE>ENG", "<LANGUAGE>ENG<INTU.BID>3000<INTU.USERID>me</INTU.USERID>", 1)
 		file = strings.Replace(file, "COFFEE SHOP", "BEN & JERRY'S</NAME>", 1)
-		p, err := models.ParseImportFile([]byte(file), models.ImportOFX, models.DefaultImportSettings())
+		p, err := importfile.Parse([]byte(file), importfile.OFX, importfile.DefaultSettings())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +248,7 @@ func TestParseOFX(t *testing.T) {
 		{"wide", ofxSGML[:strings.Index(ofxSGML, "<OFX>")] + "<OFX>" + strings.Repeat("<A>x", 100_000), "that can be read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := models.ParseImportFile([]byte(tc.file), models.ImportOFX, models.DefaultImportSettings())
+			_, err := importfile.Parse([]byte(tc.file), importfile.OFX, importfile.DefaultSettings())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
@@ -247,7 +260,7 @@ const qifFile = "!Type:Bank\nD1/5'24\nT-12.34\nPCoffee Shop\nMLatte\nLFood:Coffe
 	"D1/7/24\nU-5.00\nMATM fee\n^\n!Type:Cat\nNFood\nE\n^\n!Type:CCard\nD1/8/2024\nT-3\nPLast record without caret\n"
 
 func TestParseQIF(t *testing.T) {
-	p, err := models.ParseImportFile([]byte(qifFile), models.ImportQIF, models.DefaultImportSettings())
+	p, err := importfile.Parse([]byte(qifFile), importfile.QIF, importfile.DefaultSettings())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,9 +269,9 @@ func TestParseQIF(t *testing.T) {
 	if p.Rows[0].Category != "Food:Coffee" || p.Rows[0].Notes != "Latte" {
 		t.Fatalf("row = %+v", p.Rows[0])
 	}
-	dmy := models.DefaultImportSettings()
+	dmy := importfile.DefaultSettings()
 	dmy.DateFormat, dmy.NumberFormat = "%d/%m/%Y", "1.234,56"
-	p, err = models.ParseImportFile([]byte("!Type:Bank\nD31/12/2023\nT-1.234,50\nPMiete\n^\n"), models.ImportQIF, dmy)
+	p, err = importfile.Parse([]byte("!Type:Bank\nD31/12/2023\nT-1.234,50\nPMiete\n^\n"), importfile.QIF, dmy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,13 +282,13 @@ func TestParseQIF(t *testing.T) {
 		{"binary", "!Type:Bank\n\x00\x01", "not a text file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := models.ParseImportFile([]byte(tc.file), models.ImportQIF, models.DefaultImportSettings())
+			_, err := importfile.Parse([]byte(tc.file), importfile.QIF, importfile.DefaultSettings())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
 		})
 	}
-	p, err = models.ParseImportFile([]byte("!Type:Bank\nD13/45/2024\nTabc\n^\n"), models.ImportQIF, models.DefaultImportSettings())
+	p, err = importfile.Parse([]byte("!Type:Bank\nD13/45/2024\nTabc\n^\n"), importfile.QIF, importfile.DefaultSettings())
 	if err != nil || len(p.Rows) != 1 || len(p.Rows[0].Problems) != 2 {
 		t.Fatalf("bad record: %v %+v", err, p)
 	}
@@ -288,13 +301,13 @@ func fuzzImport(f *testing.F, typ string, seeds ...string) {
 		f.Add([]byte(s), ",", "%m/%d/%Y", "1,234.56")
 	}
 	f.Fuzz(func(t *testing.T, data []byte, sep, dateFormat, numberFormat string) {
-		s := csvSettings(func(s *models.ImportSettings) { s.ColSep, s.DateFormat, s.NumberFormat = sep, dateFormat, numberFormat })
+		s := csvSettings(func(s *importfile.Settings) { s.ColSep, s.DateFormat, s.NumberFormat = sep, dateFormat, numberFormat })
 		if len(s.Check()) > 0 {
 			s = csvSettings(nil)
 		}
-		p, err := models.ParseImportFile(data, typ, s)
+		p, err := importfile.Parse(data, typ, s)
 		if err != nil {
-			var inv *models.InvalidError
+			var inv *importfile.Error
 			if !errors.As(err, &inv) {
 				t.Fatalf("error is not a validation error: %v", err)
 			}
@@ -307,10 +320,10 @@ func fuzzImport(f *testing.F, typ string, seeds ...string) {
 			if len(r.Problems) > 0 || len(p.Problems) > 0 {
 				continue
 			}
-			if r.Date == nil || r.Amount == nil || r.Amount.Abs() > money.MaxAmount || r.Name == "" {
+			if r.Date == nil || r.Amount == nil || max(*r.Amount, -*r.Amount) > importfile.MaxAmount || r.Name == "" {
 				t.Fatalf("row without problems is incomplete: %+v", r)
 			}
-			if _, err := civil.ParseDate(string(*r.Date)); err != nil {
+			if d, err := time.Parse(time.DateOnly, *r.Date); err != nil || d.Year() < 1900 || d.Year() > 2199 {
 				t.Fatalf("row date %q: %v", *r.Date, err)
 			}
 		}
@@ -318,14 +331,14 @@ func fuzzImport(f *testing.F, typ string, seeds ...string) {
 }
 
 func FuzzParseCSVImport(f *testing.F) {
-	fuzzImport(f, models.ImportCSV, "date,amount,name\n01/15/2024,-12.50,Coffee\n", "\xEF\xBB\xBFdate;amount\n15.01.2024;\"1.234,5\"\n",
+	fuzzImport(f, importfile.CSV, "date,amount,name\n01/15/2024,-12.50,Coffee\n", "\xEF\xBB\xBFdate;amount\n15.01.2024;\"1.234,5\"\n",
 		"date,amount,name\n\"01/15/2024\",\"1,234\",\"a\nb\"\n\n", "a,b\n\"unterminated\n")
 }
 
 func FuzzParseOFXImport(f *testing.F) {
-	fuzzImport(f, models.ImportOFX, ofxSGML, ofxXML, ofxSGML[:300])
+	fuzzImport(f, importfile.OFX, ofxSGML, ofxXML, ofxSGML[:300])
 }
 
 func FuzzParseQIFImport(f *testing.F) {
-	fuzzImport(f, models.ImportQIF, qifFile, "!Type:CCard\nD1/1'99\nT(5)\n^\n")
+	fuzzImport(f, importfile.QIF, qifFile, "!Type:CCard\nD1/1'99\nT(5)\n^\n")
 }

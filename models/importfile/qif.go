@@ -1,12 +1,10 @@
-package models
+package importfile
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-
-	"coffer/models/civil"
 )
 
 // No maintained Go library reads QIF, so this is a small parser of the
@@ -24,13 +22,13 @@ var qifAccountTypes = map[string]bool{"bank": true, "cash": true, "ccard": true,
 // L is the category ([Name] is a transfer and is kept as written). Dates
 // are read in the order of the import's date format (day first for
 // %d/%m/%Y), with Quicken's two-digit years ('24 is 2024).
-func parseQIF(text string, s ImportSettings) (*ParsedFile, error) {
-	p := &ParsedFile{}
+func parseQIF(text string, s Settings) (*File, error) {
+	p := &File{}
 	order := qifDateOrder(s.DateFormat)
 	section := ""
 	inTransactions := false
 	sawType := false
-	var cur *FileRow
+	var cur *Row
 	var fields int
 	flush := func() {
 		if cur != nil && fields > 0 {
@@ -39,7 +37,12 @@ func parseQIF(text string, s ImportSettings) (*ParsedFile, error) {
 		}
 		cur, fields = nil, 0
 	}
-	for n, line := range strings.Split(text, "\n") {
+	for n := 0; text != ""; n++ {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		if len(line) > MaxLineBytes {
+			return nil, invalid(fmt.Sprintf("line %d is longer than %d KiB", n+1, MaxLineBytes>>10))
+		}
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" {
 			continue
@@ -51,7 +54,7 @@ func parseQIF(text string, s ImportSettings) (*ParsedFile, error) {
 			case strings.HasPrefix(section, "type:"):
 				kind := strings.TrimSpace(strings.TrimPrefix(section, "type:"))
 				if strings.HasPrefix(kind, "invst") {
-					return nil, Invalid("QIF investment accounts cannot be imported; export the account's cash transactions instead")
+					return nil, invalid("QIF investment accounts cannot be imported; export the account's cash transactions instead")
 				}
 				inTransactions = qifAccountTypes[kind]
 				sawType = sawType || inTransactions
@@ -64,7 +67,7 @@ func parseQIF(text string, s ImportSettings) (*ParsedFile, error) {
 		}
 		if !inTransactions {
 			if !sawType && section == "" {
-				return nil, Invalid(fmt.Sprintf("file is not a QIF file: line %d comes before any !Type: header", n+1))
+				return nil, invalid(fmt.Sprintf("file is not a QIF file: line %d comes before any !Type: header", n+1))
 			}
 			continue
 		}
@@ -74,10 +77,10 @@ func parseQIF(text string, s ImportSettings) (*ParsedFile, error) {
 			continue
 		}
 		if cur == nil {
-			if len(p.Rows) >= MaxImportRows {
-				return nil, Invalid("file has more than " + itoa(MaxImportRows) + " rows")
+			if len(p.Rows) >= MaxRows {
+				return nil, invalid("file has more than " + itoa(MaxRows) + " rows")
 			}
-			cur = &FileRow{Position: len(p.Rows) + 1}
+			cur = &Row{Position: len(p.Rows) + 1}
 		}
 		fields++
 		switch code {
@@ -104,12 +107,12 @@ func parseQIF(text string, s ImportSettings) (*ParsedFile, error) {
 	}
 	flush()
 	if !sawType {
-		return nil, Invalid("file is not a QIF file: it has no !Type:Bank, Cash, CCard, Oth A or Oth L section")
+		return nil, invalid("file is not a QIF file: it has no !Type:Bank, Cash, CCard, Oth A or Oth L section")
 	}
 	return p, nil
 }
 
-func finishQIF(r *FileRow, s ImportSettings) {
+func finishQIF(r *Row, s Settings) {
 	if r.RawDate == "" {
 		r.Problems = append(r.Problems, "date (D) is required")
 	}
@@ -153,7 +156,7 @@ func qifDateOrder(format string) string {
 // parseQIFDate reads a QIF date: three numbers separated by / - . ' or
 // spaces, in the given order; a two-digit year after an apostrophe is in
 // the 2000s, otherwise 00-49 are 2000s and 50-99 1900s.
-func parseQIFDate(raw, order string) (civil.Date, error) {
+func parseQIFDate(raw, order string) (string, error) {
 	bad := fmt.Errorf("date %q is not a date", raw)
 	apostrophe := strings.Contains(raw, "'")
 	parts := strings.FieldsFunc(raw, func(r rune) bool { return strings.ContainsRune("/-.' ", r) })
@@ -190,7 +193,7 @@ func parseQIFDate(raw, order string) (civil.Date, error) {
 	if t.Day() != d || int(t.Month()) != m || t.Year() != y {
 		return "", bad
 	}
-	date, err := civil.ParseDate(t.Format(time.DateOnly))
+	date, err := dayOf(t)
 	if err != nil {
 		return "", fmt.Errorf("date %q is out of range (1900 to 2199)", raw)
 	}

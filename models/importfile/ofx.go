@@ -1,4 +1,4 @@
-package models
+package importfile
 
 import (
 	"bytes"
@@ -6,13 +6,9 @@ import (
 	"io"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/aclindsa/ofxgo"
 	"github.com/aclindsa/xml"
-
-	"coffer/models/civil"
-	"coffer/models/money"
 )
 
 // maxOFXDepth bounds how deeply an OFX file may nest elements. The OFX
@@ -31,7 +27,7 @@ var ofxAmountTag = regexp.MustCompile(`(?i)<(\w*AMT|\w*BAL|\w*RATE\w*|REWARD\w+|
 // name is NAME, else PAYEE's name, else MEMO; the amount's sign is the
 // one the bank sent (negative is money out), turned to the ledger's;
 // FITID is the external id.
-func parseOFX(text string) (*ParsedFile, error) {
+func parseOFX(text string) (*File, error) {
 	text = strings.TrimLeft(text, " \t\r\n")
 	if err := checkOFX(text); err != nil {
 		return nil, err
@@ -42,9 +38,9 @@ func parseOFX(text string) (*ParsedFile, error) {
 	}
 	resp, err := ofxgo.DecodeResponse(strings.NewReader(body))
 	if err != nil {
-		return nil, Invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
+		return nil, invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
 	}
-	p := &ParsedFile{}
+	p := &File{}
 	add := func(list *ofxgo.TransactionList) {
 		if list == nil {
 			return
@@ -64,13 +60,13 @@ func parseOFX(text string) (*ParsedFile, error) {
 		}
 	}
 	if len(resp.Bank) == 0 && len(resp.CreditCard) == 0 {
-		return nil, Invalid("file holds no bank or credit card statement")
+		return nil, invalid("file holds no bank or credit card statement")
 	}
 	return p, nil
 }
 
-func ofxRow(t *ofxgo.Transaction, pos int) FileRow {
-	r := FileRow{Position: pos, ExternalID: strings.TrimSpace(string(t.FiTID))}
+func ofxRow(t *ofxgo.Transaction, pos int) Row {
+	r := Row{Position: pos, ExternalID: strings.TrimSpace(string(t.FiTID))}
 	memo := strings.TrimSpace(string(t.Memo))
 	switch {
 	case strings.TrimSpace(string(t.Name)) != "":
@@ -85,14 +81,14 @@ func ofxRow(t *ofxgo.Transaction, pos int) FileRow {
 	} else {
 		r.RawDate = t.DtPosted.Format("20060102")
 		// The day the bank wrote, in the zone it wrote it in.
-		if d, err := civil.ParseDate(t.DtPosted.Format(time.DateOnly)); err != nil {
+		if d, err := dayOf(t.DtPosted.Time); err != nil {
 			r.Problems = append(r.Problems, "DTPOSTED is out of range (1900 to 2199)")
 		} else {
 			r.Date = &d
 		}
 	}
 	r.RawAmount = t.TrnAmt.FloatString(4)
-	if a, err := money.ParseAmountRounded(r.RawAmount); err != nil {
+	if a, err := parseDecimal(r.RawAmount); err != nil {
 		r.Problems = append(r.Problems, "TRNAMT "+quote(t.TrnAmt.String())+" is out of range")
 	} else {
 		a = -a
@@ -109,12 +105,22 @@ func ofxRow(t *ofxgo.Transaction, pos int) FileRow {
 // trusted with.
 func checkOFX(text string) error {
 	if !strings.Contains(strings.ToUpper(text[:min(len(text), 4096)]), "OFX") {
-		return Invalid("file is not an OFX or QFX file")
+		return invalid("file is not an OFX or QFX file")
 	}
-	for _, m := range ofxAmountTag.FindAllStringSubmatch(text, -1) {
-		if strings.ContainsAny(m[2], "eE/") {
-			return Invalid("file is not an OFX or QFX file that can be read: amount " + quote(strings.TrimSpace(m[2])) + " is not a decimal number")
+	// One match at a time: a list of every match would cost more than
+	// the file.
+	for rest := text; ; {
+		m := ofxAmountTag.FindStringSubmatchIndex(rest)
+		if m == nil {
+			break
 		}
+		if v := rest[m[4]:m[5]]; strings.ContainsAny(v, "eE/") {
+			return invalid("file is not an OFX or QFX file that can be read: amount " + quote(strings.TrimSpace(v)) + " is not a decimal number")
+		}
+		rest = rest[m[1]:]
+	}
+	if n := countFold(text, "<STMTTRN>"); n > MaxRows {
+		return invalid("file has more than " + itoa(MaxRows) + " rows")
 	}
 	return nil
 }
@@ -134,7 +140,7 @@ const ofxXMLHeader = `<?xml version="1.0"?>` + "\n" +
 func ofxAsXML(text string) (string, error) {
 	start := strings.IndexByte(text, '<')
 	if start < 0 {
-		return "", Invalid("file is not an OFX or QFX file")
+		return "", invalid("file is not an OFX or QFX file")
 	}
 	d := xml.NewDecoder(strings.NewReader(text[start:]))
 	d.Strict = false
@@ -155,7 +161,7 @@ func ofxAsXML(text string) (string, error) {
 			break
 		}
 		if err != nil {
-			return "", Invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
+			return "", invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
@@ -163,7 +169,7 @@ func ofxAsXML(text string) (string, error) {
 				closeTop()
 			}
 			if len(open) == maxOFXDepth {
-				return "", Invalid("file is not an OFX or QFX file that can be read: elements are nested too deeply")
+				return "", invalid("file is not an OFX or QFX file that can be read: elements are nested too deeply")
 			}
 			open, childless = append(open, t.Name.Local), true
 			out.WriteString("<" + t.Name.Local + ">")
@@ -191,4 +197,20 @@ func ofxAsXML(text string) (string, error) {
 		closeTop()
 	}
 	return out.String(), nil
+}
+
+// countFold counts the times tag (upper case) appears in text, in any case.
+func countFold(text, tag string) int {
+	n := 0
+	for i := 0; ; {
+		j := strings.IndexByte(text[i:], '<')
+		if j < 0 {
+			return n
+		}
+		i += j
+		if len(text)-i >= len(tag) && strings.EqualFold(text[i:i+len(tag)], tag) {
+			n++
+		}
+		i++
+	}
 }
