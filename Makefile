@@ -38,6 +38,7 @@ fuzz:
 	$(FUZZ) -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/
 	$(FUZZ) -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
 	$(FUZZ) -fuzz FuzzScreenQueries -fuzztime 15s ./api/
+	$(FUZZ) -fuzz FuzzNumberFormat -fuzztime 5s ./api/screens/
 	$(FUZZ) -fuzz FuzzRegistration -fuzztime 10s ./api/signin/
 	$(FUZZ) -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/bridge/
 	$(FUZZ) -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/bridge/

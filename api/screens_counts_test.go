@@ -227,3 +227,60 @@ func TestIncomeStatementTotals(t *testing.T) {
 		}
 	}
 }
+
+// Amounts are read as the family writes them: "12,50" is twelve and a
+// half in a euro family and refused (not 1,250) in a dollar family.
+func TestAmountsAsTyped(t *testing.T) {
+	e := newEnv(t)
+	b := signedInBrowser(t, e)
+	ctx := t.Context()
+	acct := e.alpha.Account.ID.String()
+	add := func(amount, name string) response {
+		t.Helper()
+		return b.post("/transactions", url.Values{"account_id": {acct}, "date": {"2026-01-05"}, "type": {"expense"},
+			"amount": {amount}, "name": {name}})
+	}
+	stored := func(name string) *models.Transaction {
+		t.Helper()
+		txs, _, err := e.store.Transactions(ctx, e.alpha.Family.ID, models.TransactionFilter{Search: name}, models.Page{Number: 1, Size: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(txs) != 1 {
+			return nil
+		}
+		return txs[0]
+	}
+
+	r := add("12,50", "Ambiguous")
+	if r.status != 422 || !strings.Contains(string(r.body), "twelve and a half is 12.50") || !strings.Contains(string(r.body), `value="12,50"`) {
+		t.Fatalf("12,50 in a dollar family: %d %s", r.status, r.body)
+	}
+	if stored("Ambiguous") != nil {
+		t.Fatal("a refused amount was saved")
+	}
+	if r := add("1,234.56", "Grouped"); r.status != 303 {
+		t.Fatalf("1,234.56: %d %s", r.status, r.body)
+	}
+	if tx := stored("Grouped"); tx == nil || tx.Amount != 1234_5600 {
+		t.Fatalf("1,234.56 stored as %+v", tx)
+	}
+
+	if _, err := e.store.DB().NewUpdate().Table("families").Set("currency = 'EUR'").Where("id = ?", e.alpha.Family.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := add("12,50", "Kaffee"); r.status != 303 {
+		t.Fatalf("12,50 in a euro family: %d %s", r.status, r.body)
+	}
+	tx := stored("Kaffee")
+	if tx == nil || tx.Amount != 12_5000 {
+		t.Fatalf("12,50 stored as %+v", tx)
+	}
+	if r := add("12.50", "Punkt"); r.status != 422 || !strings.Contains(string(r.body), "twelve and a half is 12,50") {
+		t.Fatalf("12.50 in a euro family: %d", r.status)
+	}
+	edit := b.get("/transactions/" + tx.ID.String() + "/edit")
+	if !strings.Contains(string(edit.body), `value="12,50"`) {
+		t.Fatalf("the edit form does not show 12,50: %s", edit.body)
+	}
+}

@@ -99,7 +99,10 @@ func (h *Handler) newAccount(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	f.Values["currency"] = fam.Currency
 	f.Values["account_type"] = "depository"
 	return h.accountForm(c, fiber.StatusOK, accountFormData{Form: f})
@@ -125,7 +128,10 @@ func readAccount(f *form, a *models.Account) {
 
 func (h *Handler) createAccount(c *fiber.Ctx) error {
 	u := web.SessionOf(c).User
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	a := &models.Account{FamilyID: u.FamilyID}
 	readAccount(f, a)
 	if !f.ok() {
@@ -148,9 +154,12 @@ func (h *Handler) editAccount(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	f.Values = map[string]string{"name": a.Name, "account_type": a.AccountType, "currency": a.Currency,
-		"opening_balance": amountValue(a.OpeningBalance), "institution_name": deref(a.InstitutionName)}
+		"opening_balance": f.amountValue(a.OpeningBalance), "institution_name": deref(a.InstitutionName)}
 	return h.accountForm(c, fiber.StatusOK, accountFormData{Form: f, Account: a, Updated: stamp(a.UpdatedAt)})
 }
 
@@ -159,7 +168,10 @@ func (h *Handler) updateAccount(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	if f.value("updated") != stamp(a.UpdatedAt) {
 		return h.accountForm(c, fiber.StatusConflict, accountFormData{Form: f, Account: a, Updated: stamp(a.UpdatedAt)}.
 			stale("This account was changed by someone else since you opened the form. Check the values and save again."))

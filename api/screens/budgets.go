@@ -53,16 +53,18 @@ func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first civil.Date, f *for
 		return err
 	}
 	if f == nil {
-		f = newForm(c)
+		if f, err = h.amountForm(c); err != nil {
+			return err
+		}
 		if b.BudgetedSpending != nil {
-			f.Values["budgeted_spending"] = amountValue(*b.BudgetedSpending)
+			f.Values["budgeted_spending"] = f.amountValue(*b.BudgetedSpending)
 		}
 		if b.ExpectedIncome != nil {
-			f.Values["expected_income"] = amountValue(*b.ExpectedIncome)
+			f.Values["expected_income"] = f.amountValue(*b.ExpectedIncome)
 		}
 		for _, l := range lines {
 			if l.BudgetedSpending != 0 {
-				f.Values["amount_"+l.ID.String()] = amountValue(l.BudgetedSpending)
+				f.Values["amount_"+l.ID.String()] = f.amountValue(l.BudgetedSpending)
 			}
 			if l.RolloverEnabled {
 				f.Values["rollover_"+l.ID.String()] = "1"
@@ -101,7 +103,10 @@ func (h *Handler) saveBudget(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	if a, ok := f.amount("budgeted_spending", "Budgeted spending", false); ok {
 		b.BudgetedSpending = &a
 	} else {

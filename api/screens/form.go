@@ -23,10 +23,35 @@ type form struct {
 	c      *fiber.Ctx
 	Values map[string]string
 	Errors map[string]string
+	// numbers is how the family writes amounts (amountForm sets it).
+	numbers numberFormat
 }
 
 func newForm(c *fiber.Ctx) *form {
-	return &form{c: c, Values: map[string]string{}, Errors: map[string]string{}}
+	return &form{c: c, Values: map[string]string{}, Errors: map[string]string{}, numbers: pointDecimals}
+}
+
+// amountForm is newForm for a form with amounts, which reads and shows
+// them as the family writes them.
+func (h *Handler) amountForm(c *fiber.Ctx) (*form, error) {
+	fam, err := h.store.Family(c.UserContext(), web.SessionOf(c).User.FamilyID)
+	if err != nil {
+		return nil, err
+	}
+	f := newForm(c)
+	f.numbers = numberFormatOf(fam.Currency)
+	return f, nil
+}
+
+// amountValue is an amount as the form shows it to be typed again:
+// positive, in the family's format without grouping, with at least two
+// decimals ("1234.50", or "1234,50" where a comma starts the decimals).
+func (f *form) amountValue(a money.Amount) string {
+	v := amountValue(a)
+	if f.numbers.Decimal != '.' {
+		v = strings.Replace(v, ".", string(f.numbers.Decimal), 1)
+	}
+	return v
 }
 
 // value reads a field once, trimmed and copied out of fiber's buffer.
@@ -64,16 +89,16 @@ func (f *form) text(name, label string, max int, required bool) string {
 // amount reads a positive amount such as 12.50 (the sign is a separate
 // choice on every form, so a person never types a minus).
 func (f *form) amount(name, label string, required bool) (money.Amount, bool) {
-	v := strings.ReplaceAll(f.value(name), ",", "")
+	v := f.value(name)
 	if v == "" {
 		if required {
 			f.fail(name, label+" can't be blank.")
 		}
 		return 0, false
 	}
-	a, err := money.ParseAmount(v)
-	if err != nil || a < 0 {
-		f.fail(name, label+" must be a positive amount such as 12.50, with at most 4 decimals and 12 digits before the point.")
+	a, ok := f.numbers.parse(v)
+	if !ok {
+		f.fail(name, label+f.numbers.hint())
 		return 0, false
 	}
 	return a, true

@@ -169,7 +169,10 @@ func (h *Handler) transactionForm(c *fiber.Ctx, status int, d transactionFormDat
 }
 
 func (h *Handler) newTransaction(c *fiber.Ctx) error {
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	f.Values["date"] = string(civil.DateOf(h.now()))
 	f.Values["type"] = "expense"
 	f.Values["account_id"] = clipQuery(c.Query("account_id"))
@@ -204,7 +207,10 @@ func readTransaction(f *form, t *models.Transaction) []uuid.UUID {
 
 func (h *Handler) createTransaction(c *fiber.Ctx) error {
 	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	t := &models.Transaction{FamilyID: fam}
 	tags := readTransaction(f, t)
 	if f.ok() {
@@ -269,13 +275,16 @@ func (h *Handler) editTransaction(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	kind := "expense"
 	if t.Amount < 0 {
 		kind = "income"
 	}
 	f.Values = map[string]string{"account_id": t.AccountID.String(), "date": string(t.Date), "type": kind,
-		"amount": amountValue(t.Amount), "name": t.Name, "notes": deref(t.Notes),
+		"amount": f.amountValue(t.Amount), "name": t.Name, "notes": deref(t.Notes),
 		"category_id": optString(t.CategoryID), "merchant_id": optString(t.MerchantID),
 		"return_to": web.SafeReturnTo(c.Query("return_to"))}
 	ids := make([]uuid.UUID, len(t.Tags))
@@ -302,7 +311,10 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	before := *t
 	inline := web.Fetched(c)
 	var tags []uuid.UUID

@@ -25,7 +25,10 @@ func (h *Handler) transferForm(c *fiber.Ctx, status int, f *form) error {
 }
 
 func (h *Handler) newTransfer(c *fiber.Ctx) error {
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	f.Values["date"] = string(civil.DateOf(h.now()))
 	return h.transferForm(c, fiber.StatusOK, f)
 }
@@ -35,7 +38,10 @@ func (h *Handler) newTransfer(c *fiber.Ctx) error {
 // neither income nor spending.
 func (h *Handler) createTransfer(c *fiber.Ctx) error {
 	fam := web.SessionOf(c).User.FamilyID
-	f := newForm(c)
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
 	var nt models.NewTransfer
 	from, to := f.id("from_account_id", "From"), f.id("to_account_id", "To")
 	if from == nil {
@@ -54,7 +60,7 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 		return h.transferForm(c, fiber.StatusUnprocessableEntity, f)
 	}
 	nt.FromAccountID, nt.ToAccountID = *from, *to
-	_, err := h.store.CreateTransfer(c.UserContext(), fam, nt)
+	_, err = h.store.CreateTransfer(c.UserContext(), fam, nt)
 	var inv *models.InvalidError
 	switch {
 	case errors.As(err, &inv), errors.Is(err, models.ErrNotFound):
