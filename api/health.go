@@ -1,11 +1,12 @@
 package api
 
 import (
-	"coffer/api/httperr"
 	"context"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"coffer/api/httperr"
 )
 
 // healthz answers while the process runs.

@@ -1,7 +1,6 @@
 package models_test
 
 import (
-	"coffer/models/money"
 	"context"
 	"fmt"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"coffer/models"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // TestTransactionColumns: the one list of transactions columns names

@@ -1,9 +1,9 @@
 package rest
 
 import (
-	"coffer/models"
-
 	"github.com/gofiber/fiber/v2"
+
+	"coffer/models"
 )
 
 // Routes mounts /api/v1 on v1: method, path, the key scope it needs,

@@ -1,8 +1,9 @@
 package screens
 
 import (
-	"coffer/models/money"
 	"strings"
+
+	"coffer/models/money"
 )
 
 // numberFormat is how a family writes amounts: which character groups the

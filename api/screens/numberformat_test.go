@@ -1,8 +1,9 @@
 package screens
 
 import (
-	"coffer/models/money"
 	"testing"
+
+	"coffer/models/money"
 )
 
 func TestNumberFormatParse(t *testing.T) {
