@@ -3,14 +3,13 @@ package api_test
 import (
 	"bufio"
 	"bytes"
+	"net/url"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
-
-	"net/url"
 
 	"coffer/api"
 	"coffer/models/secret"
