@@ -2,15 +2,18 @@ package apitest
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"coffer/api"
+	"coffer/models/modelstest"
 	"coffer/sso"
 )
 
@@ -87,4 +90,17 @@ func (c *Chrome) Text(sel string) string {
 		c.Fail("read "+sel, err)
 	}
 	return s
+}
+
+// WaitFor polls expr in the page for up to 20 s until it yields one of
+// want.
+func (c *Chrome) WaitFor(expr string, want ...string) {
+	c.T.Helper()
+	modelstest.WaitFor(c.T, fmt.Sprintf("%s to be %q", expr, want), 20*time.Second, func() (bool, string) {
+		got, err := chromedp.Run(c.Ctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Contains(want, got), fmt.Sprintf("%q", got)
+	})
 }

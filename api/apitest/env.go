@@ -1,3 +1,11 @@
+// Package apitest is the harness of the API's tests, imported by tests
+// only: Env (the real app on a fresh database and Redis, with the two
+// families alpha and beta, every response checked against the OpenAPI
+// document), Browser (a form client with cookies and CSRF), Chrome (a
+// headless Chromium), and the fixtures and flows the audiences' packages
+// share (single sign-on providers, OAuth clients, ledgers, imports).
+// Since it builds the whole app it imports api, so the tests that use it
+// are external test packages (rest_test, screens_test, e2e_test…).
 package apitest
 
 import (

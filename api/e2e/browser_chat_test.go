@@ -72,7 +72,7 @@ func TestBrowserChat(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`ol.chat`)),
 	)
 	// The answer arrives by the page's own refresh, not by the test's.
-	waitFor(t, c, `document.querySelector("li.message.assistant .content")?.textContent ?? ""`, "Checking holds $3,141.59.")
+	c.WaitFor(`document.querySelector("li.message.assistant .content")?.textContent ?? ""`, "Checking holds $3,141.59.")
 	if got := c.Text(`li.message.user .content`); got != "how much is in Checking?" {
 		t.Fatalf("question shown as %q", got)
 	}

@@ -114,7 +114,7 @@ func runWorker(t *testing.T, e *apitest.Env) {
 func submitAndWait(c *apitest.Chrome, what, sel string) {
 	c.T.Helper()
 	c.Run(what, chromedp.Evaluate[chromedp.Void](`document.body.dataset.before = "1"`), chromedp.Submit(chromedp.CSS(sel)))
-	waitFor(c.T, c, `document.readyState === "complete" && document.body && !document.body.dataset.before ? "loaded" : ""`, "loaded")
+	c.WaitFor(`document.readyState === "complete" && document.body && !document.body.dataset.before ? "loaded" : ""`, "loaded")
 }
 
 // reloadUntil reloads url until expr, evaluated in the page, yields want:

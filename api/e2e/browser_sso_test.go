@@ -86,7 +86,7 @@ func TestBrowserSSO(t *testing.T) {
 	// Dex may remember the sign-in and skip its form; while its page loads,
 	// a step can find a node that is gone a moment later, so try again.
 	for attempt := 0; ; attempt++ {
-		waitFor(t, u, `document.querySelector('#login') ? 'login' : document.querySelector('#connect') ? 'connect' : ''`, "login", "connect")
+		u.WaitFor(`document.querySelector('#login') ? 'login' : document.querySelector('#connect') ? 'connect' : ''`, "login", "connect")
 		if at, _ := chromedp.Run(u.Ctx, chromedp.Evaluate[bool](`!!document.querySelector('#connect')`)); at {
 			break
 		}
@@ -116,28 +116,10 @@ func TestBrowserSSO(t *testing.T) {
 		chromedp.WaitVisible(`//button[text()="Unlink Dex OAuth"]`),
 		chromedp.Click(`//button[text()="Unlink Dex OAuth"]`),
 	)
-	waitFor(t, u, `(document.querySelector('.flash') || {}).textContent || ''`, "Disconnected.")
+	u.WaitFor(`(document.querySelector('.flash') || {}).textContent || ''`, "Disconnected.")
 	idents, _ := e.Store.UserIdentities(t.Context(), bob.ID)
 	if len(idents) != 1 || idents[0].Provider.Name != "dex" {
 		t.Fatalf("identities after unlink: %+v", idents)
-	}
-}
-
-// waitFor polls expr in the page until it yields one of want.
-func waitFor(t *testing.T, c *apitest.Chrome, expr string, want ...string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got, err := chromedp.Run(c.Ctx, chromedp.Evaluate[string](expr))
-		for _, w := range want {
-			if err == nil && got == w {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			c.Fail("waiting for "+strings.Join(want, " or "), err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -175,7 +157,7 @@ func TestBrowserSAML(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "pw"),
 		chromedp.Submit(chromedp.CSS(`input[name=password]`)),
 	)
-	waitFor(t, u, `location.pathname`, "/login")
+	u.WaitFor(`location.pathname`, "/login")
 	// samlidp's form only opens its session; the request, sent again, is
 	// answered with the form that posts the assertion back to us.
 	u.Run("back through the IdP to the service",
