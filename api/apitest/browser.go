@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -103,4 +105,63 @@ func (c *Chrome) WaitFor(expr string, want ...string) {
 		}
 		return slices.Contains(want, got), fmt.Sprintf("%q", got)
 	})
+}
+
+// screenshotDir is where the household test leaves a picture of each
+// screen for people to review (ignored by git).
+const screenshotDir = "testdata/screenshots"
+
+// Shoot saves the whole page as name.png, at desktop or phone width.
+func (c *Chrome) Shoot(name string) {
+	c.T.Helper()
+	c.save(name, chromedp.FullScreenshot(100))
+}
+
+// ShootView saves what the window shows, for a page too long to save
+// whole.
+func (c *Chrome) ShootView(name string) {
+	c.T.Helper()
+	c.save(name, chromedp.CaptureScreenshot())
+}
+
+func (c *Chrome) save(name string, shot chromedp.Action[[]byte]) {
+	c.T.Helper()
+	buf, err := chromedp.Run(c.Ctx, shot)
+	if err != nil {
+		c.Fail("screenshot "+name, err)
+	}
+	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
+		c.T.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(screenshotDir, name+".png"), buf, 0o644); err != nil {
+		c.T.Fatal(err)
+	}
+}
+
+// AddProvider adds a provider of strategy on the admin screen: name and
+// label, then fields; first is the field the form is waited for and
+// submitted from. It waits for the provider's callback URL.
+func (c *Chrome) AddProvider(base, strategy, name, label, first string, fields ...chromedp.Action[chromedp.Void]) {
+	c.T.Helper()
+	steps := append([]chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(base + "/admin/sso_providers/new?strategy=" + strategy),
+		chromedp.WaitVisible(chromedp.ID(first)),
+		chromedp.SendKeys(chromedp.ID("name"), name),
+		chromedp.SendKeys(chromedp.ID("label"), label),
+	}, fields...)
+	c.Run("add "+label+" as a "+strategy+" provider",
+		append(steps, chromedp.Submit(chromedp.ID(first)), chromedp.WaitVisible(chromedp.ID("callback-"+name)))...)
+}
+
+// SignIn signs in with the password every test member has.
+func (c *Chrome) SignIn(base, email string) {
+	c.T.Helper()
+	c.Run("sign in as "+email,
+		chromedp.Navigate(base+"/sessions/new"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("password"), "correct horse battery"),
+		chromedp.Submit(chromedp.ID("password")),
+		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+	)
 }

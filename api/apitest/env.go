@@ -352,3 +352,99 @@ func (e *Env) Send(req *http.Request) Response {
 	e.Validate(req, r)
 	return r
 }
+
+// DoKeyed is e.do with an Idempotency-Key header and a body sent as is.
+func (e *Env) DoKeyed(method, path, key, idem, body string) Response {
+	e.T.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Api-Key", key)
+	req.Header.Set("Idempotency-Key", idem)
+	resp, err := e.App.Test(req, -1)
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	r := Response{Status: resp.StatusCode, Header: resp.Header, Body: out}
+	e.Validate(req, r)
+	return r
+}
+
+// ForgetKeys removes the idempotency records of the test's families when
+// it ends (they would otherwise stay 24 hours).
+func (e *Env) ForgetKeys(t *testing.T) {
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for _, f := range []*modelstest.FamilyFixture{e.Alpha, e.Beta} {
+			keys, _ := e.RDB.Keys(ctx, "coffer:idempotency:"+f.Family.ID.String()+":*").Result()
+			if len(keys) > 0 {
+				e.RDB.Del(ctx, keys...)
+			}
+		}
+	})
+}
+
+func (e *Env) Count(t *testing.T, f *modelstest.FamilyFixture) int {
+	t.Helper()
+	_, total, err := e.Store.Transactions(t.Context(), f.Family.ID, models.TransactionFilter{}, models.Page{Number: 1, Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return total
+}
+
+// BenchEnv is NewEnv without logging and with the rate limit off, so the
+// numbers measure the request path itself.
+func BenchEnv(b *testing.B) *Env {
+	b.Helper()
+	return NewEnv(b, func(o *api.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.APIRateLimitPerHour = 10_000_000
+	})
+}
+
+func (e *Env) Bench(b *testing.B, method, path, key string, body func(i int) string, want int) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var rd io.Reader
+		if body != nil {
+			rd = strings.NewReader(body(i))
+		}
+		req := httptest.NewRequest(method, path, rd)
+		req.Header.Set("X-Api-Key", key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := e.App.Test(req, -1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
+
+// BenchPage measures one screen for the session token: from the request
+// to the last byte of HTML.
+func (e *Env) BenchPage(b *testing.B, path, token string) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Cookie", "session="+token)
+		resp, err := e.App.Test(req, -1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}

@@ -1,19 +1,24 @@
 package apitest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2"
 
 	"coffer/api"
+	"coffer/models"
 )
 
 // TrustLoopback believes X-Forwarded-For from the loopback listener, so
@@ -103,3 +108,91 @@ func Authorize(t *testing.T, b *Browser, conf *oauth2.Config, verifier string) s
 }
 
 func Bearer(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+// MobileLogin signs u in through the mobile app's endpoint and returns
+// its access and refresh tokens.
+func MobileLogin(t *testing.T, e *Env, u *models.User, password string) (access, refresh string) {
+	t.Helper()
+	m := e.Do("POST", "/api/v1/auth/login", "", map[string]any{"email": u.Email, "password": password, "device": Phone}).WantJSON(t, 200)
+	return m["access_token"].(string), m["refresh_token"].(string)
+}
+
+// SendAsync posts a form from another goroutine than the test's: it
+// reports the status rather than failing the test.
+func (b *Browser) SendAsync(method, path string, form url.Values) int {
+	req := httptest.NewRequest(method, path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", b.IP)
+	resp, err := b.E.App.Test(req, -1)
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// ShortTokenEnv is an env whose access tokens live 2 s, on clocks (the
+// app's and the store's) that the test moves forward with skew; alpha's
+// user has the password "correct horse battery".
+func ShortTokenEnv(t *testing.T) (*Env, *atomic.Int64) {
+	t.Helper()
+	skew := new(atomic.Int64)
+	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	e := NewEnv(t, func(o *api.Options) {
+		o.Clock = clock
+		o.OAuth.AccessTokenTTL = 2 * time.Second
+	})
+	e.Store.Now = func() time.Time { return clock().UTC() }
+	SetPassword(t, e, e.Alpha.User, "correct horse battery")
+	return e, skew
+}
+
+// DoFrom is do from the client address ip (X-Forwarded-For), for the
+// endpoints limited per IP: each test counts on an address of its own,
+// not on the one every do shares.
+func (e *Env) DoFrom(ip, method, path string, body any) Response {
+	e.T.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case string:
+		raw = []byte(b)
+	default:
+		var err error
+		if raw, err = json.Marshal(b); err != nil {
+			e.T.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(method, path, bytes.NewReader(raw))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Forwarded-For", ip)
+	resp, err := e.App.Test(req, -1)
+	if err != nil {
+		e.T.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	r := Response{Status: resp.StatusCode, Header: resp.Header, Body: out}
+	NoLeak(e.T, r)
+	e.Validate(req, r)
+	return r
+}
+
+var Phone = map[string]any{"device_id": "4f1c", "device_name": "Ana's phone", "device_type": "ios", "os_version": "18.1", "app_version": "1.4.0"}
+
+// DoBearer sends a request with a bearer token and checks the answer
+// against the OpenAPI document.
+func (e *Env) DoBearer(method, path, token string) Response {
+	e.T.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := e.App.Test(req, -1)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	r := Response{Status: resp.StatusCode, Header: resp.Header, Body: out}
+	e.Validate(req, r)
+	return r
+}
