@@ -40,15 +40,23 @@ type BudgetSummary struct {
 	AllocatedSpending Amount `bun:"allocated_spending,scanonly"` // split among top-level categories
 	ActualSpending    Amount `bun:"actual_spending,scanonly"`    // spent in the month, every category
 	ActualIncome      Amount `bun:"actual_income,scanonly"`
+	// UncategorizedSpending is the part of ActualSpending that no
+	// category holds, so no category line shows it.
+	UncategorizedSpending Amount `bun:"uncategorized_spending,scanonly"`
 }
 
 // AvailableToSpend is what is left of the budgeted spending (negative:
-// overspent).
+// overspent). A month with no total budgeted has nothing to overspend:
+// see Budgeted.
 func (b *BudgetSummary) AvailableToSpend() Amount { return b.budgeted() - b.ActualSpending }
 
 // AvailableToAllocate is what is budgeted but not yet split among
 // categories.
 func (b *BudgetSummary) AvailableToAllocate() Amount { return b.budgeted() - b.AllocatedSpending }
+
+// Budgeted reports whether the month has a total to spend, so that a
+// screen says "overspent" only against an amount someone set.
+func (b *BudgetSummary) Budgeted() bool { return b.budgeted() > 0 }
 
 func (b *BudgetSummary) budgeted() Amount {
 	if b.BudgetedSpending == nil {
@@ -78,7 +86,8 @@ WITH page AS (
 flows AS (
     SELECT p.id,
            SUM(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS spending,
-           SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END) AS income
+           SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END) AS income,
+           SUM(CASE WHEN t.amount > 0 AND t.category_id IS NULL THEN t.amount ELSE 0 END) AS uncategorized
     FROM page p
     JOIN transactions t ON t.family_id = p.family_id AND t.date >= p.start_date AND t.date <= p.end_date` + countedJoinsSQL + `
     WHERE ` + countedWhereSQL + `
@@ -95,7 +104,8 @@ allocated AS (
 SELECT p.*,
        CAST(COALESCE(al.amount, 0) AS bigint) AS allocated_spending,
        CAST(COALESCE(fl.spending, 0) AS bigint) AS actual_spending,
-       CAST(COALESCE(fl.income, 0) AS bigint) AS actual_income
+       CAST(COALESCE(fl.income, 0) AS bigint) AS actual_income,
+       CAST(COALESCE(fl.uncategorized, 0) AS bigint) AS uncategorized_spending
 FROM page p
 LEFT JOIN flows fl ON fl.id = p.id
 LEFT JOIN allocated al ON al.budget_id = p.id

@@ -104,6 +104,13 @@ func (l *BudgetLine) Subcategory() bool { return l.ParentID != nil }
 // own and spends from its parent's.
 func (l *BudgetLine) InheritsParentBudget() bool { return l.Subcategory() && l.BudgetedSpending == 0 }
 
+// Budgeted reports whether the line has anything to spend: its own
+// amount, its parent's for an inheriting subcategory, or a carry from the
+// month before. A line without is never "over": nobody set a limit.
+func (l *BudgetLine) Budgeted() bool {
+	return l.DisplayBudgetedSpending() != 0 || l.RolledOver != 0
+}
+
 // DisplayBudgetedSpending is the budget a screen shows for the line: the
 // parent's for an inheriting subcategory.
 func (l *BudgetLine) DisplayBudgetedSpending() Amount {

@@ -41,6 +41,12 @@ func parseTransactionFilter(c *fiber.Ctx) (models.TransactionFilter, error) {
 			values = append(values, v)
 		}
 		for _, v := range values {
+			// category_id=none (or "none" among category_ids[]) asks for
+			// the transactions without a category, alone or besides those.
+			if single == "category_id" && string(v) == "none" {
+				f.Uncategorized = true
+				continue
+			}
 			id, err := uuid.Parse(string(v))
 			if err != nil || len(v) != 36 {
 				return nil, httperr.BadRequest(strings.TrimSuffix(multi, "[]") + " must contain UUIDs only")

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 
 	"coffer/api/httperr"
 	"coffer/api/web"
@@ -14,6 +15,7 @@ import (
 type budgetsData struct {
 	Budget     *models.BudgetSummary
 	Lines      []models.BudgetLine
+	LeftOut    *models.LeftOut // what the month's figures do not count
 	Form       *form
 	Month      string // YYYY-MM
 	Prev, Next string
@@ -40,6 +42,7 @@ func (h *Handler) budget(c *fiber.Ctx, first models.Date) (*models.BudgetSummary
 		return nil, nil, err
 	}
 	lines, _, err := h.store.BudgetLines(ctx, fam, models.BudgetLineFilter{BudgetID: &b.ID}, models.Page{Number: 1, Size: 500})
+	lines = nested(lines, func(l *models.BudgetLine) uuid.UUID { return l.CategoryID }, func(l *models.BudgetLine) *uuid.UUID { return l.ParentID })
 	return b, lines, err
 }
 
@@ -65,8 +68,12 @@ func (h *Handler) budgetsPage(c *fiber.Ctx, status int, first models.Date, f *fo
 			}
 		}
 	}
+	leftOut, err := h.store.LeftOutOf(c.UserContext(), b.FamilyID, models.Period{From: b.StartDate, To: b.EndDate})
+	if err != nil {
+		return err
+	}
 	t := first.Time()
-	d := budgetsData{Budget: b, Lines: lines, Form: f, Month: t.Format("2006-01"),
+	d := budgetsData{Budget: b, Lines: lines, LeftOut: leftOut, Form: f, Month: t.Format("2006-01"),
 		Prev: t.AddDate(0, -1, 0).Format("2006-01"), Next: t.AddDate(0, 1, 0).Format("2006-01")}
 	return h.pages.Render(c, status, "budgets", web.Page{Nav: "budgets", Title: "Budget for " + b.Name(), Data: d})
 }

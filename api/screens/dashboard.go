@@ -15,6 +15,7 @@ type dashboardData struct {
 	Chart      template.HTML
 	Month      models.Period
 	Totals     *models.Totals
+	LeftOut    *models.LeftOut        // what the month's totals do not count
 	Spending   []models.CategoryTotal // this month's spending by category, largest first
 	Latest     []*models.Transaction
 	Conns      []models.Connection
@@ -46,6 +47,9 @@ func (h *Handler) home(c *fiber.Ctx) error {
 		return err
 	}
 	d.Totals = models.TotalsOf(d.Sheet.Currency, totals)
+	if d.LeftOut, err = h.store.LeftOutOf(ctx, fam, d.Month); err != nil {
+		return err
+	}
 	for _, t := range totals {
 		if t.Classification == "expense" && len(d.Spending) < 8 {
 			d.Spending = append(d.Spending, t)

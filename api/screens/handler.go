@@ -71,7 +71,7 @@ type Handler struct {
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
-		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transfer_form",
+		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transfer_form",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import", "chats", "chat",
 		"rules", "rule_form", "assistant_usage")
 	if err != nil {
@@ -105,6 +105,7 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/transactions/bulk", screen(signedIn, h.bulkTransactions)...)
 	app.Get("/transactions/:id/edit", screen(signedIn, h.editTransaction)...)
 	app.Post("/transactions/:id", screen(signedIn, h.updateTransaction)...)
+	app.Get("/transactions/:id/delete", screen(signedIn, h.confirmDeleteTransaction)...)
 	app.Post("/transactions/:id/delete", screen(signedIn, h.deleteTransaction)...)
 	app.Get("/transfers/new", screen(signedIn, h.newTransfer)...)
 	app.Post("/transfers", screen(signedIn, h.createTransfer)...)

@@ -339,11 +339,11 @@ func TestReportScreens(t *testing.T) {
 		t.Fatalf("bad period: %d", r.Status)
 	}
 	csv := b.Get("/reports/income_statement.csv?from=2026-01-01&to=2026-02-28")
-	if csv.Status != 200 || !strings.Contains(string(csv.Body), "income,'=Salary,2000.0000,0.0000,2000.0000") {
+	if csv.Status != 200 || !strings.Contains(string(csv.Body), "income,'=Salary,,USD,2000.00,0.00,2000.00") {
 		t.Fatalf("income statement CSV: %d %s", csv.Status, csv.Body)
 	}
 	flow := b.Get("/reports/cash_flow.csv?from=2026-01-01&to=2026-02-28")
-	if !strings.Contains(string(flow.Body), "2026-01,2000.0000,150.0000,1850.0000") {
+	if !strings.Contains(string(flow.Body), "2026-01,USD,2000.00,150.00,1850.00") {
 		t.Fatalf("cash flow CSV: %s", flow.Body)
 	}
 	if r := b.Get("/reports/nothing.csv"); r.Status != 404 {

@@ -51,7 +51,7 @@ var kinds = map[string]*kind{
 			for i, c := range cs {
 				out[i] = label{ID: c.ID, Name: c.Name, Color: c.Color, Classification: c.Classification, ParentID: c.ParentID, ParentName: deref(c.ParentName)}
 			}
-			return out, err
+			return nested(out, func(l *label) uuid.UUID { return l.ID }, func(l *label) *uuid.UUID { return l.ParentID }), err
 		},
 		save: func(s *models.Store, ctx context.Context, l *label, fam uuid.UUID, create bool) error {
 			c := &models.Category{ID: l.ID, FamilyID: fam, Name: l.Name, Color: l.Color, Classification: l.Classification, ParentID: l.ParentID}

@@ -32,6 +32,7 @@ func (h *Handler) choices(c *fiber.Ctx) (choices, error) {
 	if ch.Categories, _, err = h.store.Categories(ctx, fam, models.Page{Number: 1, Size: 500}); err != nil {
 		return ch, err
 	}
+	ch.Categories = nestedCategories(ch.Categories)
 	if ch.Merchants, err = h.store.Merchants(ctx, fam); err != nil {
 		return ch, err
 	}
@@ -78,7 +79,9 @@ func readFilter(c *fiber.Ctx) (models.TransactionFilter, url.Values, map[string]
 		dst  *[]uuid.UUID
 	}{{"account_id", &f.AccountIDs}, {"category_id", &f.CategoryIDs}, {"merchant_id", &f.MerchantIDs}, {"tag_id", &f.TagIDs}} {
 		if v := keep(sel.name); v != "" {
-			if id, err := uuid.Parse(v); err == nil {
+			if sel.name == "category_id" && v == "none" {
+				f.Uncategorized = true // the first job after an import: file what no rule filed
+			} else if id, err := uuid.Parse(v); err == nil {
 				*sel.dst = []uuid.UUID{id}
 			} else {
 				problems[sel.name] = "Not one of the choices."
@@ -375,6 +378,23 @@ func changedColumns(a, b *models.Transaction) []string {
 	add(optString(a.CategoryID) != optString(b.CategoryID), "category_id")
 	add(optString(a.MerchantID) != optString(b.MerchantID), "merchant_id")
 	return cols
+}
+
+// confirmDeleteTransaction asks before a transaction is deleted: a
+// deleted row cannot be brought back, and one click on the edit form was
+// too easy to make by mistake.
+func (h *Handler) confirmDeleteTransaction(c *fiber.Ctx) error {
+	t, err := h.familyTransaction(c)
+	if err != nil {
+		return err
+	}
+	back := returnTo(c, "/transactions")
+	data := struct {
+		Tx       *models.Transaction
+		Back     string
+		Transfer bool
+	}{t, back, t.Transfer != nil}
+	return h.pages.Render(c, fiber.StatusOK, "transaction_delete", web.Page{Nav: "transactions", Title: "Delete transaction", Data: data})
 }
 
 func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
