@@ -34,10 +34,10 @@ fuzz:
 	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/importfile/
 	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 10s ./models/importfile/
 	$(FUZZ) -fuzz FuzzParseQIFImport -fuzztime 10s ./models/importfile/
-	$(FUZZ) -fuzz FuzzCreateTransaction -fuzztime 20s ./api/
-	$(FUZZ) -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/
-	$(FUZZ) -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/
-	$(FUZZ) -fuzz FuzzScreenQueries -fuzztime 15s ./api/
+	$(FUZZ) -fuzz FuzzCreateTransaction -fuzztime 20s ./api/rest/
+	$(FUZZ) -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/rest/
+	$(FUZZ) -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/rest/
+	$(FUZZ) -fuzz FuzzScreenQueries -fuzztime 15s ./api/screens/
 	$(FUZZ) -fuzz FuzzNumberFormat -fuzztime 5s ./api/screens/
 	$(FUZZ) -fuzz FuzzRegistration -fuzztime 10s ./api/signin/
 	$(FUZZ) -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/bridge/
@@ -59,7 +59,7 @@ lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 bench: services
-	$(GO) test -run '^$$' -bench . -benchmem ./api/ ./models/
+	$(GO) test -run '^$$' -bench . -benchmem ./api/... ./models/
 
 migrate:
 	$(GO) run . migrate

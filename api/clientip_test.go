@@ -7,22 +7,23 @@ import (
 	"testing"
 
 	"coffer/api"
+	"coffer/api/apitest"
 	"coffer/models"
 )
 
 // failFrom sends a wrong password for email with this X-Forwarded-For
 // header and returns the status.
-func failFrom(b *browser, email, forwarded string) int {
-	b.t.Helper()
-	b.get("/sessions/new")
-	form := url.Values{"email": {email}, "password": {"wrong password!"}, "csrf_token": {b.csrf}}
-	return b.send("POST", "/sessions", form, map[string]string{"X-Forwarded-For": forwarded}).status
+func failFrom(b *apitest.Browser, email, forwarded string) int {
+	b.T.Helper()
+	b.Get("/sessions/new")
+	form := url.Values{"email": {email}, "password": {"wrong password!"}, "csrf_token": {b.CSRF}}
+	return b.Send("POST", "/sessions", form, map[string]string{"X-Forwarded-For": forwarded}).Status
 }
 
 // failedFrom is the address of the only login_failed record.
-func failedFrom(t *testing.T, e *env) string {
+func failedFrom(t *testing.T, e *apitest.Env) string {
 	t.Helper()
-	logs, _, err := e.store.AuditLogs(t.Context(), models.AuditFilter{EventType: models.EventLoginFailed}, models.Page{Number: 1, Size: 10})
+	logs, _, err := e.Store.AuditLogs(t.Context(), models.AuditFilter{EventType: models.EventLoginFailed}, models.Page{Number: 1, Size: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,8 +49,8 @@ func TestClientIPSpoofedForwardedFor(t *testing.T) {
 		{"no trusted proxies: the header is ignored", nil, "198.51.100.20", "0.0.0.0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(o *api.Options) { o.Web.TrustedProxies = tc.proxies })
-			if s := failFrom(e.browser(t), e.alpha.User.Email, tc.forwarded); s != 422 {
+			e := apitest.NewEnv(t, func(o *api.Options) { o.Web.TrustedProxies = tc.proxies })
+			if s := failFrom(e.Browser(t), e.Alpha.User.Email, tc.forwarded); s != 422 {
 				t.Fatalf("status %d", s)
 			}
 			if got := failedFrom(t, e); got != tc.want {
@@ -58,11 +59,11 @@ func TestClientIPSpoofedForwardedFor(t *testing.T) {
 		})
 	}
 	t.Run("a new leftmost entry each time does not dodge the per-IP lockout", func(t *testing.T) {
-		e := newEnv(t, func(o *api.Options) { o.Web.MaxFailuresIP = 3 })
-		b := e.browser(t)
+		e := apitest.NewEnv(t, func(o *api.Options) { o.Web.MaxFailuresIP = 3 })
+		b := e.Browser(t)
 		for i := range 4 {
 			email := fmt.Sprintf("nobody-%d@example.com", rand.Int())
-			s := failFrom(b, email, fmt.Sprintf("198.51.100.%d, %s", i+1, b.ip))
+			s := failFrom(b, email, fmt.Sprintf("198.51.100.%d, %s", i+1, b.IP))
 			if want := map[bool]int{true: 422, false: 429}[i < 3]; s != want {
 				t.Fatalf("attempt %d: %d, want %d", i+1, s, want)
 			}

@@ -38,21 +38,11 @@ func runWorker(t *testing.T, o worker.Options) (stop func()) {
 	return stop
 }
 
-// waitFor polls cond until it holds, failing the test with what it saw
-// last if it does not within 30 seconds.
+// waitFor polls cond for up to a minute: a restarted worker may wait out
+// a retry delay.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second) // a restarted worker may wait out a retry delay
-	for {
-		ok, seen := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; saw %s", what, seen)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	modelstest.WaitFor(t, what, 60*time.Second, cond)
 }
 
 // discardLog is a logger for tests that do not read the log.

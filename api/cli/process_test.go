@@ -288,13 +288,7 @@ func coffer(t *testing.T, bin string, env []string, args ...string) string {
 // waitFor polls ok for up to ten seconds.
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	for range 200 {
-		if ok() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("gave up waiting for %s", what)
+	modelstest.WaitFor(t, what, 10*time.Second, func() (bool, string) { return ok(), "no" })
 }
 
 // proxy forwards TCP connections to target until it is cut: then it drops

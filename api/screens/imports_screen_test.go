@@ -1,0 +1,97 @@
+package screens_test
+
+import (
+	"coffer/api/apitest"
+	"context"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var importLink = regexp.MustCompile(`^/imports/([0-9a-f-]{36})$`)
+
+// TestImportScreens walks the /imports screens without JavaScript: upload
+// a CSV whose columns do not have the usual names, see the problem, map
+// the columns (saving the mapping), check the preview, import, watch the
+// progress, and revert.
+func TestImportScreens(t *testing.T) {
+	e := apitest.NewEnv(t)
+	b := apitest.SignedInBrowser(t, e)
+	page := b.Get("/imports")
+	if page.Status != 200 || !strings.Contains(string(page.Body), `<label for="file">`) || !strings.Contains(string(page.Body), `enctype="multipart/form-data"`) {
+		t.Fatalf("imports page: %d %s", page.Status, page.Body)
+	}
+	file := "When;What;How much\n15.01.2024;Rent;-1.234,50\n16.01.2024;Salary;2.000,00\n"
+	r := b.UploadFile("/imports", map[string]string{"account_id": e.Alpha.Account.ID.String(), "type": "TransactionImport"}, "bank.csv", []byte(file))
+	if r.Status != 303 {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	loc := r.Header.Get("Location")
+	m := importLink.FindStringSubmatch(loc)
+	if m == nil {
+		t.Fatalf("redirected to %q", loc)
+	}
+	page = b.Get(loc)
+	body := string(page.Body)
+	if !strings.Contains(body, "is not a column of the file") || !strings.Contains(body, "<option>When</option>") {
+		t.Fatalf("mapping page does not say what is wrong: %s", body)
+	}
+	for _, field := range []string{"date_col_label", "amount_col_label", "date_format", "number_format", "signage_convention", "col_sep", "mapping_name"} {
+		if !strings.Contains(body, `<label for="`+field+`">`) {
+			t.Errorf("no label for %s", field)
+		}
+	}
+	r = b.Post(loc, url.Values{"date_col_label": {"When"}, "amount_col_label": {"How much"}, "name_col_label": {"What"},
+		"col_sep": {";"}, "date_format": {"%d.%m.%Y"}, "number_format": {"1.234,56"}, "signage_convention": {"inflows_positive"},
+		"mapping_name": {"My bank"}})
+	if r.Status != 303 {
+		t.Fatalf("configure: %d %s", r.Status, r.Body)
+	}
+	body = string(b.Get(loc).Body)
+	// Amounts as the other screens show them: money out plain, money in
+	// with its plus sign, in the account's currency.
+	if !strings.Contains(body, "2024-01-15") || !strings.Contains(body, "$1,234.50") || !strings.Contains(body, `<span class="in">+$2,000.00</span>`) ||
+		strings.Contains(body, "1234.5000") || !strings.Contains(body, "Import 2 rows") {
+		t.Fatalf("preview: %s", body)
+	}
+	if r = b.Post(loc+"/publish", nil); r.Status != 303 {
+		t.Fatalf("publish: %d %s", r.Status, r.Body)
+	}
+	body = string(b.Get(loc).Body)
+	if !strings.Contains(body, `http-equiv="refresh"`) || !strings.Contains(body, "importing") {
+		t.Fatalf("progress page: %s", body)
+	}
+	e.FinishImport(t, e.Alpha.Family.ID.String(), m[1])
+	body = string(b.Get(loc).Body)
+	if strings.Contains(body, `http-equiv="refresh"`) || !strings.Contains(body, "2 imported") || !strings.Contains(body, "Revert") {
+		t.Fatalf("done page: %s", body)
+	}
+	// The saved mapping is offered for the next upload.
+	if !strings.Contains(string(b.Get("/imports").Body), ">My bank</option>") {
+		t.Fatal("saved mapping not offered")
+	}
+	if r = b.Post(loc+"/revert", nil); r.Status != 303 {
+		t.Fatalf("revert: %d %s", r.Status, r.Body)
+	}
+	if _, err := e.Store.RevertImport(context.Background(), e.Alpha.Family.ID, uuidOf(t, m[1])); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := e.Store.DB().NewSelect().Table("transactions").Where("family_id = ?", e.Alpha.Family.ID).Count(context.Background()); n != 0 {
+		t.Fatalf("%d transactions after the revert", n)
+	}
+	// Another family's member gets a 404 for it.
+	apitest.SetPassword(t, e, e.Beta.User, "correct horse battery")
+	other := e.Browser(t)
+	other.Login(e.Beta.User.Email, "correct horse battery")
+	if r := other.Get(loc); r.Status != 404 {
+		t.Fatalf("other family: %d", r.Status)
+	}
+	// A binary file is refused with the reason, on the form.
+	b.Get("/imports")
+	r = b.UploadFile("/imports", map[string]string{"account_id": e.Alpha.Account.ID.String(), "type": "TransactionImport"}, "photo.csv",
+		[]byte("\x89PNG\r\n\x1a\n\x00\x00\x00"))
+	if r.Status != 422 || !strings.Contains(string(r.Body), "not a text file") {
+		t.Fatalf("binary upload: %d %s", r.Status, r.Body)
+	}
+}
