@@ -17,7 +17,8 @@ import (
 // through a tool, and kills the worker after the tool call ran, after the
 // model answered and after the reply committed. A fresh worker finishes:
 // the question has exactly one answer, the chat counts two messages and
-// shows no error, and the tag exists once.
+// shows no error, and the tag is proposed once (write tools propose; the
+// person confirms), and confirming it makes exactly one tag.
 func TestChatReplySurvivesWorkerKill(t *testing.T) {
 	for _, point := range []string{assistant.HookToolCalled, assistant.HookAnswered, assistant.HookSaved} {
 		t.Run(point, func(t *testing.T) {
@@ -77,10 +78,24 @@ func TestChatReplySurvivesWorkerKill(t *testing.T) {
 			if got.MessageCount != 2 || got.Error != nil {
 				t.Fatalf("chat counts %d messages, error %v", got.MessageCount, models.Str(got.Error))
 			}
-			var tags int64
-			if tags, err = r.store.DB().NewSelect().Model((*models.Tag)(nil)).Where("family_id = ?", f.Family.ID).
-				Where("name = 'Coffee'").Count(ctx); err != nil || tags != 1 {
-				t.Fatalf("%d Coffee tags, %v", tags, err)
+			coffee := func() int {
+				t.Helper()
+				n, err := r.store.DB().NewSelect().Model((*models.Tag)(nil)).Where("family_id = ?", f.Family.ID).
+					Where("name = 'Coffee'").Count(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return int(n)
+			}
+			ps, err := r.store.ChatProposals(ctx, chat.FamilyID, chat.UserID, chat.ID)
+			if err != nil || len(ps) != 1 || ps[0].Tool != "create_tag" || coffee() != 0 {
+				t.Fatalf("proposals %+v (%v), %d Coffee tags before confirming", ps, err, coffee())
+			}
+			if _, err := assistant.Confirm(ctx, r.store, assistant.Caller{FamilyID: chat.FamilyID, UserID: chat.UserID}, &ps[0]); err != nil {
+				t.Fatal(err)
+			}
+			if n := coffee(); n != 1 {
+				t.Fatalf("%d Coffee tags after confirming", n)
 			}
 		})
 	}
