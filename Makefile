@@ -20,8 +20,10 @@ services:
 test-server:
 	$(GO) test -race -count=1 -timeout 25m ./...
 
+# The race detector runs in server mode; the embedded run checks the same
+# code against SQLite and the in-process Redis, where -race only doubles CI.
 test-embedded:
-	COFFER_TEST_STORAGE=embedded $(GO) test -race -count=1 -timeout 25m ./models/... ./api/... ./jobs/... ./worker/...
+	COFFER_TEST_STORAGE=embedded $(GO) test -count=1 -timeout 25m ./models/... ./api/... ./jobs/... ./worker/...
 
 # Go minimizes every input that finds new coverage, for up to a minute by
 # default and quadratically in its size; a bound keeps each target's run
@@ -29,20 +31,20 @@ test-embedded:
 FUZZ = $(GO) test -run '^$$' -fuzzminimizetime 2s
 
 fuzz:
-	$(FUZZ) -fuzz FuzzParseAmount -fuzztime 15s ./models/money/
+	$(FUZZ) -fuzz FuzzParseAmount -fuzztime 7s ./models/money/
 	$(FUZZ) -fuzz FuzzParseDate -fuzztime 10s ./models/civil/
 	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/importfile/
 	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 10s ./models/importfile/
 	$(FUZZ) -fuzz FuzzParseQIFImport -fuzztime 10s ./models/importfile/
-	$(FUZZ) -fuzz FuzzCreateTransaction -fuzztime 20s ./api/rest/
+	$(FUZZ) -fuzz FuzzCreateTransaction -fuzztime 10s ./api/rest/
 	$(FUZZ) -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/rest/
-	$(FUZZ) -fuzz FuzzListTransactionsQuery -fuzztime 15s ./api/rest/
-	$(FUZZ) -fuzz FuzzScreenQueries -fuzztime 15s ./api/screens/
+	$(FUZZ) -fuzz FuzzListTransactionsQuery -fuzztime 7s ./api/rest/
+	$(FUZZ) -fuzz FuzzScreenQueries -fuzztime 7s ./api/screens/
 	$(FUZZ) -fuzz FuzzNumberFormat -fuzztime 5s ./api/screens/
 	$(FUZZ) -fuzz FuzzRegistration -fuzztime 10s ./api/signin/
 	$(FUZZ) -fuzz FuzzParseSetupToken -fuzztime 10s ./jobs/simplefin/bridge/
 	$(FUZZ) -fuzz FuzzParseRemoteAmount -fuzztime 10s ./jobs/simplefin/bridge/
-	$(FUZZ) -fuzz FuzzAccountSet -fuzztime 15s ./jobs/simplefin/bridge/
+	$(FUZZ) -fuzz FuzzAccountSet -fuzztime 7s ./jobs/simplefin/bridge/
 	$(FUZZ) -fuzz FuzzSafeReturnTo -fuzztime 10s ./api/web/
 	$(FUZZ) -fuzz FuzzMarkdown -fuzztime 5s ./api/rest/
 	$(FUZZ) -fuzz FuzzJSONString -fuzztime 5s ./api/rest/
@@ -50,7 +52,7 @@ fuzz:
 	$(FUZZ) -fuzz FuzzComputeRole -fuzztime 5s ./models/
 	$(FUZZ) -fuzz FuzzRuleConditions -fuzztime 10s ./models/
 	$(FUZZ) -fuzz FuzzProviderName -fuzztime 5s ./sso/
-	$(FUZZ) -fuzz FuzzSAMLResponse -fuzztime 15s ./sso/
+	$(FUZZ) -fuzz FuzzSAMLResponse -fuzztime 7s ./sso/
 	$(FUZZ) -fuzz FuzzToolCall -fuzztime 10s ./jobs/assistant/
 
 lint:
