@@ -162,7 +162,7 @@ func New(o Options) (*fiber.App, error) {
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar, AssistantDailyTokens: o.AssistantDailyTokens,
-		Bearer: s.signin.Bearer, AuthWatch: o.AuthWatch,
+		AssistantOff: o.AssistantOff, Bearer: s.signin.Bearer, AuthWatch: o.AuthWatch,
 	}); err != nil {
 		return nil, err
 	}
