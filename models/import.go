@@ -401,3 +401,14 @@ func (s *Store) ImportsInFlight(ctx context.Context) ([]Import, error) {
 		Where("status IN (?)", bun.List([]string{ImportImporting, ImportReverting})).Scan(ctx)
 	return out, dbErr("imports in flight", err)
 }
+
+// ImportLinesByID returns the import's rows of the given ids, in file order.
+func (s *Store) ImportLinesByID(ctx context.Context, familyID, importID uuid.UUID, ids []uuid.UUID) ([]ImportLine, error) {
+	var out []ImportLine
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.db.NewSelect().Model(&out).Where("ir.family_id = ?", familyID).Where("ir.import_id = ?", importID).
+		Where("ir.id IN (?)", bun.List(ids)).OrderExpr("ir.position").Scan(ctx)
+	return out, dbErr("list import rows", err)
+}
