@@ -157,27 +157,29 @@ func column(rows [][]string, i int) []string {
 	return out
 }
 
-// GuessDateFormat returns the strptime format that reads every value, and
-// whether another format (day-first against month-first) reads them all
-// as well: then prefer, if it is one of them, keeps its place.
+// GuessDateFormat returns the strptime format that reads the most values
+// (a bad date in the file does not hide the format of the others), and
+// whether another format reads as many (day-first against month-first,
+// like 03/04/2024): then prefer, if it is one of them, keeps its place.
 func GuessDateFormat(values []string, prefer string) (format string, ambiguous bool) {
-	if len(values) == 0 {
-		return "", false
-	}
+	best := 0
 	var fits []string
 	for _, f := range dateFormats {
 		layout, err := strptimeLayout(f)
 		if err != nil {
 			continue
 		}
-		ok := true
+		n := 0
 		for _, v := range values {
-			if _, err := time.Parse(layout, v); err != nil {
-				ok = false
-				break
+			if _, err := time.Parse(layout, v); err == nil {
+				n++
 			}
 		}
-		if ok {
+		switch {
+		case n == 0 || n < best:
+		case n > best:
+			best, fits = n, []string{f}
+		default:
 			fits = append(fits, f)
 		}
 	}
