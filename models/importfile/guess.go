@@ -19,7 +19,7 @@ type Guess struct {
 // order they are preferred (the posting day before the value day), compared
 // without regard to case, spaces or a trailing unit such as "(EUR)".
 var headerNames = map[string][]string{
-	"date": {"date", "posting date", "post date", "posted date", "transaction date", "trans. date", "booking date",
+	"date": {"date", "transaction date", "trans. date", "posting date", "post date", "posted date", "booking date",
 		"buchungstag", "buchungsdatum", "datum", "valuta", "valutadatum", "wertstellung", "date opération", "fecha"},
 	"name": {"description", "payee", "name", "merchant", "beschreibung", "verwendungszweck", "buchungstext",
 		"auftraggeber/empfänger", "empfänger", "beguenstigter/zahlungspflichtiger", "zahlungsempfänger", "details", "libellé"},
