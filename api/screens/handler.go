@@ -48,6 +48,9 @@ type Options struct {
 	// AssistantDailyTokens is each family's daily token budget, shown to
 	// its admins beside the usage; 0: no limit.
 	AssistantDailyTokens int
+	// AssistantOff: no language model is configured, so the assistant
+	// screens say so instead of taking questions.
+	AssistantOff bool
 }
 
 // Handler serves the household screens; handlers are its methods.
@@ -66,13 +69,14 @@ type Handler struct {
 	calendar    *simplefin.SyncCalendar
 
 	assistantDailyTokens int
+	assistantOff         bool
 }
 
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import", "chats", "chat",
+		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "chats", "chat",
 		"rules", "rule_form", "assistant_usage")
 	if err != nil {
 		return nil, err
@@ -81,6 +85,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail, queue: o.Queue,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 		assistantDailyTokens: o.AssistantDailyTokens,
+		assistantOff:         o.AssistantOff,
 	}, nil
 }
 
@@ -154,6 +159,8 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/settings/members", screen(signedIn, h.listMembers)...)
 	app.Post("/settings/members/invitations", screen(signedIn, admin, h.invite)...)
 	app.Post("/settings/members/invitations/:id/revoke", screen(signedIn, admin, h.revokeInvitation)...)
+	app.Get("/settings/family", screen(signedIn, admin, h.familySettings)...)
+	app.Post("/settings/family", screen(signedIn, admin, h.saveFamilySettings)...)
 	app.Get("/settings/assistant", screen(signedIn, admin, h.assistantUsage)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
