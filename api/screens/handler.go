@@ -144,9 +144,11 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/rules", screen(signedIn, h.listRules)...)
 	app.Get("/rules/new", screen(signedIn, h.newRule)...)
 	app.Post("/rules", screen(signedIn, h.createRule)...)
+	app.Post("/rules/apply_all", screen(signedIn, h.applyAllRules)...) // before /rules/:id
 	app.Get("/rules/:id/edit", screen(signedIn, h.editRule)...)
 	app.Post("/rules/:id", screen(signedIn, h.updateRule)...)
 	app.Post("/rules/:id/apply", screen(signedIn, h.applyRule)...)
+	app.Post("/rules/:id/move", screen(signedIn, h.moveRule)...)
 	app.Post("/rules/:id/delete", screen(signedIn, h.deleteRule)...)
 
 	app.Get("/budgets", screen(signedIn, h.showBudget)...)
