@@ -27,7 +27,7 @@ var ofxAmountTag = regexp.MustCompile(`(?i)<(\w*AMT|\w*BAL|\w*RATE\w*|REWARD\w+|
 // name is NAME, else PAYEE's name, else MEMO; the amount's sign is the
 // one the bank sent (negative is money out), turned to the ledger's;
 // FITID is the external id.
-func parseOFX(text string) (*File, error) {
+func parseOFX(text string, each func(Row) error) (*File, error) {
 	text = strings.TrimLeft(text, " \t\r\n")
 	if err := checkOFX(text); err != nil {
 		return nil, err
@@ -40,29 +40,40 @@ func parseOFX(text string) (*File, error) {
 	if err != nil {
 		return nil, invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
 	}
-	p := &File{}
-	add := func(list *ofxgo.TransactionList) {
+	if len(resp.Bank) == 0 && len(resp.CreditCard) == 0 {
+		return nil, invalid("file holds no bank or credit card statement")
+	}
+	count := 0
+	add := func(list *ofxgo.TransactionList) error {
 		if list == nil {
-			return
+			return nil
 		}
 		for i := range list.Transactions {
-			p.Rows = append(p.Rows, ofxRow(&list.Transactions[i], len(p.Rows)+1))
+			if count >= MaxRows {
+				return invalid("file has more than " + itoa(MaxRows) + " rows")
+			}
+			count++
+			if err := each(ofxRow(&list.Transactions[i], count)); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
 	for _, m := range resp.Bank {
 		if st, ok := m.(*ofxgo.StatementResponse); ok {
-			add(st.BankTranList)
+			if err := add(st.BankTranList); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, m := range resp.CreditCard {
 		if st, ok := m.(*ofxgo.CCStatementResponse); ok {
-			add(st.BankTranList)
+			if err := add(st.BankTranList); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if len(resp.Bank) == 0 && len(resp.CreditCard) == 0 {
-		return nil, invalid("file holds no bank or credit card statement")
-	}
-	return p, nil
+	return &File{}, nil
 }
 
 func ofxRow(t *ofxgo.Transaction, pos int) Row {
