@@ -282,18 +282,17 @@ func (p *importParams) settings() (string, importfile.Settings) {
 	return typ, s
 }
 
-// parse reads the file with the settings; every problem, of the request
-// or of the file, is one 422.
-func (p *importParams) parse() (string, importfile.Settings, *importfile.File, error) {
+// checked is the import's type and settings, once the request holds a
+// file and no problem; every problem of the request is one 422.
+func (p *importParams) checked() (string, importfile.Settings, error) {
 	typ, s := p.settings()
 	if p.file == nil {
 		p.problems = append(p.problems, "file (a multipart upload) or raw_file_content is required")
 	}
 	if len(p.problems) > 0 {
-		return "", s, nil, httperr.Invalid(p.problems)
+		return "", s, httperr.Invalid(p.problems)
 	}
-	parsed, err := importfile.Parse(p.file, typ, s)
-	return typ, s, parsed, err
+	return typ, s, nil
 }
 
 func (h *Handler) createImport(c *fiber.Ctx) error {
@@ -307,7 +306,14 @@ func (h *Handler) createImport(c *fiber.Ctx) error {
 	} else if accountID, err = uuid.Parse(v); err != nil {
 		p.problems = append(p.problems, "account_id must be a UUID")
 	}
-	typ, s, parsed, err := p.parse()
+	typ, s, err := p.checked()
+	if err != nil {
+		return err
+	}
+	// A first reading that keeps nothing: a file that cannot be read or
+	// lacks a mapped column is a 422 before anything is written. The
+	// store reads it again, a batch of rows at a time (CreateImportFrom).
+	parsed, err := importfile.Each(p.file, typ, s, func(importfile.Row) error { return nil })
 	if err != nil {
 		return err
 	}
@@ -321,7 +327,12 @@ func (h *Handler) createImport(c *fiber.Ctx) error {
 		im.AccountColLabel = &v
 	}
 	ctx := c.UserContext()
-	if err := h.store.CreateImport(ctx, im, parsed); err != nil {
+	// The rows go to the store as they are read, a batch at a time; a
+	// file with problems (a mapped column it lacks) is a 422.
+	read := func(each func(importfile.Row) error) (*importfile.File, error) {
+		return importfile.Each(p.file, typ, s, each)
+	}
+	if err := h.store.CreateImportFrom(ctx, im, read); err != nil {
 		return err
 	}
 	// As the reference app: publish=true starts an import that can start,
@@ -359,12 +370,27 @@ func (h *Handler) preflightImport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	typ, s, parsed, err := p.parse()
+	typ, s, err := p.checked()
 	if err != nil {
 		return err
 	}
-	out := preflightJSON{Type: typ, Headers: parsed.Headers, Problems: parsed.Problems, RowsCount: len(parsed.Rows),
-		InvalidRowsCount: parsed.InvalidRows(), Configuration: config(s, nil), SampleRows: []importRowJSON{}}
+	// Counted as read: only the sample rows are kept.
+	out := preflightJSON{Type: typ, Configuration: config(s, nil), SampleRows: []importRowJSON{}}
+	var sample []importfile.Row
+	parsed, err := importfile.Each(p.file, typ, s, func(r importfile.Row) error {
+		out.RowsCount++
+		if len(r.Problems) > 0 {
+			out.InvalidRowsCount++
+		}
+		if len(sample) < 10 {
+			sample = append(sample, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	out.Headers, out.Problems = parsed.Headers, parsed.Problems
 	if out.Headers == nil {
 		out.Headers = []string{}
 	}
@@ -372,8 +398,8 @@ func (h *Handler) preflightImport(c *fiber.Ctx) error {
 		out.Problems = []string{}
 	}
 	out.ValidRowsCount = out.RowsCount - out.InvalidRowsCount
-	for i := range parsed.Rows[:min(len(parsed.Rows), 10)] {
-		r := &parsed.Rows[i]
+	for i := range sample {
+		r := &sample[i]
 		status := models.LinePending
 		if len(r.Problems) > 0 {
 			status = models.LineInvalid
