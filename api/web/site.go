@@ -165,6 +165,7 @@ func (s *Site) Parse(fsys fs.FS, extra template.FuncMap, names ...string) (Pages
 		"list":     func(s ...string) []string { return s },
 		"asset":    s.assets.path,
 		"plain":    Plain,
+		"say":      Say,
 	}
 	for k, v := range extra {
 		funcs[k] = v
