@@ -146,9 +146,9 @@ func ofxAsXML(text string, tx func(elem []byte) error) (string, error) {
 	d.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
 	var out bytes.Buffer
 	out.WriteString(ofxXMLHeader)
-	var open []string  // names of the open elements, innermost last
-	leaf := false      // the innermost element holds text: SGML's leaf
-	childless := false // the innermost element has no element in it yet
+	var open []string         // names of the open elements, innermost last
+	leaf := false             // the innermost element holds text: SGML's leaf
+	childless := false        // the innermost element has no element in it yet
 	txDepth, txStart := -1, 0 // the open transaction's depth and where it starts in out
 	var txErr error
 	closeTop := func() {
