@@ -166,6 +166,8 @@ func (s *Site) Parse(fsys fs.FS, extra template.FuncMap, names ...string) (Pages
 		"asset":    s.assets.path,
 		"plain":    Plain,
 		"say":      Say,
+		"fieldErr": fieldErr,
+		"invalid":  invalid,
 	}
 	for k, v := range extra {
 		funcs[k] = v
