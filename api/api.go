@@ -109,6 +109,9 @@ type Options struct {
 	// is the caller's to start); nil: each API request reads the auth
 	// version from Redis.
 	AuthWatch *rest.AuthWatch
+	// IdempotencyKeysPerFamily bounds the Idempotency-Key answers a
+	// family keeps; 0: rest.DefaultIdempotencyKeysPerFamily.
+	IdempotencyKeysPerFamily int
 }
 
 // server holds the audiences' handlers and what the app-wide middleware
@@ -162,7 +165,7 @@ func New(o Options) (*fiber.App, error) {
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar, AssistantDailyTokens: o.AssistantDailyTokens,
-		AssistantOff: o.AssistantOff, Bearer: s.signin.Bearer, AuthWatch: o.AuthWatch,
+		AssistantOff: o.AssistantOff, Bearer: s.signin.Bearer, AuthWatch: o.AuthWatch, IdempotencyKeysPerFamily: o.IdempotencyKeysPerFamily,
 	}); err != nil {
 		return nil, err
 	}

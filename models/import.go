@@ -157,6 +157,25 @@ type ImportFilter struct {
 // (COPY on PostgreSQL). The account must be an active account of the
 // family.
 func (s *Store) CreateImport(ctx context.Context, im *Import, p *importfile.File) error {
+	return s.createImport(ctx, im, parsedRows(p), false)
+}
+
+// ImportRows reads an import's file: it hands each row to each, in file
+// order, and returns the file's header and problems (importfile.Each with
+// the file and its settings).
+type ImportRows func(each func(importfile.Row) error) (*importfile.File, error)
+
+// CreateImportFrom is CreateImport for a file read while it is stored:
+// its rows reach the database a batch at a time, so the whole file's
+// rows are never held (issue 24). A file that cannot be read, or has
+// problems as a whole (an *InvalidError listing them), stores nothing.
+func (s *Store) CreateImportFrom(ctx context.Context, im *Import, read ImportRows) error {
+	return s.createImport(ctx, im, read, true)
+}
+
+// createImport stores im and its rows; strict refuses a file with
+// problems (as the API does), else it is kept for a person to map again.
+func (s *Store) createImport(ctx context.Context, im *Import, read ImportRows, strict bool) error {
 	if err := s.checkImportAccount(ctx, im.FamilyID, im.AccountID); err != nil {
 		return err
 	}
@@ -168,8 +187,29 @@ func (s *Store) CreateImport(ctx context.Context, im *Import, p *importfile.File
 		if _, err := tx.db.NewInsert().Model(im).Exec(ctx); err != nil {
 			return dbErr("create import", err)
 		}
-		return tx.replaceImportRows(ctx, copyRows, im, p)
+		if err := tx.replaceImportRows(ctx, copyRows, im, read); err != nil {
+			return err
+		}
+		if strict && im.FileProblems != "" {
+			return Invalid(strings.Split(im.FileProblems, "\n")...)
+		}
+		return nil
 	})
+}
+
+// parsedRows hands out the rows of a file read whole (none when it has
+// problems, which stop it being imported).
+func parsedRows(p *importfile.File) ImportRows {
+	return func(each func(importfile.Row) error) (*importfile.File, error) {
+		if len(p.Problems) == 0 {
+			for i := range p.Rows {
+				if err := each(p.Rows[i]); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return p, nil
+	}
 }
 
 func (s *Store) checkImportAccount(ctx context.Context, familyID, accountID uuid.UUID) error {
@@ -204,36 +244,62 @@ func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *importfile
 		if _, err := tx.db.NewDelete().Model((*ImportLine)(nil)).Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Exec(ctx); err != nil {
 			return dbErr("clear import rows", err)
 		}
-		return tx.replaceImportRows(ctx, copyRows, im, p)
+		return tx.replaceImportRows(ctx, copyRows, im, parsedRows(p))
 	})
 }
 
 var importRowColumns = []string{"id", "family_id", "import_id", "position", "line", "raw_date", "raw_amount", "name", "category", "tags",
 	"notes", "external_id", "date", "amount", "problems", "status"}
 
-// replaceImportRows writes the parsed rows of an import (none when the
-// file has problems) and its row counts.
-func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Import, p *importfile.File) error {
-	rows := make([]ImportLine, 0, len(p.Rows))
-	if len(p.Problems) == 0 {
-		for i := range p.Rows {
-			r := &p.Rows[i]
-			status, problems := LinePending, ""
-			if len(r.Problems) > 0 {
-				status = LineInvalid
-				for j, pr := range r.Problems {
-					if j > 0 {
-						problems += "\n"
-					}
-					problems += pr
-				}
-			}
-			rows = append(rows, ImportLine{ID: NewID(), FamilyID: im.FamilyID, ImportID: im.ID, Position: r.Position, Line: r.Line,
-				RawDate: r.RawDate, RawAmount: r.RawAmount, Name: r.Name, Category: r.Category, Tags: r.Tags, Notes: r.Notes,
-				ExternalID: r.ExternalID, Date: (*civil.Date)(r.Date), Amount: (*money.Amount)(r.Amount), Problems: problems, Status: status})
+// importRowBatch is how many rows of a file are written at a time.
+const importRowBatch = 1000
+
+// replaceImportRows writes the rows of an import's file as read hands
+// them out, a batch at a time, and its row counts; a file with problems
+// keeps no rows.
+func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Import, read ImportRows) error {
+	im.RowsCount, im.InvalidRowsCount = 0, 0
+	batch := make([]ImportLine, 0, importRowBatch)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
 		}
+		if err := s.insertImportLines(ctx, copyRows, batch); err != nil {
+			return err
+		}
+		clear(batch) // let the written rows' strings go
+		batch = batch[:0]
+		return nil
 	}
-	im.RowsCount, im.InvalidRowsCount = len(rows), 0
+	p, err := read(func(r importfile.Row) error {
+		status := LinePending
+		if len(r.Problems) > 0 {
+			status = LineInvalid
+			im.InvalidRowsCount++
+		}
+		im.RowsCount++
+		batch = append(batch, ImportLine{ID: NewID(), FamilyID: im.FamilyID, ImportID: im.ID, Position: r.Position, Line: r.Line,
+			RawDate: r.RawDate, RawAmount: r.RawAmount, Name: r.Name, Category: r.Category, Tags: r.Tags, Notes: r.Notes,
+			ExternalID: r.ExternalID, Date: (*civil.Date)(r.Date), Amount: (*money.Amount)(r.Amount),
+			Problems: strings.Join(r.Problems, "\n"), Status: status})
+		if len(batch) == importRowBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if len(p.Problems) > 0 && im.RowsCount > 0 {
+		// Rows handed out before the problems were known are not kept.
+		if _, err := s.db.NewDelete().Model((*ImportLine)(nil)).Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Exec(ctx); err != nil {
+			return dbErr("clear import rows", err)
+		}
+		im.RowsCount, im.InvalidRowsCount = 0, 0
+	}
 	im.FileHeaders, im.FileProblems = "", strings.Join(p.Problems, "\n")
 	if p.Headers != nil {
 		h, err := json.Marshal(p.Headers)
@@ -242,39 +308,32 @@ func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Im
 		}
 		im.FileHeaders = string(h)
 	}
-	for i := range rows {
-		if rows[i].Status == LineInvalid {
-			im.InvalidRowsCount++
-		}
-	}
-	if copyRows != nil && len(rows) > 0 {
-		values := make([][]any, len(rows))
-		for i := range rows {
-			r := &rows[i]
-			var date, amount any
-			if r.Date != nil {
-				date = string(*r.Date)
-			}
-			if r.Amount != nil {
-				amount = int64(*r.Amount)
-			}
-			values[i] = []any{r.ID, r.FamilyID, r.ImportID, r.Position, r.Line, r.RawDate, r.RawAmount, r.Name, r.Category, r.Tags,
-				r.Notes, r.ExternalID, date, amount, r.Problems, r.Status}
-		}
-		if err := copyRows(ctx, "import_rows", importRowColumns, values); err != nil {
-			return dbErr("copy import rows", err)
-		}
-	} else {
-		for start := 0; start < len(rows); start += 1000 {
-			batch := rows[start:min(start+1000, len(rows))]
-			if _, err := s.db.NewInsert().Model(&batch).Exec(ctx); err != nil {
-				return dbErr("create import rows", err)
-			}
-		}
-	}
-	_, err := s.db.NewUpdate().Model(im).Column("rows_count", "invalid_rows_count", "headers", "problems").
+	_, err = s.db.NewUpdate().Model(im).Column("rows_count", "invalid_rows_count", "headers", "problems").
 		Where("im.family_id = ?", im.FamilyID).Where("im.id = ?", im.ID).Exec(ctx)
 	return dbErr("count import rows", err)
+}
+
+// insertImportLines writes a batch of import rows: by COPY on PostgreSQL,
+// else by one INSERT.
+func (s *Store) insertImportLines(ctx context.Context, copyRows copyFunc, rows []ImportLine) error {
+	if copyRows == nil {
+		_, err := s.db.NewInsert().Model(&rows).Exec(ctx)
+		return dbErr("create import rows", err)
+	}
+	values := make([][]any, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		var date, amount any
+		if r.Date != nil {
+			date = string(*r.Date)
+		}
+		if r.Amount != nil {
+			amount = int64(*r.Amount)
+		}
+		values[i] = []any{r.ID, r.FamilyID, r.ImportID, r.Position, r.Line, r.RawDate, r.RawAmount, r.Name, r.Category, r.Tags,
+			r.Notes, r.ExternalID, date, amount, r.Problems, r.Status}
+	}
+	return dbErr("copy import rows", copyRows(ctx, "import_rows", importRowColumns, values))
 }
 
 // Import returns one import of the family.

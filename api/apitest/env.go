@@ -378,7 +378,7 @@ func (e *Env) ForgetKeys(t *testing.T) {
 	t.Cleanup(func() {
 		ctx := context.Background()
 		for _, f := range []*modelstest.FamilyFixture{e.Alpha, e.Beta} {
-			keys, _ := e.RDB.Keys(ctx, "coffer:idempotency:"+f.Family.ID.String()+":*").Result()
+			keys, _ := e.RDB.Keys(ctx, "coffer:idempotency:"+f.Family.ID.String()+"*").Result()
 			if len(keys) > 0 {
 				e.RDB.Del(ctx, keys...)
 			}

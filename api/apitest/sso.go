@@ -116,7 +116,17 @@ type samlEnv struct {
 
 func NewSAMLEnv(t *testing.T, edit ...func(*models.SSOProvider)) *samlEnv {
 	t.Helper()
-	e := NewEnv(t)
+	return NewSAMLEnvWith(t, nil, edit...)
+}
+
+// NewSAMLEnvWith is NewSAMLEnv on an app built with opts (nil: none).
+func NewSAMLEnvWith(t *testing.T, opts func(*api.Options), edit ...func(*models.SSOProvider)) *samlEnv {
+	t.Helper()
+	var o []func(*api.Options)
+	if opts != nil {
+		o = append(o, opts)
+	}
+	e := NewEnv(t, o...)
 	idp := ssotest.StartSAMLIdP(t)
 	idp.AddUser("alice", "pw", "alice@example.org", "staff", "Admins")
 	s := &samlEnv{Env: e, IdP: idp}

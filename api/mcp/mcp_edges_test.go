@@ -150,6 +150,8 @@ func TestMCPBadRequests(t *testing.T) {
 		{"a response", "POST", `{"jsonrpc":"2.0","id":1,"result":{}}`, nil, 400, -32600},
 		{"batch without a method", "POST", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2}]`, nil, 400, -32600},
 		{"empty batch", "POST", `[]`, nil, 400, -32600},
+		{"batch of good calls", "POST", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`, nil, 400, -32600},
+		{"batch of one", "POST", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`, nil, 400, -32600},
 		{"empty", "POST", ``, nil, 400, -32700},
 		{"not JSON-RPC 2.0", "POST", `{"jsonrpc":"1.0","id":1,"method":"tools/list"}`, nil, 400, -32600},
 		{"no Accept", "POST", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, map[string]string{"Accept": ""}, 400, -32600},

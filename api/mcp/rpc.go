@@ -10,11 +10,13 @@ import (
 )
 
 // malformed checks a JSON body before the SDK reads it, and returns the
-// JSON-RPC error for one that is not JSON (parse error) or holds a
+// JSON-RPC error for one that is not JSON (parse error), a batch, or a
 // message without a method. The SDK would take such a message for the
 // client's answer to a request of the server's and accept it with 202,
-// but a stateless server never asks the client anything. Any other body
-// is left to the SDK.
+// but a stateless server never asks the client anything. A batch (which
+// MCP dropped in its 2025-06-18 revision) is refused whole: the SDK ran
+// its first call and dropped the rest without a word. Any other body is
+// left to the SDK.
 func malformed(c *fiber.Ctx) *jsonrpc.Error {
 	if c.Method() != fiber.MethodPost {
 		return nil
@@ -26,22 +28,20 @@ func malformed(c *fiber.Ctx) *jsonrpc.Error {
 	if !json.Valid(body) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "The body is not JSON."}
 	}
-	msgs := []json.RawMessage{body}
 	if body[0] == '[' {
-		if err := json.Unmarshal(body, &msgs); err != nil || len(msgs) == 0 {
-			return invalidRequest
-		}
+		return batchRefused
 	}
-	for _, raw := range msgs {
-		var m struct {
-			Method *string `json:"method"`
-		}
-		if json.Unmarshal(raw, &m) != nil || m.Method == nil || *m.Method == "" {
-			return invalidRequest
-		}
+	var m struct {
+		Method *string `json:"method"`
+	}
+	if json.Unmarshal(body, &m) != nil || m.Method == nil || *m.Method == "" {
+		return invalidRequest
 	}
 	return nil
 }
+
+var batchRefused = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+	Message: "Batches are not accepted: send one JSON-RPC message per request. Nothing in this batch was run."}
 
 var invalidRequest = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 	Message: "Each message must be a JSON-RPC request or notification, with a method."}

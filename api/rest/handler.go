@@ -50,18 +50,22 @@ type Options struct {
 	// AuthWatch, when running, tells requests the auth version without a
 	// round trip to Redis; nil: each request reads it.
 	AuthWatch *AuthWatch
+	// IdempotencyKeysPerFamily bounds the Idempotency-Key answers one
+	// family keeps; 0 means DefaultIdempotencyKeysPerFamily.
+	IdempotencyKeysPerFamily int
 }
 
 // Handler serves /api/v1; handlers are its methods.
 type Handler struct {
-	store     *models.Store
-	redis     redis.UniversalClient
-	queue     *asynq.Client
-	balances  *jobs.Balances
-	log       *slog.Logger
-	rateLimit int
-	now       func() time.Time
-	bearer    func(ctx context.Context, token string) (*models.APIKey, error)
+	store          *models.Store
+	redis          redis.UniversalClient
+	queue          *asynq.Client
+	balances       *jobs.Balances
+	log            *slog.Logger
+	rateLimit      int
+	idempotencyCap int
+	now            func() time.Time
+	bearer         func(ctx context.Context, token string) (*models.APIKey, error)
 
 	connections *simplefin.Actions
 	dailyBudget int
@@ -78,14 +82,17 @@ type Handler struct {
 
 // New returns the JSON API's handler.
 func New(o Options) (*Handler, error) {
+	if o.IdempotencyKeysPerFamily <= 0 {
+		o.IdempotencyKeysPerFamily = DefaultIdempotencyKeysPerFamily
+	}
 	return &Handler{
 		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
-		assistantDailyTokens: o.AssistantDailyTokens,
-		assistantOff:         o.AssistantOff,
-		docs:                 sync.OnceValues(func() (*docs, error) { return newDocs(OpenAPIYAML) }),
-		keys:                 newKeyCache(), bearer: o.Bearer,
+		assistantDailyTokens: o.AssistantDailyTokens, idempotencyCap: o.IdempotencyKeysPerFamily,
+		assistantOff: o.AssistantOff,
+		docs:         sync.OnceValues(func() (*docs, error) { return newDocs(OpenAPIYAML) }),
+		keys:         newKeyCache(), bearer: o.Bearer,
 		watch: o.AuthWatch, limits: newLimiter(o.Redis, o.RateLimitPerHour),
 	}, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
@@ -30,7 +31,31 @@ const (
 	idempotencyWait   = 2 * time.Second
 	idempotencyPoll   = 20 * time.Millisecond
 	maxIdempotencyKey = 255
+	// DefaultIdempotencyKeysPerFamily bounds the answers one family keeps:
+	// a day of keys at the default hourly limit of one busy credential.
+	DefaultIdempotencyKeysPerFamily = 10_000
 )
+
+// keepScript records a new key (ARGV[2], a Redis key) in its family's
+// index KEYS[1] at time ARGV[1] (ms), forgets the index's entries older
+// than a day, and past ARGV[3] entries drops the oldest ones with their
+// answers. The oldest go, not the new one, because a client expects its
+// request to run; what it loses is the replay of a key it sent longest
+// ago, which the 24-hour window would drop anyway.
+const keepScript = `
+local now = tonumber(ARGV[1])
+local cap = tonumber(ARGV[3])
+local day = 86400000
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - day)
+redis.call('ZADD', KEYS[1], now, ARGV[2])
+local over = redis.call('ZCARD', KEYS[1]) - cap
+if over > 0 then
+  local old = redis.call('ZRANGE', KEYS[1], 0, over - 1)
+  for _, k in ipairs(old) do redis.call('DEL', k) end
+  redis.call('ZREMRANGEBYRANK', KEYS[1], 0, over - 1)
+end
+redis.call('PEXPIRE', KEYS[1], day)
+return over`
 
 // idempotencyRecord is what Redis holds for one key: a claim while the
 // first request runs, then its answer.
@@ -47,9 +72,11 @@ type idempotencyRecord struct {
 // 24 hours gets the first answer again, status and body, without the work
 // being done again; with another request it is a 422; while the first is
 // still running, a second waits for its answer, briefly, then gets a 409.
-// Keys live in Redis per family, so every web process sees them and two
-// families' keys never meet. A 5xx answer is not kept: the work may not
-// have happened, so a retry does it.
+// Keys live in Redis per credential (an API key, or an OAuth grant across
+// its refreshes), so every web process sees them and one member never
+// gets another's answer; each family keeps at most idempotencyCap of
+// them, the oldest dropped first (see keepScript). A 5xx answer is not
+// kept: the work may not have happened, so a retry does it.
 func (h *Handler) idempotent(c *fiber.Ctx) error {
 	key := c.Get(headerIdempotencyKey)
 	principal := KeyOf(c)
@@ -61,7 +88,7 @@ func (h *Handler) idempotent(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	sum := sha256.Sum256([]byte(key))
-	rkey := "coffer:idempotency:" + principal.FamilyID.String() + ":" + hex.EncodeToString(sum[:])
+	rkey := IdempotencyRedisKey(principal.FamilyID, principal.ID, hex.EncodeToString(sum[:]))
 	req := sha256.New()
 	req.Write([]byte(c.Method() + " " + c.Path() + "\n"))
 	req.Write(c.Body())
@@ -75,6 +102,11 @@ func (h *Handler) idempotent(c *fiber.Ctx) error {
 			return fmt.Errorf("api: idempotency claim: %w", err)
 		}
 		if ok {
+			if err := h.redis.Eval(ctx, keepScript, []string{idempotencyIndex(principal.FamilyID)},
+				h.now().UnixMilli(), rkey, h.idempotencyCap).Err(); err != nil {
+				_ = h.redis.Del(context.WithoutCancel(ctx), rkey).Err()
+				return fmt.Errorf("api: idempotency index: %w", err)
+			}
 			break
 		}
 		raw, err := h.redis.Get(ctx, rkey).Bytes()
@@ -136,6 +168,17 @@ func (h *Handler) idempotent(c *fiber.Ctx) error {
 		h.log.Error("idempotency answer not stored", "request_id", httperr.RequestID(c), "error", err)
 	}
 	return nil
+}
+
+// IdempotencyRedisKey is where the answer to one key (its SHA-256, hex)
+// of one credential is kept.
+func IdempotencyRedisKey(familyID, credentialID uuid.UUID, keySum string) string {
+	return "coffer:idempotency:" + familyID.String() + ":" + credentialID.String() + ":" + keySum
+}
+
+// idempotencyIndex is the family's sorted set of its kept keys, by time.
+func idempotencyIndex(familyID uuid.UUID) string {
+	return "coffer:idempotency:" + familyID.String()
 }
 
 func gzipped(b []byte) []byte {

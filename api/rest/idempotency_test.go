@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"coffer/api"
 	"coffer/api/apitest"
+	"coffer/api/rest"
+	"coffer/models"
 )
 
 func TestIdempotencyKey(t *testing.T) {
@@ -108,7 +111,11 @@ func TestIdempotencyKeyInProgress(t *testing.T) {
 	ctx := context.Background()
 	body := `{"tag": {"name": "busy"}}`
 	sum := sha256.Sum256([]byte("held"))
-	rkey := "coffer:idempotency:" + e.Alpha.Family.ID.String() + ":" + hex.EncodeToString(sum[:])
+	k, err := e.Store.APIKeyBySecret(ctx, e.Alpha.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rkey := rest.IdempotencyRedisKey(e.Alpha.Family.ID, k.ID, hex.EncodeToString(sum[:]))
 	fp := sha256.Sum256([]byte("POST /api/v1/tags\n" + body))
 	claim, _ := json.Marshal(map[string]any{"request": hex.EncodeToString(fp[:]), "done": false})
 	if err := e.RDB.Set(ctx, rkey, claim, time.Minute).Err(); err != nil {
@@ -121,4 +128,75 @@ func TestIdempotencyKeyInProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.DoKeyed("POST", "/api/v1/tags", e.Alpha.Key, "held", body).WantJSON(t, http.StatusCreated)
+}
+
+// TestIdempotencyKeyPerCredential: a key is its credential's own; another
+// member of the same family sending the same key and body does the work
+// and gets their own answer, never the first member's.
+func TestIdempotencyKeyPerCredential(t *testing.T) {
+	e := apitest.NewEnv(t)
+	e.ForgetKeys(t)
+	ctx := context.Background()
+	member := &models.User{FamilyID: e.Alpha.Family.ID, Email: "member-" + e.Alpha.User.Email}
+	if err := e.Store.CreateUser(ctx, member); err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.Store.CreateAPIKey(ctx, e.Alpha.Family.ID, &models.APIKey{UserID: member.ID, Name: "m", Scope: models.ScopeReadWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"transaction": {"account_id": "` + e.Alpha.Account.ID.String() + `", "date": "2024-04-01", "amount": "12", "name": "Mine"}}`
+	first := e.DoKeyed("POST", "/api/v1/transactions", e.Alpha.Key, "shared-1", body)
+	second := e.DoKeyed("POST", "/api/v1/transactions", other, "shared-1", body)
+	if first.Status != 201 || second.Status != 201 || second.Header.Get("Idempotent-Replayed") != "" || bytes.Equal(first.Body, second.Body) {
+		t.Fatalf("member's request replayed another's answer: %d %s / %d %v %s", first.Status, first.Body, second.Status, second.Header, second.Body)
+	}
+	if n := e.Count(t, e.Alpha); n != 2 {
+		t.Fatalf("%d rows, want 2", n)
+	}
+	// Each still replays its own.
+	if r := e.DoKeyed("POST", "/api/v1/transactions", other, "shared-1", body); !bytes.Equal(r.Body, second.Body) || r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("own replay: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestIdempotencyKeyCap: a family keeps at most its cap of answers; past
+// it the oldest is dropped (its key runs the work again) and new keys are
+// never refused.
+func TestIdempotencyKeyCap(t *testing.T) {
+	e := apitest.NewEnv(t, func(o *api.Options) { o.IdempotencyKeysPerFamily = 3 })
+	e.ForgetKeys(t)
+	ctx := context.Background()
+	tag := func(i int) string { return `{"tag": {"name": "t` + string(rune('a'+i)) + `"}}` }
+	answers := make([]apitest.Response, 5)
+	for i := range answers {
+		answers[i] = e.DoKeyed("POST", "/api/v1/tags", e.Alpha.Key, "cap-"+string(rune('a'+i)), tag(i))
+		if answers[i].Status != 201 || answers[i].Header.Get("Idempotent-Replayed") != "" {
+			t.Fatalf("key %d: %d %s", i, answers[i].Status, answers[i].Body)
+		}
+	}
+	keys, err := e.RDB.Keys(ctx, "coffer:idempotency:"+e.Alpha.Family.ID.String()+":*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 3 {
+		t.Errorf("%d answers kept, want 3: %v", len(keys), keys)
+	}
+	// The newest three replay.
+	for i := 2; i < 5; i++ {
+		r := e.DoKeyed("POST", "/api/v1/tags", e.Alpha.Key, "cap-"+string(rune('a'+i)), tag(i))
+		if r.Header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(r.Body, answers[i].Body) {
+			t.Errorf("key %d not replayed: %d %s", i, r.Status, r.Body)
+		}
+	}
+	// The oldest was dropped: it runs again (a duplicate name is its own answer).
+	r := e.DoKeyed("POST", "/api/v1/tags", e.Alpha.Key, "cap-a", tag(0))
+	if r.Header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("dropped key replayed: %d %s", r.Status, r.Body)
+	}
+	// Another family's keys do not count against this one.
+	e.DoKeyed("POST", "/api/v1/tags", e.Beta.Key, "cap-a", tag(0)).WantJSON(t, 201)
+	if r := e.DoKeyed("POST", "/api/v1/tags", e.Alpha.Key, "cap-e", tag(4)); r.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("beta's key dropped alpha's: %d %s", r.Status, r.Body)
+	}
 }

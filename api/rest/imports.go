@@ -293,18 +293,17 @@ func (p *importParams) settings() (string, importfile.Settings) {
 	return typ, s
 }
 
-// parse reads the file with the settings; every problem, of the request
-// or of the file, is one 422.
-func (p *importParams) parse() (string, importfile.Settings, *importfile.File, error) {
+// checked is the import's type and settings, once the request holds a
+// file and no problem; every problem of the request is one 422.
+func (p *importParams) checked() (string, importfile.Settings, error) {
 	typ, s := p.settings()
 	if p.file == nil {
 		p.problems = append(p.problems, "file (a multipart upload) or raw_file_content is required")
 	}
 	if len(p.problems) > 0 {
-		return "", s, nil, httperr.Invalid(p.problems)
+		return "", s, httperr.Invalid(p.problems)
 	}
-	parsed, err := importfile.Parse(p.file, typ, s)
-	return typ, s, parsed, err
+	return typ, s, nil
 }
 
 func (h *Handler) createImport(c *fiber.Ctx) error {
@@ -318,7 +317,14 @@ func (h *Handler) createImport(c *fiber.Ctx) error {
 	} else if accountID, err = uuid.Parse(v); err != nil {
 		p.problems = append(p.problems, "account_id must be a UUID")
 	}
-	typ, s, parsed, err := p.parse()
+	typ, s, err := p.checked()
+	if err != nil {
+		return err
+	}
+	// A first reading that keeps nothing: a file that cannot be read or
+	// lacks a mapped column is a 422 before anything is written. The
+	// store reads it again, a batch of rows at a time (CreateImportFrom).
+	parsed, err := importfile.Each(p.file, typ, s, func(importfile.Row) error { return nil })
 	if err != nil {
 		return err
 	}
@@ -332,7 +338,12 @@ func (h *Handler) createImport(c *fiber.Ctx) error {
 		im.AccountColLabel = &v
 	}
 	ctx := c.UserContext()
-	if err := h.store.CreateImport(ctx, im, parsed); err != nil {
+	// The rows go to the store as they are read, a batch at a time; a
+	// file with problems (a mapped column it lacks) is a 422.
+	read := func(each func(importfile.Row) error) (*importfile.File, error) {
+		return importfile.Each(p.file, typ, s, each)
+	}
+	if err := h.store.CreateImportFrom(ctx, im, read); err != nil {
 		return err
 	}
 	// As the reference app: publish=true starts an import that can start,

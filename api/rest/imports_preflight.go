@@ -70,12 +70,28 @@ func (h *Handler) preflightImport(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	typ, s, parsed, err := p.parse()
+	typ, s, err := p.checked()
 	if err != nil {
 		return err
 	}
-	out := preflightJSON{Type: typ, Headers: parsed.Headers, Problems: parsed.Problems, RowsCount: len(parsed.Rows),
-		InvalidRowsCount: parsed.InvalidRows(), Configuration: config(s, nil), SampleRows: []importRowJSON{},
+	// Counted as read: only the sample rows are kept.
+	var sample []importfile.Row
+	rows, invalidRows := 0, 0
+	parsed, err := importfile.Each(p.file, typ, s, func(r importfile.Row) error {
+		rows++
+		if len(r.Problems) > 0 {
+			invalidRows++
+		}
+		if len(sample) < 10 {
+			sample = append(sample, r)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	out := preflightJSON{Type: typ, Headers: parsed.Headers, Problems: parsed.Problems, RowsCount: rows,
+		InvalidRowsCount: invalidRows, Configuration: config(s, nil), SampleRows: []importRowJSON{},
 		Errors: []preflightErrorJSON{}, Warnings: []string{}, MissingRequiredHeaders: []string{}, RequiredHeaders: []string{}}
 	out.Encoding = s.Encoding
 	if out.Encoding == "" {
@@ -104,7 +120,7 @@ func (h *Handler) preflightImport(c *fiber.Ctx) error {
 		out.Errors = append(out.Errors, preflightErrorJSON{Code: "missing_required_headers",
 			Message: "Missing required columns: " + strings.Join(out.MissingRequiredHeaders, ", ")})
 	}
-	if len(parsed.Rows) == 0 {
+	if rows == 0 {
 		out.Errors = append(out.Errors, preflightErrorJSON{Code: "no_data_rows", Message: "No data rows were found."})
 	}
 	if out.InvalidRowsCount > 0 {
@@ -112,8 +128,8 @@ func (h *Handler) preflightImport(c *fiber.Ctx) error {
 			"publish with skip_invalid=true to import the others.", out.InvalidRowsCount, out.RowsCount))
 	}
 	out.Valid = len(out.Errors) == 0
-	for i := range parsed.Rows[:min(len(parsed.Rows), 10)] {
-		r := &parsed.Rows[i]
+	for i := range sample {
+		r := &sample[i]
 		status := models.LinePending
 		if len(r.Problems) > 0 {
 			status = models.LineInvalid

@@ -1,6 +1,7 @@
 package screens_test
 
 import (
+	"net/url"
 	"testing"
 
 	"coffer/api/apitest"
@@ -22,6 +23,9 @@ func TestScreenSafetyHeaders(t *testing.T) {
 		{"error page", anon.Get("/invitations/made-up-token")},
 		{"not found", anon.Get("/no-such-screen")},
 		{"signed-in page", b.Get("/settings/security")},
+		{"forbidden screen", b.Get("/admin/sso_providers")},
+		{"oauth error page", b.Get("/oauth/authorize?client_id=cofc_unknown&response_type=code")},
+		{"form refused for its CSRF token", b.Send("POST", "/sessions/logout", url.Values{"csrf_token": {"forged"}}, nil)},
 		{"api", e.Do("GET", "/api/v1/accounts", e.Alpha.Key, nil)},
 	} {
 		if got := c.r.Header.Get("X-Content-Type-Options"); got != "nosniff" {

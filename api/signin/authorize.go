@@ -18,7 +18,8 @@ type consentData struct {
 	App    string
 	Scope  string
 	Writes bool
-	Host   string // where the answer goes
+	Host   string // where the answer goes: a web host, or a native app's whole redirect URI
+	Native bool   // Host is a private-use scheme's URI, whose "host" means nothing
 	Params []consentParam
 }
 
@@ -45,9 +46,15 @@ func (h *Handler) authorize(c *fiber.Ctx) error {
 		return err
 	}
 	scope := requestedScope(ar.GetRequestedScopes())
-	d := consentData{App: cl.Name, Scope: scope, Writes: scope == models.ScopeReadWrite, Host: ar.GetRedirectURI().Host}
-	if d.Host == "" {
-		d.Host = ar.GetRedirectURI().Scheme + ":"
+	d := consentData{App: web.Plain(cl.Name), Scope: scope, Writes: scope == models.ScopeReadWrite}
+	// Any app may claim a private-use scheme and name a "host" in it
+	// (evil://accounts.google.com/), so only https and loopback http are
+	// shown by host; any other URI is shown whole.
+	switch redirect := ar.GetRedirectURI(); strings.ToLower(redirect.Scheme) {
+	case "https", "http":
+		d.Host = redirect.Host
+	default:
+		d.Host, d.Native = web.Plain(redirect.String()), true
 	}
 	form := ar.GetRequestForm()
 	for _, p := range authorizeParams {
@@ -56,7 +63,7 @@ func (h *Handler) authorize(c *fiber.Ctx) error {
 		}
 	}
 	c.Set("X-Frame-Options", "DENY") // no clickjacking of the Allow button
-	return h.pages.Render(c, fiber.StatusOK, "consent", web.Page{Title: "Allow " + cl.Name + "?", Data: d})
+	return h.pages.Render(c, fiber.StatusOK, "consent", web.Page{Title: "Allow " + d.App + "?", Data: d})
 }
 
 // decideAuthorization is the consent form's answer: Allow issues a code

@@ -131,8 +131,8 @@ func checkRegistration(in *registration) string {
 	if in.ClientName == "" {
 		in.ClientName = "Unnamed app"
 	}
-	if !utf8.ValidString(in.ClientName) || utf8.RuneCountInString(in.ClientName) > 100 || web.HasControl(in.ClientName) {
-		return "client_name must be at most 100 printable characters."
+	if !utf8.ValidString(in.ClientName) || utf8.RuneCountInString(in.ClientName) > 100 || web.HasUnsafe(in.ClientName) {
+		return "client_name must be at most 100 printable characters, without control or bidirectional-formatting characters."
 	}
 	if in.TokenEndpointAuthMethod != "" && in.TokenEndpointAuthMethod != "none" {
 		return "token_endpoint_auth_method must be none: only public clients, with PKCE, are registered."
@@ -166,7 +166,7 @@ func checkRegistration(in *registration) string {
 // checkRedirectURI accepts https, http on a loopback address (RFC 8252
 // §7.3, any port at use) and private-use schemes of native apps (§7.1).
 func checkRedirectURI(raw string) string {
-	if len(raw) > 2000 || web.HasControl(raw) {
+	if len(raw) > 2000 || web.HasUnsafe(raw) {
 		return "a URI is too long or holds control characters."
 	}
 	u, err := url.Parse(raw)

@@ -103,13 +103,19 @@ func (h *Handler) resolveOnce(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, f fl
 	return err
 }
 
-// createJITAccount applies AUTH_JIT_MODE and ALLOWED_OIDC_DOMAINS, then
-// makes a family, its first user (who administers it) and the identity,
-// and signs the user in.
+// createJITAccount applies AUTH_JIT_MODE, AUTH_SIGNUP_ENABLED and
+// ALLOWED_OIDC_DOMAINS, then makes a family, its first user (who
+// administers it) and the identity, and signs the user in. Every account
+// it makes is a new family, so closed sign-up closes it too: people then
+// join by invitation (acceptBySSO) or the CLI, as the README says.
 func (h *Handler) createJITAccount(c *fiber.Ctx, e *sso.Entry, id *sso.Identity, returnTo string) error {
 	if h.sso.JITMode == JITLinkOnly {
 		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonJITDisabled, fmt.Sprintf(
 			"No account exists for %s, and accounts cannot be created through single sign-on here. Contact an administrator.", id.Email), "", nil)
+	}
+	if !h.web.SignupEnabled {
+		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonJITDisabled, fmt.Sprintf(
+			"No account exists for %s, and sign-up is closed here. Ask a member of your household for an invitation.", id.Email), "sign-up closed", nil)
 	}
 	if !h.domainAllowed(id.Email) {
 		return h.ssoRefused(c, e, fiber.StatusForbidden, sso.ReasonDomainNotAllowed,

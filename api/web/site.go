@@ -164,6 +164,7 @@ func (s *Site) Parse(fsys fs.FS, extra template.FuncMap, names ...string) (Pages
 		"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) },
 		"list":     func(s ...string) []string { return s },
 		"asset":    s.assets.path,
+		"plain":    Plain,
 		"say":      Say,
 		"fieldErr": fieldErr,
 		"invalid":  invalid,
@@ -283,9 +284,12 @@ func (h *Site) LoadSession(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// SetSessionCookie gives the browser its session.
+// SetSessionCookie gives the browser its session, and a new CSRF cookie
+// with it: no form token from before the sign-in (which a page planted
+// before it could have read) works after it.
 func (h *Site) SetSessionCookie(c *fiber.Ctx, token string) {
 	c.Cookie(&fiber.Cookie{Name: cookieSession, Value: token, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: h.opts.SecureCookies})
+	h.newCSRFCookie(c, token)
 }
 
 // ClearSessionCookie ends the browser's session cookie.
@@ -302,9 +306,12 @@ func (h *Site) SignedIn(c *fiber.Ctx) error {
 }
 
 // CSRF protects forms with a signed double-submit token: a random cookie,
-// and in each form an HMAC of it under the server secret. Nothing is kept
-// on the server, so any web process can check any form. A POST also has to
-// come from our own origin when the browser says where it comes from.
+// and in each form an HMAC of it and of the session cookie under the
+// server secret (FormToken), so a token is good only for the session it
+// was given in; the cookie is replaced at sign-in (SetSessionCookie).
+// Nothing is kept on the server, so any web process can check any form.
+// A POST also has to come from our own origin when the browser says where
+// it comes from.
 func (h *Site) CSRF(c *fiber.Ctx) error {
 	want, err := h.IssueCSRF(c)
 	if err != nil {
@@ -329,18 +336,23 @@ func (h *Site) CSRF(c *fiber.Ctx) error {
 func (h *Site) IssueCSRF(c *fiber.Ctx) (string, error) {
 	cookie := c.Cookies(cookieCSRF)
 	if len(cookie) != 43 {
-		raw := make([]byte, 32)
-		if _, err := rand.Read(raw); err != nil {
-			return "", err
-		}
-		cookie = base64.RawURLEncoding.EncodeToString(raw)
-		c.Cookie(&fiber.Cookie{Name: cookieCSRF, Value: cookie, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: h.opts.SecureCookies})
-	} else {
-		cookie = strings.Clone(cookie)
+		return h.newCSRFCookie(c, boundSession(c)), nil
 	}
-	want := h.csrfToken(cookie)
+	want := FormToken(h.opts.Secret, cookie, boundSession(c))
 	c.Locals(localCSRF, want)
 	return want, nil
+}
+
+// newCSRFCookie gives the browser a new CSRF cookie and the page the form
+// token for it and the session cookie session.
+func (h *Site) newCSRFCookie(c *fiber.Ctx, session string) string {
+	raw := make([]byte, 32)
+	_, _ = rand.Read(raw) // never fails (crypto/rand since Go 1.24)
+	cookie := base64.RawURLEncoding.EncodeToString(raw)
+	c.Cookie(&fiber.Cookie{Name: cookieCSRF, Value: cookie, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: h.opts.SecureCookies})
+	want := FormToken(h.opts.Secret, cookie, session)
+	c.Locals(localCSRF, want)
+	return want
 }
 
 // CSRFExempt serves a cross-site POST that carries no form token (the
@@ -349,7 +361,7 @@ func (h *Site) IssueCSRF(c *fiber.Ctx) (string, error) {
 // the old one behind (SameSite) and other tabs' forms still use it.
 func (h *Site) CSRFExempt(c *fiber.Ctx) error {
 	if cookie := c.Cookies(cookieCSRF); len(cookie) == 43 {
-		c.Locals(localCSRF, h.csrfToken(strings.Clone(cookie)))
+		c.Locals(localCSRF, FormToken(h.opts.Secret, cookie, boundSession(c)))
 	}
 	return c.Next()
 }
@@ -367,10 +379,25 @@ func (h *Site) SameOrigin(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-func (h *Site) csrfToken(cookie string) string {
-	m := hmac.New(sha256.New, h.opts.Secret)
-	m.Write([]byte("csrf:" + cookie))
+// FormToken is the CSRF form token of a browser's CSRF cookie and its
+// session cookie ("" before sign-in), under the server secret. The
+// session's cookie is in it so that a token leaked from one session (or
+// from before sign-in) is refused in another.
+func FormToken(secret []byte, csrfCookie, sessionCookie string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("csrf:" + csrfCookie + "\x00" + sessionCookie))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// boundSession is the session cookie a form token is bound to: the one
+// LoadSession found a live session by, else none (so that a browser whose
+// session ended, and whose cookie LoadSession cleared, gets forms that
+// work without it).
+func boundSession(c *fiber.Ctx) string {
+	if SessionOf(c) == nil {
+		return ""
+	}
+	return c.Cookies(cookieSession)
 }
 
 // SafeReturnTo keeps a return path only when it is a plain path on this

@@ -16,6 +16,34 @@ func HasControl(s string) bool {
 	return false
 }
 
+// unsafeRune reports the characters that change how the text around them
+// reads without being seen: C0 and C1 controls, DEL, and the
+// bidirectional marks, embeddings, overrides and isolates (U+061C,
+// U+200E/F, U+202A–U+202E, U+2066–U+2069), with which a name can show
+// "Google" while holding something else.
+func unsafeRune(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x061c || r == 0x200e || r == 0x200f ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// HasUnsafe reports a control or bidirectional-formatting character
+// (unsafeRune) in s, which a name a person must trust may not hold.
+func HasUnsafe(s string) bool {
+	return strings.IndexFunc(s, unsafeRune) >= 0
+}
+
+// Plain is s without its control and bidirectional-formatting characters
+// (unsafeRune), for showing a name from outside that was stored before
+// such characters were refused: the screens' "plain" function.
+func Plain(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unsafeRune(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
 // Clip is CleanText for an optional column: nil when nothing is left.
 func Clip(s string, n int) *string {
 	s = CleanText(s, n)

@@ -10,7 +10,7 @@ import (
 // that is not blank is the header; blank lines and records whose every
 // field is empty are skipped; quoted fields may hold separators and
 // newlines.
-func parseCSV(text string, s Settings) (*File, error) {
+func parseCSV(text string, s Settings, each func(Row) error) (*File, error) {
 	sep := byte(',')
 	if s.ColSep != "" {
 		if len(s.ColSep) != 1 || strings.ContainsAny(s.ColSep, "\"\r\n") {
@@ -21,6 +21,7 @@ func parseCSV(text string, s Settings) (*File, error) {
 	r := newCSVReader(text, sep)
 	p := &File{}
 	var cols csvColumns
+	count := 0
 	layout, layoutErr := strptimeLayout(s.DateFormat)
 	for {
 		rec, err := r.read()
@@ -44,10 +45,11 @@ func parseCSV(text string, s Settings) (*File, error) {
 			}
 			continue
 		}
-		if len(p.Rows) >= MaxRows {
+		if count >= MaxRows {
 			return nil, invalid("file has more than " + itoa(MaxRows) + " rows")
 		}
-		row := Row{Position: len(p.Rows) + 1, Line: r.start}
+		count++
+		row := Row{Position: count, Line: r.start}
 		field := func(i int) string {
 			if i < 0 || i >= len(rec) {
 				return ""
@@ -70,7 +72,9 @@ func parseCSV(text string, s Settings) (*File, error) {
 				" fields but the header has "+itoa(len(p.Headers))+" (a separator inside an unquoted value?)")
 		}
 		finishRow(&row)
-		p.Rows = append(p.Rows, row)
+		if err := each(row); err != nil {
+			return nil, err
+		}
 	}
 	if p.Headers == nil {
 		return nil, invalid("file has no header row")

@@ -148,7 +148,7 @@ type Row struct {
 // being imported as configured.
 type File struct {
 	Headers  []string
-	Rows     []Row
+	Rows     []Row // empty when read by Each, which hands them out instead
 	Problems []string
 }
 
@@ -168,6 +168,27 @@ func (p *File) InvalidRows() int {
 // not the format, too large; problems a person can fix by mapping columns
 // are in the result.
 func Parse(data []byte, typ string, s Settings) (*File, error) {
+	var rows []Row
+	p, err := Each(data, typ, s, func(r Row) error {
+		rows = append(rows, r)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.Rows = rows
+	return p, nil
+}
+
+// Each reads a file as Parse does, but hands each row to each, in file
+// order, instead of keeping them all: a caller that stores rows in
+// batches holds one batch at a time, not the whole file's rows (which
+// cost five times the file). An error of each stops the reading and is
+// returned. A row may be handed out before a later one shows the file
+// cannot be read (more than MaxRows rows, a line too long): the caller
+// drops what it stored when Each fails, as it does when the returned
+// File has Problems.
+func Each(data []byte, typ string, s Settings, each func(Row) error) (*File, error) {
 	if len(data) > MaxFileBytes {
 		return nil, invalid(fmt.Sprintf("file is larger than %d MiB", MaxFileBytes>>20))
 	}
@@ -185,19 +206,16 @@ func Parse(data []byte, typ string, s Settings) (*File, error) {
 	var p *File
 	switch typ {
 	case CSV:
-		p, err = parseCSV(text, s)
+		p, err = parseCSV(text, s, each)
 	case OFX:
-		p, err = parseOFX(text)
+		p, err = parseOFX(text, each)
 	case QIF:
-		p, err = parseQIF(text, s)
+		p, err = parseQIF(text, s, each)
 	default:
 		return nil, invalid("type must be one of: " + strings.Join(Types, ", "))
 	}
 	if err != nil {
 		return nil, err
-	}
-	if len(p.Rows) > MaxRows {
-		return nil, invalid(fmt.Sprintf("file has more than %d rows", MaxRows))
 	}
 	return p, nil
 }

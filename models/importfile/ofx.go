@@ -27,12 +27,27 @@ var ofxAmountTag = regexp.MustCompile(`(?i)<(\w*AMT|\w*BAL|\w*RATE\w*|REWARD\w+|
 // name is NAME, else PAYEE's name, else MEMO; the amount's sign is the
 // one the bank sent (negative is money out), turned to the ledger's;
 // FITID is the external id.
-func parseOFX(text string) (*File, error) {
+func parseOFX(text string, each func(Row) error) (*File, error) {
 	text = strings.TrimLeft(text, " \t\r\n")
 	if err := checkOFX(text); err != nil {
 		return nil, err
 	}
-	body, err := ofxAsXML(text)
+	// Each transaction of a statement is decoded and handed out as the
+	// file is rewritten; the rest, without them, is decoded whole, to
+	// check the file. The whole statement decoded at once held 15 times
+	// the file's size.
+	count := 0
+	body, err := ofxAsXML(text, func(elem []byte) error {
+		var t ofxgo.Transaction
+		if err := xml.NewDecoder(bytes.NewReader(elem)).Decode(&t); err != nil {
+			return invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
+		}
+		if count >= MaxRows {
+			return invalid("file has more than " + itoa(MaxRows) + " rows")
+		}
+		count++
+		return each(ofxRow(&t, count))
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -40,29 +55,10 @@ func parseOFX(text string) (*File, error) {
 	if err != nil {
 		return nil, invalid("file is not an OFX or QFX statement that can be read: " + clip(err.Error(), 200))
 	}
-	p := &File{}
-	add := func(list *ofxgo.TransactionList) {
-		if list == nil {
-			return
-		}
-		for i := range list.Transactions {
-			p.Rows = append(p.Rows, ofxRow(&list.Transactions[i], len(p.Rows)+1))
-		}
-	}
-	for _, m := range resp.Bank {
-		if st, ok := m.(*ofxgo.StatementResponse); ok {
-			add(st.BankTranList)
-		}
-	}
-	for _, m := range resp.CreditCard {
-		if st, ok := m.(*ofxgo.CCStatementResponse); ok {
-			add(st.BankTranList)
-		}
-	}
 	if len(resp.Bank) == 0 && len(resp.CreditCard) == 0 {
 		return nil, invalid("file holds no bank or credit card statement")
 	}
-	return p, nil
+	return &File{}, nil
 }
 
 func ofxRow(t *ofxgo.Transaction, pos int) Row {
@@ -137,7 +133,10 @@ const ofxXMLHeader = `<?xml version="1.0"?>` + "\n" +
 // compares each tag with its list of several hundred leaf names, which
 // makes a 16 MiB file a minute's work; as XML it is a tenth of that.
 // A file that is XML already comes out as it went in, less comments.
-func ofxAsXML(text string) (string, error) {
+// The transactions of bank and credit card statements (STMTTRN in a
+// BANKTRANLIST of STMTRS or CCSTMTRS) are left out of it: each, as XML,
+// goes to tx as soon as it is closed.
+func ofxAsXML(text string, tx func(elem []byte) error) (string, error) {
 	start := strings.IndexByte(text, '<')
 	if start < 0 {
 		return "", invalid("file is not an OFX or QFX file")
@@ -145,14 +144,22 @@ func ofxAsXML(text string) (string, error) {
 	d := xml.NewDecoder(strings.NewReader(text[start:]))
 	d.Strict = false
 	d.CharsetReader = func(_ string, in io.Reader) (io.Reader, error) { return in, nil }
-	var out strings.Builder
-	out.Grow(len(text) + len(text)/4)
+	var out bytes.Buffer
 	out.WriteString(ofxXMLHeader)
-	var open []string  // names of the open elements, innermost last
-	leaf := false      // the innermost element holds text: SGML's leaf
-	childless := false // the innermost element has no element in it yet
+	var open []string         // names of the open elements, innermost last
+	leaf := false             // the innermost element holds text: SGML's leaf
+	childless := false        // the innermost element has no element in it yet
+	txDepth, txStart := -1, 0 // the open transaction's depth and where it starts in out
+	var txErr error
 	closeTop := func() {
 		out.WriteString("</" + open[len(open)-1] + ">")
+		if len(open) == txDepth {
+			if txErr == nil {
+				txErr = tx(out.Bytes()[txStart:])
+			}
+			out.Truncate(txStart)
+			txDepth = -1
+		}
 		open, leaf = open[:len(open)-1], false
 	}
 	for {
@@ -170,6 +177,11 @@ func ofxAsXML(text string) (string, error) {
 			}
 			if len(open) == maxOFXDepth {
 				return "", invalid("file is not an OFX or QFX file that can be read: elements are nested too deeply")
+			}
+			if txDepth < 0 && strings.EqualFold(t.Name.Local, "STMTTRN") && len(open) >= 2 &&
+				strings.EqualFold(open[len(open)-1], "BANKTRANLIST") &&
+				(strings.EqualFold(open[len(open)-2], "STMTRS") || strings.EqualFold(open[len(open)-2], "CCSTMTRS")) {
+				txDepth, txStart = len(open)+1, out.Len()
 			}
 			open, childless = append(open, t.Name.Local), true
 			out.WriteString("<" + t.Name.Local + ">")
@@ -192,9 +204,15 @@ func ofxAsXML(text string) (string, error) {
 			xml.EscapeText(&out, t)
 			leaf = childless
 		}
+		if txErr != nil {
+			return "", txErr
+		}
 	}
 	for len(open) > 0 {
 		closeTop()
+	}
+	if txErr != nil {
+		return "", txErr
 	}
 	return out.String(), nil
 }

@@ -22,8 +22,10 @@ var qifAccountTypes = map[string]bool{"bank": true, "cash": true, "ccard": true,
 // L is the category ([Name] is a transfer and is kept as written). Dates
 // are read in the order of the import's date format (day first for
 // %d/%m/%Y), with Quicken's two-digit years ('24 is 2024).
-func parseQIF(text string, s Settings) (*File, error) {
+func parseQIF(text string, s Settings, each func(Row) error) (*File, error) {
 	p := &File{}
+	count := 0
+	var emitErr error
 	order := qifDateOrder(s.DateFormat)
 	section := ""
 	inTransactions := false
@@ -31,9 +33,9 @@ func parseQIF(text string, s Settings) (*File, error) {
 	var cur *Row
 	var fields int
 	flush := func() {
-		if cur != nil && fields > 0 {
+		if cur != nil && fields > 0 && emitErr == nil {
 			finishQIF(cur, s)
-			p.Rows = append(p.Rows, *cur)
+			emitErr = each(*cur)
 		}
 		cur, fields = nil, 0
 	}
@@ -48,7 +50,9 @@ func parseQIF(text string, s Settings) (*File, error) {
 			continue
 		}
 		if line[0] == '!' {
-			flush()
+			if flush(); emitErr != nil {
+				return nil, emitErr
+			}
 			section = strings.ToLower(strings.TrimSpace(line[1:]))
 			switch {
 			case strings.HasPrefix(section, "type:"):
@@ -73,14 +77,17 @@ func parseQIF(text string, s Settings) (*File, error) {
 		}
 		code, value := line[0], strings.TrimSpace(line[1:])
 		if code == '^' {
-			flush()
+			if flush(); emitErr != nil {
+				return nil, emitErr
+			}
 			continue
 		}
 		if cur == nil {
-			if len(p.Rows) >= MaxRows {
+			if count >= MaxRows {
 				return nil, invalid("file has more than " + itoa(MaxRows) + " rows")
 			}
-			cur = &Row{Position: len(p.Rows) + 1}
+			count++
+			cur = &Row{Position: count}
 		}
 		fields++
 		switch code {
@@ -105,7 +112,9 @@ func parseQIF(text string, s Settings) (*File, error) {
 			cur.Category = value
 		}
 	}
-	flush()
+	if flush(); emitErr != nil {
+		return nil, emitErr
+	}
 	if !sawType {
 		return nil, invalid("file is not a QIF file: it has no !Type:Bank, Cash, CCard, Oth A or Oth L section")
 	}
