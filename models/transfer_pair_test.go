@@ -8,8 +8,8 @@ import (
 
 	"coffer/models"
 	"coffer/models/civil"
-	"coffer/models/money"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // cardFamily is a family with a checking account (the fixture's) and a
