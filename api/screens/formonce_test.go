@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"coffer/api/apitest"
 	"coffer/models"
 )
@@ -88,5 +90,33 @@ func TestFormPostedTwice(t *testing.T) {
 	form.Set("csrf_token", token+"x")
 	if r := b.Post("/transactions", form); r.Status != 403 {
 		t.Fatalf("tampered token: %d", r.Status)
+	}
+}
+
+// TestBrowserBackAndSubmitAgain: in Chromium, a new transaction's form
+// sent, then back and sent again as it was, makes one transaction.
+func TestBrowserBackAndSubmitAgain(t *testing.T) {
+	e, base := apitest.ServeEnv(t)
+	apitest.SetPassword(t, e, e.Alpha.User, "correct horse battery")
+	c := apitest.NewChrome(t)
+	c.SignIn(base, e.Alpha.User.Email)
+	c.Run("add a transaction",
+		chromedp.Navigate(base+"/transactions/new"),
+		chromedp.WaitVisible(chromedp.ID("amount")),
+		chromedp.SetValue(chromedp.ID("account_id"), e.Alpha.Account.ID.String()),
+		chromedp.SendKeys(chromedp.ID("amount"), "19.99"),
+		chromedp.SendKeys(chromedp.ID("name"), "Pharmacy"),
+		chromedp.Submit(chromedp.ID("name")),
+		chromedp.WaitVisible(chromedp.ID("results")),
+	)
+	c.Run("back", chromedp.NavigateBack(), chromedp.WaitVisible(chromedp.ID("amount")))
+	c.WaitFor(`document.getElementById("name").value`, "Pharmacy")
+	c.Run("send again", chromedp.Submit(chromedp.ID("name")), chromedp.WaitVisible(chromedp.ID("results")))
+	if got := c.Text("p.flash"); !strings.Contains(got, "already sent") {
+		t.Errorf("flash after sending again: %q", got)
+	}
+	if _, n, err := e.Store.Transactions(t.Context(), e.Alpha.Family.ID, models.TransactionFilter{Search: "Pharmacy"},
+		models.Page{Number: 1, Size: 5}); err != nil || n != 1 {
+		t.Fatalf("%d transactions after back and submit again (%v), want 1", n, err)
 	}
 }
