@@ -83,8 +83,9 @@ func (h *Site) once(c *fiber.Ctx, nonce string) error {
 	deadline := time.Now().Add(formOnceWait)
 	for {
 		ok, err := h.opts.Redis.SetNX(ctx, key, claim, formOnceClaim).Result()
-		if err != nil {
-			return fmt.Errorf("api: form claim: %w", err)
+		if err != nil { // the form is sent unguarded rather than refused
+			h.log.Warn("form token not claimed", "request_id", httperr.RequestID(c), "error", err)
+			return c.Next()
 		}
 		if ok {
 			break
