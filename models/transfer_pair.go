@@ -230,7 +230,7 @@ func (s *Store) SuggestedTransfers(ctx context.Context, familyID uuid.UUID, limi
 		Join("JOIN accounts AS a ON a.id = t.account_id AND a.family_id = t.family_id").
 		Where("t.family_id = ?", familyID).Where("a.status = ?", AccountActive).
 		Where("t.deleted_at IS NULL").Where("NOT t.excluded").Where("t.amount <> 0").
-		Where(notPairedSQL, familyID).OrderExpr("t.date DESC, t.id").Rows(ctx)
+		Where(notPairedSQL, familyID).OrderExpr("t.date DESC, t.created_at DESC, t.id DESC").Rows(ctx) // transactions_family_order_idx
 	if err != nil {
 		return nil, dbErr("suggest transfers", err)
 	}
