@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
+	"coffer/api/web"
 )
 
 const (
@@ -103,7 +104,7 @@ func (h *Handler) idempotent(c *fiber.Ctx) error {
 			return &httperr.Error{Status: fiber.StatusConflict, Code: "conflict",
 				Message: "A request with this Idempotency-Key is still in progress; retry it shortly"}
 		}
-		if err := sleepCtx(ctx, idempotencyPoll); err != nil {
+		if err := web.Sleep(ctx, idempotencyPoll); err != nil {
 			return err
 		}
 	}
@@ -163,15 +164,4 @@ func printable(s string) bool {
 		}
 	}
 	return true
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

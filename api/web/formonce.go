@@ -110,7 +110,7 @@ func (h *Site) once(c *fiber.Ctx, nonce string) error {
 			return &httperr.Error{Status: fiber.StatusConflict, Code: "conflict",
 				Message: "This form is still being sent. Wait a moment, then open the page again."}
 		}
-		if err := sleep(ctx, formOncePoll); err != nil {
+		if err := Sleep(ctx, formOncePoll); err != nil {
 			return err
 		}
 	}
@@ -138,7 +138,8 @@ func (h *Site) once(c *fiber.Ctx, nonce string) error {
 	return nil
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or less when ctx ends first (its error then).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
