@@ -147,7 +147,9 @@ func New(o Options) (*fiber.App, error) {
 		return nil, err
 	}
 	s := &server{store: o.Store, redis: o.Redis, log: o.Logger}
-	if s.site, err = web.NewSite(o.Store, o.Web, o.Clock, o.Logger); err != nil {
+	wo := o.Web
+	wo.Redis = o.Redis // the forms' one-time tokens
+	if s.site, err = web.NewSite(o.Store, wo, o.Clock, o.Logger); err != nil {
 		return nil, err
 	}
 	// The JSON API and the screens act on connections through the same

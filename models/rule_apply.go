@@ -256,10 +256,13 @@ func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, result
 }
 
 // ruleTransfer makes a transaction one side of a transfer to (or from)
-// the account the rule names: it writes the other side there and the
-// link, as the reference does. An account no longer active, or in another
-// currency, is left alone; so is a row that became part of a transfer
-// since it was read. It returns the other account, or uuid.Nil. importID,
+// the account the rule names. When that account holds the other side
+// already (see otherSide: an imported card payment, say), it pairs the
+// two and writes no row; only when it holds none does it write the other
+// side there, as the reference does. An account no longer active, or in
+// another currency, is left alone; so is a row that became part of a
+// transfer since it was read. It returns the account whose balance the
+// new side changed, or uuid.Nil (pairing changes no balance). importID,
 // when set, is the file import writing the row: the other side is the
 // import's too, so that its revert removes both.
 func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleResult, importID *uuid.UUID) (uuid.UUID, error) {
@@ -276,6 +279,17 @@ func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleRes
 		Where("(inflow_transaction_id = ? OR outflow_transaction_id = ?)", t.ID, t.ID).Count(ctx)
 	if err != nil || n > 0 {
 		return uuid.Nil, dbErr("check transfer", err)
+	}
+	existing, err := s.otherSide(ctx, familyID, other.ID, &t)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if existing != nil { // the other account holds it already: pair, write no row
+		in, out := existing.ID, t.ID
+		if t.Amount < 0 {
+			in, out = t.ID, existing.ID
+		}
+		return uuid.Nil, s.linkTransfer(ctx, familyID, NewID(), in, out)
 	}
 	from, err := s.Account(ctx, familyID, t.AccountID)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
+	"coffer/api/web"
 )
 
 const (
@@ -135,7 +136,7 @@ func (h *Handler) idempotent(c *fiber.Ctx) error {
 			return &httperr.Error{Status: fiber.StatusConflict, Code: "conflict",
 				Message: "A request with this Idempotency-Key is still in progress; retry it shortly"}
 		}
-		if err := sleepCtx(ctx, idempotencyPoll); err != nil {
+		if err := web.Sleep(ctx, idempotencyPoll); err != nil {
 			return err
 		}
 	}
@@ -206,15 +207,4 @@ func printable(s string) bool {
 		}
 	}
 	return true
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -23,6 +23,7 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Patch("/transactions/:id", write, h.updateTransaction)
 	v1.Put("/transactions/:id", write, h.updateTransaction)
 	v1.Delete("/transactions/:id", write, h.deleteTransaction)
+	v1.Patch("/transactions/:id/transfer", write, h.pairTransfer)
 
 	v1.Get("/chats", read, h.listChats)
 	v1.Post("/chats", write, h.createChat)
@@ -70,6 +71,7 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Get("/transfers", read, h.listTransfers)
 	v1.Post("/transfers", write, h.createTransfer)
 	v1.Get("/transfers/:id", read, h.showTransfer)
+	v1.Patch("/transfers/:id", write, h.updateTransfer)
 	v1.Delete("/transfers/:id", write, h.deleteTransfer)
 
 	v1.Get("/provider_connections", read, h.listConnections)

@@ -75,7 +75,7 @@ type Handler struct {
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
-		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transfer_form",
+		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "chats", "chat",
 		"rules", "rule_form", "assistant_usage")
 	if err != nil {
@@ -114,6 +114,11 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/transactions/:id/delete", screen(signedIn, h.deleteTransaction)...)
 	app.Get("/transfers/new", screen(signedIn, h.newTransfer)...)
 	app.Post("/transfers", screen(signedIn, h.createTransfer)...)
+	app.Get("/transfers/suggested", screen(signedIn, h.suggestedTransfers)...)
+	app.Post("/transfers/suggested/reject", screen(signedIn, h.rejectSuggestedTransfer)...)
+	app.Post("/transfers/:id/unpair", screen(signedIn, h.unpairTransfer)...)
+	app.Get("/transactions/:id/transfer", screen(signedIn, h.transactionTransfer)...)
+	app.Post("/transactions/:id/transfer", screen(signedIn, h.pairTransfer)...)
 	for _, k := range []string{"categories", "merchants", "tags"} {
 		app.Get("/"+k, screen(signedIn, h.labelScreen(k, h.listLabels))...)
 		app.Post("/"+k, screen(signedIn, h.labelScreen(k, h.createLabel))...)

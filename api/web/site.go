@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
 	"golang.org/x/sync/semaphore"
 
 	"coffer/api/httperr"
@@ -45,10 +46,14 @@ type Page struct {
 	Nav   string // the main navigation's current section
 	Title string
 	User  *models.User
-	CSRF  string
-	Flash string
-	Error string
-	Data  any
+	// CSRF is the forms' token: the CSRF token with a one-time nonce of
+	// this page (formonce.go). CSRFHeader is the bare token, for the
+	// page's script.
+	CSRF       string
+	CSRFHeader string
+	Flash      string
+	Error      string
+	Data       any
 	// Refresh reloads the page after this many seconds when scripts do
 	// not run (a meta refresh in noscript), for a page that waits on
 	// background work; its script must do the reloading itself. 0: never.
@@ -84,6 +89,9 @@ type Options struct {
 	// front, whose X-Forwarded-For entries are believed (see ClientAddr);
 	// empty: the header is ignored and the socket peer is the client.
 	TrustedProxies []string `env:"TRUSTED_PROXIES"`
+	// Redis keeps the one-time tokens of rendered forms (formonce.go);
+	// nil: forms carry none. main passes the web processes' client.
+	Redis redis.UniversalClient
 	// AdminRateLimit is the requests per minute one IP may make under
 	// /admin/ that change something or export (page views are free); 0 turns the limit off.
 	AdminRateLimit int `env:"RATE_LIMIT_ADMIN_PER_MINUTE" default:"10" min:"0" max:"1000000"`
@@ -198,7 +206,8 @@ func (s *Site) RenderError(c *fiber.Ctx, status int, title string) error {
 // Render writes a screen with the signed-in user, the CSRF token and the
 // flash message of the previous redirect.
 func (h *Site) Render(c *fiber.Ctx, status int, t *template.Template, name string, p Page) error {
-	p.CSRF, _ = c.Locals(localCSRF).(string)
+	p.CSRFHeader, _ = c.Locals(localCSRF).(string)
+	p.CSRF = h.formToken(c, p.CSRFHeader)
 	if s := SessionOf(c); s != nil && p.User == nil {
 		p.User = s.User
 	}
@@ -324,9 +333,13 @@ func (h *Site) CSRF(c *fiber.Ctx) error {
 	if got == "" {
 		got = c.Get("X-CSRF-Token")
 	}
+	got, nonce := splitFormToken(got)
 	origin := c.Get(fiber.HeaderOrigin)
 	if origin != "" && !h.ownOrigin(origin) || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return httperr.Forbidden(httperr.MsgBadCSRF)
+	}
+	if nonce != "" {
+		return h.once(c, nonce) // a rendered form's one-time token (formonce.go)
 	}
 	return c.Next()
 }

@@ -241,6 +241,30 @@
     src.addEventListener('error', (e) => { src.close(); if (e.data) end(); else later(); });
   };
 
+  // Back and submit again must send the form's first one-time token (its
+  // hidden csrf_token), so that the server knows the form was sent: a
+  // browser that loads the page again on back gets new tokens, and
+  // Chromium does not restore hidden fields. So a page keeps its tokens
+  // in sessionStorage by address, and a page shown again by back or
+  // forward takes those back; any other load keeps its new ones.
+  const keepFormTokens = () => {
+    const inputs = [...document.querySelectorAll('form input[name=csrf_token]')];
+    if (!inputs.length) return;
+    const nav = performance.getEntriesByType('navigation')[0];
+    const key = 'coffer:form-tokens:' + location.pathname + location.search;
+    try {
+      const kept = JSON.parse(sessionStorage.getItem(key) || 'null');
+      if (nav && nav.type === 'back_forward' && Array.isArray(kept) && kept.length === inputs.length) {
+        inputs.forEach((input, n) => { input.value = kept[n]; });
+      } else {
+        sessionStorage.setItem(key, JSON.stringify(inputs.map((input) => input.value)));
+      }
+    } catch (e) {
+      // No storage: each load keeps its own tokens.
+    }
+  };
+
+  keepFormTokens();
   document.querySelectorAll('form[data-live]').forEach(liveFilter);
   document.querySelectorAll('[data-stream]').forEach(chatStream);
   enhance(document);
