@@ -340,6 +340,7 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 		if err := affectedOne(res, err, "update transaction"); err != nil {
 			return err
 		}
+		tx.balanceChange(ctx, t.FamilyID, before.AccountID, t.AccountID)
 		if tagIDs != nil {
 			return tx.setTransactionTags(ctx, t.FamilyID, t.ID, *tagIDs)
 		}
@@ -360,6 +361,7 @@ func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (
 			return dbErr("get transaction", err)
 		}
 		accountID = t.AccountID
+		tx.balanceChange(ctx, familyID, accountID)
 		if t.Source != nil && *t.Source == SourceSimpleFIN {
 			now := tx.now()
 			res, err := tx.db.NewUpdate().Model((*Transaction)(nil)).Set("deleted_at = ?", now).Set("updated_at = ?", now).
