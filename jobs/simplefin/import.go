@@ -117,14 +117,7 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 	if err != nil {
 		return err
 	}
-	h.hook(ctx, HookImported)
-	if h.Queue != nil {
-		if task, err := jobs.NewAccountBalanceTask(step.FamilyID, *pa.AccountID); err == nil {
-			if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
-				h.Log.Warn("balance not queued", "account_id", *pa.AccountID, "error", err)
-			}
-		}
-	}
+	h.hook(ctx, HookImported) // the store reported the balance change (see jobs.Balances)
 	return nil
 }
 
