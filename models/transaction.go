@@ -270,24 +270,13 @@ func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, 
 		Exec(ctx); err != nil {
 		return dbErr("clear transaction tags", err)
 	}
-	return s.insertTransactionTags(ctx, familyID, id, tagIDs)
-}
-
-func (s *Store) insertTransactionTags(ctx context.Context, familyID, id uuid.UUID, tagIDs []uuid.UUID) error {
-	if len(tagIDs) == 0 {
-		return nil
-	}
-	rows := make([]TransactionTag, 0, len(tagIDs))
-	seen := map[uuid.UUID]bool{}
+	links := make([]TransactionTag, 0, len(tagIDs))
 	for _, tag := range tagIDs {
-		if seen[tag] {
-			continue
+		if !slices.ContainsFunc(links, func(l TransactionTag) bool { return l.TagID == tag }) {
+			links = append(links, TransactionTag{TransactionID: id, TagID: tag, FamilyID: familyID})
 		}
-		seen[tag] = true
-		rows = append(rows, TransactionTag{TransactionID: id, TagID: tag, FamilyID: familyID})
 	}
-	_, err := s.db.NewInsert().Model(&rows).Exec(ctx)
-	return dbErr("set transaction tags", err)
+	return s.insertTags(ctx, links)
 }
 
 // UpdateTransaction writes a person's edit: the named columns of a
