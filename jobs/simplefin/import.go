@@ -54,18 +54,7 @@ func (h *Handlers) Import(ctx context.Context, t *asynq.Task) error {
 		if errors.Is(err, errStepFailed) {
 			return h.Store.FailSync(ctx, step, err.Error())
 		}
-		retried, _ := asynq.GetRetryCount(ctx)
-		maxRetry, ok := asynq.GetMaxRetry(ctx)
-		if ok && retried >= maxRetry {
-			if ferr := h.Store.FailSync(context.WithoutCancel(ctx), step, "the import failed"); ferr != nil {
-				return ferr
-			}
-			return fmt.Errorf("simplefin: import %s: %v: %w", step.ID, err, asynq.SkipRetry)
-		}
-		if derr := h.Store.DeferSync(context.WithoutCancel(ctx), step, h.now(), ""); derr != nil {
-			return derr
-		}
-		return err
+		return h.retryLater(ctx, step, err, "the import failed")
 	}
 	return nil
 }
