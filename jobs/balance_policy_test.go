@@ -64,30 +64,29 @@ func TestBalancePolicyAssistant(t *testing.T) {
 		t.Fatalf("proposals %v (%v)", ps, err)
 	}
 
-	// The person confirms (the web process's policy).
-	web := jobs.UseBalances(e.store, asynq.NewClientFromRedisClient(e.rdb), bridgetest.Logger(t))
-	if _, err := assistant.Confirm(ctx, e.store, assistant.Caller{FamilyID: fam, UserID: e.fam.User.ID}, &ps[0]); err != nil {
-		t.Fatal(err)
+	// door runs write in a web process of its own (a policy of its own),
+	// then the queued recalculation, and checks the balance.
+	door := func(name string, write func() error, want money.Amount) {
+		t.Helper()
+		policy := jobs.UseBalances(e.store, asynq.NewClientFromRedisClient(e.rdb), bridgetest.Logger(t))
+		if err := write(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if queued, settled := policy.Counts(); queued != 1 || settled != 0 {
+			t.Errorf("%s: the policy queued %d and settled %d balances, want 1 queued", name, queued, settled)
+		}
+		runBalance(t, e.store, insp, fam, acct)
+		if a, _ := e.store.Account(ctx, fam, acct); a.Balance != want {
+			t.Errorf("after %s: balance %s, want %s", name, a.Balance, want)
+		}
 	}
-	if queued, settled := web.Counts(); queued != 1 || settled != 0 {
-		t.Errorf("confirm: the policy queued %d and settled %d balances, want 1 queued", queued, settled)
-	}
-	runBalance(t, e.store, insp, fam, acct)
-	if a, _ := e.store.Account(ctx, fam, acct); a.Balance != -1300*money.AmountScale {
-		t.Errorf("after the confirmed proposal: balance %s", a.Balance)
-	}
-
-	// An MCP client's call of the same tool (another web process).
-	mcp := jobs.UseBalances(e.store, asynq.NewClientFromRedisClient(e.rdb), bridgetest.Logger(t))
+	door("the confirmed proposal", func() error {
+		_, err := assistant.Confirm(ctx, e.store, assistant.Caller{FamilyID: fam, UserID: e.fam.User.ID}, &ps[0])
+		return err
+	}, -1300*money.AmountScale)
 	caller := assistant.Caller{FamilyID: fam, UserID: e.fam.User.ID, Role: models.RoleAdmin, MayWrite: true}
-	if _, err := assistant.Call(ctx, e.store, caller, "update_transaction", fmt.Sprintf(`{"id": %q, "amount": "1400"}`, rent.ID)); err != nil {
-		t.Fatal(err)
-	}
-	if queued, settled := mcp.Counts(); queued != 1 || settled != 0 {
-		t.Errorf("MCP: the policy queued %d and settled %d balances, want 1 queued", queued, settled)
-	}
-	runBalance(t, e.store, insp, fam, acct)
-	if a, _ := e.store.Account(ctx, fam, acct); a.Balance != -1400*money.AmountScale {
-		t.Errorf("after the MCP call: balance %s", a.Balance)
-	}
+	door("an MCP client's call", func() error {
+		_, err := assistant.Call(ctx, e.store, caller, "update_transaction", fmt.Sprintf(`{"id": %q, "amount": "1400"}`, rent.ID))
+		return err
+	}, -1400*money.AmountScale)
 }

@@ -22,7 +22,8 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 	data := bridgetest.Generate(7, 3, 200, 80, now)
 	s.bridge.SetDataset(data)
 	balances := jobs.UseBalances(s.store, s.h.Queue, s.h.Log) // as the worker's store
-	t.Cleanup(func() {                                        // the balance tasks the syncs queued
+	// The balance tasks the syncs queue go with the test.
+	t.Cleanup(func() {
 		tasks, _ := s.insp.ListScheduledTasks(jobs.QueueDefault, asynq.PageSize(1000))
 		for _, ti := range tasks {
 			if ti.Type == jobs.TypeAccountBalance && strings.Contains(string(ti.Payload), s.f.Family.ID.String()) {
