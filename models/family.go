@@ -16,6 +16,9 @@ type Family struct {
 	ID       uuid.UUID `bun:"id,pk"`
 	Name     string    `bun:"name"`
 	Currency string    `bun:"currency"` // default currency of new records
+	// NumberFormat is how the screens read and write amounts ("1.234,56");
+	// empty: the usual format of Currency.
+	NumberFormat string `bun:"number_format"`
 	// RulesVersion counts the changes to the family's rules (see
 	// WithFamily).
 	RulesVersion int64     `bun:"rules_version"`
@@ -28,6 +31,23 @@ func (s *Store) Family(ctx context.Context, familyID uuid.UUID) (*Family, error)
 	f := new(Family)
 	err := s.db.NewSelect().Model(f).Where("f.id = ?", familyID).Scan(ctx)
 	return f, dbErr("get family", err)
+}
+
+// UpdateFamily saves a family's name, currency and number format, the
+// settings its admins change.
+func (s *Store) UpdateFamily(ctx context.Context, f *Family) error {
+	f.UpdatedAt = s.now()
+	res, err := s.db.NewUpdate().Model(f).
+		Column("name", "currency", "number_format", "updated_at").
+		Where("id = ?", f.ID).
+		Exec(ctx)
+	if err != nil {
+		return dbErr("update family", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // CreateFamily inserts a family; its id and timestamps are set here.

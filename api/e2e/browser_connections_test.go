@@ -42,7 +42,7 @@ func TestBrowserConnections(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`.card h2 .status`)),
 	)
 	reloadUntil(c, base+"/settings/connections", `(document.querySelector("tbody.sync td:nth-child(3)")||{}).textContent||""`, "completed")
-	if got := c.Text(`.card h2 .status`); got != "active" {
+	if got := c.Text(`.card h2 .status`); got != "Active" {
 		t.Fatalf("status %q", got)
 	}
 	c.Run("open the first sync's account steps",

@@ -142,7 +142,32 @@ func TestBrowserHousehold(t *testing.T) {
 		t.Fatalf("the new member's dashboard: %q", worth)
 	}
 	sam.Shoot("11-dashboard-phone")
+	// On a phone the navigation is one line with a menu.
+	top, err := chromedp.Run(sam.Ctx, chromedp.Evaluate[float64](`document.querySelector("main").getBoundingClientRect().top`))
+	if err != nil {
+		sam.Fail("measure the header", err)
+	}
+	if top > 80 {
+		t.Fatalf("the content starts %.0f px down on a phone", top)
+	}
+	sam.Run("open the menu", chromedp.Click(chromedp.CSS(`details.menu summary`)), chromedp.WaitVisible(chromedp.CSS(`details.menu a[href="/settings/members"]`)))
+	sam.Shoot("11b-menu-phone")
 	sam.Run("transactions on a phone", chromedp.Navigate(base+"/transactions?from="+month+"-01&to="+today), chromedp.WaitVisible(chromedp.CSS(`#transactions`)))
+	// A transaction is at most two lines: what and how much, then when,
+	// where and under what.
+	lines, err := chromedp.Run(sam.Ctx, chromedp.Evaluate[[]float64](`[...document.querySelectorAll("#transactions tbody tr")].map(r =>
+		r.getBoundingClientRect().height / parseFloat(getComputedStyle(r.querySelector("td:nth-child(3)")).lineHeight))`))
+	if err != nil {
+		sam.Fail("measure the rows", err)
+	}
+	for i, n := range lines {
+		if !(n <= 2.6) { // NaN too: a line height that is not a length
+			t.Fatalf("row %d is %.1f lines on a phone", i+1, n)
+		}
+	}
+	if len(lines) == 0 {
+		t.Fatal("no rows on the phone")
+	}
 	sam.Shoot("12-transactions-phone")
 }
 

@@ -39,7 +39,7 @@ func TestConnectionsScreen(t *testing.T) {
 	}
 	page := b.Get("/settings/connections")
 	body := string(page.Body)
-	if !strings.Contains(body, "My bank") || !strings.Contains(body, "active") || !strings.Contains(body, "Sign in &lt;b&gt;again&lt;/b&gt;") {
+	if !strings.Contains(body, "My bank") || !strings.Contains(body, "Active") || !strings.Contains(body, "Sign in &lt;b&gt;again&lt;/b&gt;") {
 		t.Fatalf("page: %s", body)
 	}
 	// The initial sync is queued: the card says when it runs.

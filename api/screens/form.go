@@ -39,7 +39,7 @@ func (h *Handler) amountForm(c *fiber.Ctx) (*form, error) {
 		return nil, err
 	}
 	f := newForm(c)
-	f.numbers = numberFormatOf(fam.Currency)
+	f.numbers = familyNumbers(fam)
 	return f, nil
 }
 

@@ -70,7 +70,7 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transfer_form",
-		"labels", "label_form", "label_delete", "budgets", "reports", "members", "imports", "import", "chats", "chat",
+		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "chats", "chat",
 		"rules", "rule_form", "assistant_usage")
 	if err != nil {
 		return nil, err
@@ -156,6 +156,8 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Get("/settings/members", screen(signedIn, h.listMembers)...)
 	app.Post("/settings/members/invitations", screen(signedIn, admin, h.invite)...)
 	app.Post("/settings/members/invitations/:id/revoke", screen(signedIn, admin, h.revokeInvitation)...)
+	app.Get("/settings/family", screen(signedIn, admin, h.familySettings)...)
+	app.Post("/settings/family", screen(signedIn, admin, h.saveFamilySettings)...)
 	app.Get("/settings/assistant", screen(signedIn, admin, h.assistantUsage)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)

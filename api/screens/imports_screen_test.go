@@ -59,7 +59,7 @@ func TestImportScreens(t *testing.T) {
 		t.Fatalf("publish: %d %s", r.Status, r.Body)
 	}
 	body = string(b.Get(loc).Body)
-	if !strings.Contains(body, `http-equiv="refresh"`) || !strings.Contains(body, "importing") {
+	if !strings.Contains(body, `http-equiv="refresh"`) || !strings.Contains(body, "Importing") {
 		t.Fatalf("progress page: %s", body)
 	}
 	e.FinishImport(t, e.Alpha.Family.ID.String(), m[1])

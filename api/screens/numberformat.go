@@ -3,6 +3,7 @@ package screens
 import (
 	"strings"
 
+	"coffer/models"
 	"coffer/models/money"
 )
 
@@ -30,6 +31,19 @@ var (
 	spaceCurrencies = map[string]bool{"SEK": true, "NOK": true, "PLN": true, "CZK": true, "HUF": true, "UAH": true,
 		"RUB": true, "BGN": true, "RON": true, "ZAR": true}
 )
+
+// numberFormats are the formats a family can choose, by their example.
+var numberFormats = []numberFormat{pointDecimals, commaDecimals, spaceGroups}
+
+// familyNumbers is the format a family chose, or its currency's usual one.
+func familyNumbers(f *models.Family) numberFormat {
+	for _, n := range numberFormats {
+		if n.Example == f.NumberFormat {
+			return n
+		}
+	}
+	return numberFormatOf(f.Currency)
+}
 
 // numberFormatOf is the usual number format of a currency's country.
 func numberFormatOf(currency string) numberFormat {

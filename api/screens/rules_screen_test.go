@@ -127,7 +127,7 @@ func TestBrowserRules(t *testing.T) {
 	c.Shoot("rules-form-preview")
 	c.Run("save", chromedp.Click(chromedp.CSS(`button[value=save]`)), chromedp.WaitVisible(chromedp.ID("rules")))
 	c.Run("apply", chromedp.Click(chromedp.CSS(`#rules form[action$="/apply"] button`)), chromedp.WaitVisible(chromedp.ID("rule-runs")))
-	if got := c.Text("#rule-runs"); !strings.Contains(got, "Coffee") || !strings.Contains(got, "pending") {
+	if got := c.Text("#rule-runs"); !strings.Contains(got, "Coffee") || !strings.Contains(got, "Waiting") {
 		t.Fatalf("runs: %q", got)
 	}
 	if got := c.Text("p.flash"); !strings.Contains(got, "Applying rule Coffee to 4 transactions") {

@@ -164,6 +164,7 @@ func (s *Site) Parse(fsys fs.FS, extra template.FuncMap, names ...string) (Pages
 		"metadata": func(m map[string]any) string { b, _ := json.Marshal(m); return string(b) },
 		"list":     func(s ...string) []string { return s },
 		"asset":    s.assets.path,
+		"say":      Say,
 	}
 	for k, v := range extra {
 		funcs[k] = v
