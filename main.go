@@ -295,7 +295,8 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail, OAuth: cfg.OAuth,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout, AssistantDailyTokens: cfg.Assistant.DailyTokens,
-		Dashboard: lazyDashboard(s.redis), AuthWatch: s.watch,
+		AssistantOff: !cfg.Assistant.Enabled(),
+		Dashboard:    lazyDashboard(s.redis), AuthWatch: s.watch,
 		SimpleFINAllowHTTP: cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
 		SimpleFINSyncCron: cfg.Worker.SimplefinSyncCron, SimpleFINSyncLocation: cfg.SimpleFIN.Location, SimpleFINSyncJitter: cfg.SimpleFIN.Jitter,
 	})

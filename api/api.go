@@ -103,6 +103,8 @@ type Options struct {
 	// AssistantDailyTokens is each family's daily token budget for the
 	// assistant (ASSISTANT_DAILY_TOKENS), shown to admins with the usage.
 	AssistantDailyTokens int
+	// AssistantOff: no language model is configured (the screens say so).
+	AssistantOff bool
 	// AuthWatch follows the announcements of changes to grants (its Run
 	// is the caller's to start); nil: each API request reads the auth
 	// version from Redis.
@@ -160,7 +162,7 @@ func New(o Options) (*fiber.App, error) {
 		Store: o.Store, Redis: o.Redis, Queue: o.Queue, Logger: o.Logger, Clock: o.Clock,
 		RateLimitPerHour: o.APIRateLimitPerHour, Connections: connections,
 		SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar, AssistantDailyTokens: o.AssistantDailyTokens,
-		Bearer: s.signin.Bearer, AuthWatch: o.AuthWatch,
+		AssistantOff: o.AssistantOff, Bearer: s.signin.Bearer, AuthWatch: o.AuthWatch,
 	}); err != nil {
 		return nil, err
 	}
@@ -168,7 +170,7 @@ func New(o Options) (*fiber.App, error) {
 	if s.screens, err = screens.New(s.site, screens.Options{
 		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock, Mail: mailer, Queue: o.Queue,
 		Connections: connections, SimpleFINDailyBudget: o.SimpleFINDailyBudget, Calendar: calendar,
-		AssistantDailyTokens: o.AssistantDailyTokens,
+		AssistantDailyTokens: o.AssistantDailyTokens, AssistantOff: o.AssistantOff,
 	}); err != nil {
 		return nil, err
 	}

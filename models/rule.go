@@ -242,6 +242,40 @@ func (s *Store) UpdateRule(ctx context.Context, r *Rule, replaceConditions, repl
 	})
 }
 
+// MoveRule moves a rule by places up (negative) or down the family's
+// order and numbers every position from 1, so that the order a person sees
+// is the order the rules run in, with no ties.
+func (s *Store) MoveRule(ctx context.Context, familyID, id uuid.UUID, by int) error {
+	return s.RunInTx(ctx, func(tx *Store) error {
+		var rules []Rule
+		q := tx.db.NewSelect().Model(&rules).Column("id", "position").Where("ru.family_id = ?", familyID).
+			OrderExpr("ru.position, ru.created_at, ru.id")
+		if tx.Postgres() {
+			q.For("UPDATE")
+		}
+		if err := q.Scan(ctx); err != nil {
+			return dbErr("list rules", err)
+		}
+		i := slices.IndexFunc(rules, func(r Rule) bool { return r.ID == id })
+		if i < 0 {
+			return ErrNotFound
+		}
+		j := min(max(i+by, 0), len(rules)-1)
+		moved := rules[i]
+		rules = slices.Insert(slices.Delete(rules, i, i+1), j, moved)
+		for k, r := range rules {
+			if r.Position == k+1 {
+				continue
+			}
+			if _, err := tx.db.NewUpdate().Model((*Rule)(nil)).Set("position = ?", k+1).Set("updated_at = ?", tx.now()).
+				Where("family_id = ?", familyID).Where("id = ?", r.ID).Exec(ctx); err != nil {
+				return dbErr("move rule", err)
+			}
+		}
+		return tx.rulesChanged(ctx)
+	})
+}
+
 // insertRuleParts inserts r's conditions (sub-conditions after their
 // parent) and actions, giving each its id and position.
 func (s *Store) insertRuleParts(ctx context.Context, r *Rule) error {

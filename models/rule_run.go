@@ -26,6 +26,7 @@ type RuleRun struct {
 	RuleID                *uuid.UUID `bun:"rule_id"` // nil once the rule is deleted
 	RuleName              *string    `bun:"rule_name"`
 	ExecutionType         string     `bun:"execution_type"`
+	AllRules              bool       `bun:"all_rules"` // every active rule, in order, not one
 	Status                string     `bun:"status"`
 	TransactionsQueued    int        `bun:"transactions_queued"`
 	TransactionsProcessed int        `bun:"transactions_processed"`
@@ -103,6 +104,23 @@ func (s *Store) CreateRuleRun(ctx context.Context, familyID, ruleID uuid.UUID, e
 	return run, nil
 }
 
+// CreateAllRulesRun records a pending run of every active rule, in their
+// order, over all the family's transactions ("Apply all"): the rules
+// interact as they do on a new row, the first to set a field winning.
+func (s *Store) CreateAllRulesRun(ctx context.Context, familyID uuid.UUID) (*RuleRun, error) {
+	queued, err := s.db.NewSelect().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("deleted_at IS NULL").Count(ctx)
+	if err != nil {
+		return nil, dbErr("count transactions", err)
+	}
+	now := s.now()
+	run := &RuleRun{ID: NewID(), FamilyID: familyID, RuleName: Ptr("All rules"), ExecutionType: "manual", AllRules: true,
+		Status: RuleRunPending, TransactionsQueued: int(queued), PendingJobsCount: 1, ExecutedAt: now, CreatedAt: now, UpdatedAt: now}
+	if _, err := s.db.NewInsert().Model(run).Exec(ctx); err != nil {
+		return nil, dbErr("create rule run", err)
+	}
+	return run, nil
+}
+
 // PendingRuleRuns lists every pending run of every family, for the queue
 // rebuild after the embedded mode restarts.
 func (s *Store) PendingRuleRuns(ctx context.Context) ([]RuleRun, error) {
@@ -133,7 +151,7 @@ func (s *Store) RuleRunStep(ctx context.Context, familyID, runID uuid.UUID, size
 			done = true
 			return nil
 		}
-		if run.RuleID == nil {
+		if run.RuleID == nil && !run.AllRules {
 			done = true
 			return tx.endRuleRun(ctx, run, RuleRunFailed, "The rule was deleted before the run finished")
 		}
@@ -151,7 +169,11 @@ func (s *Store) RuleRunStep(ctx context.Context, familyID, runID uuid.UUID, size
 		}
 		results := make([]RuleResult, len(rows))
 		for i := range rows {
-			results[i] = rs.ApplyOnly(rows[i], *run.RuleID)
+			if run.AllRules {
+				results[i] = rs.Apply(rows[i])
+			} else {
+				results[i] = rs.ApplyOnly(rows[i], *run.RuleID)
+			}
 		}
 		modified, acc, err := tx.writeRuleResults(ctx, familyID, results)
 		if err != nil {

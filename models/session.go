@@ -104,6 +104,33 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) 
 	return dbErr("delete user sessions", err)
 }
 
+// UserSessions lists a user's sessions that have not reached their end,
+// the most recently used first, for the person to see where they are
+// signed in.
+func (s *Store) UserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error) {
+	out := []Session{}
+	err := s.db.NewSelect().Model(&out).
+		Where("s.user_id = ?", userID).
+		Where("s.expires_at > ?", s.now()).
+		OrderExpr("s.last_seen_at DESC, s.id").
+		Limit(100).
+		Scan(ctx)
+	return out, dbErr("list sessions", err)
+}
+
+// DeleteUserSession ends one of a user's own sessions; another user's is
+// ErrNotFound.
+func (s *Store) DeleteUserSession(ctx context.Context, userID, id uuid.UUID) error {
+	res, err := s.db.NewDelete().Model((*Session)(nil)).Where("user_id = ?", userID).Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return dbErr("delete session", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // CountUserSessions counts a user's sessions, live or not yet swept.
 func (s *Store) CountUserSessions(ctx context.Context, userID uuid.UUID) (int, error) {
 	n, err := s.db.NewSelect().Model((*Session)(nil)).Where("user_id = ?", userID).Count(ctx)

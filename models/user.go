@@ -39,6 +39,8 @@ type User struct {
 	SuspendedAt  *time.Time `bun:"suspended_at"`
 	SuspendedBy  *uuid.UUID `bun:"suspended_by"`
 	LastLoginAt  *time.Time `bun:"last_login_at"`
+	// AIEnabled: the person turned the assistant on in the app.
+	AIEnabled bool `bun:"ai_enabled"`
 	// AssistantMayWrite lets the assistant change this user's data (update
 	// transactions, create categories and tags); off by default.
 	AssistantMayWrite bool      `bun:"assistant_may_write"`
@@ -180,6 +182,17 @@ func (s *Store) ResetPassword(ctx context.Context, userID uuid.UUID, hash string
 		tx.authChange(ctx) // cached access tokens end in every process
 		return tx.DeleteUserSessions(ctx, userID, keep)
 	})
+}
+
+// EnableAI records that a user of the family turned the assistant on.
+func (s *Store) EnableAI(ctx context.Context, familyID, userID uuid.UUID) error {
+	res, err := s.db.NewUpdate().Model((*User)(nil)).
+		Set("ai_enabled = ?", true).
+		Set("updated_at = ?", s.now()).
+		Where("family_id = ?", familyID).
+		Where("id = ?", userID).
+		Exec(ctx)
+	return affectedOne(res, err, "enable ai")
 }
 
 // SetAssistantMayWrite turns on or off the assistant's write tools for a

@@ -162,6 +162,6 @@ func (c *Chrome) SignIn(base, email string) {
 		chromedp.SendKeys(chromedp.ID("email"), email),
 		chromedp.SendKeys(chromedp.ID("password"), "correct horse battery"),
 		chromedp.Submit(chromedp.ID("password")),
-		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+		chromedp.WaitReady(chromedp.CSS(`header form`)),
 	)
 }

@@ -41,7 +41,7 @@ func TestBrowserConnections(t *testing.T) {
 		chromedp.Submit(chromedp.ID("setup_token")),
 		chromedp.WaitVisible(chromedp.CSS(`.card h2 .status`)),
 	)
-	reloadUntil(c, base+"/settings/connections", `(document.querySelector("tbody.sync td:nth-child(3)")||{}).textContent||""`, "completed")
+	reloadUntil(c, base+"/settings/connections", `(document.querySelector("tbody.sync td:nth-child(3)")||{}).textContent||""`, "Done")
 	if got := c.Text(`.card h2 .status`); got != "Active" {
 		t.Fatalf("status %q", got)
 	}
@@ -54,7 +54,7 @@ func TestBrowserConnections(t *testing.T) {
 	if err != nil {
 		c.Fail("read the steps", err)
 	}
-	if steps != "Account 0:completed,Account 1:completed" && steps != "Account 1:completed,Account 0:completed" {
+	if steps != "Account 0:Done,Account 1:Done" && steps != "Account 1:Done,Account 0:Done" {
 		t.Fatalf("account steps: %q", steps)
 	}
 	if n := importedRows(t, e); n != data.Count() {
@@ -63,7 +63,7 @@ func TestBrowserConnections(t *testing.T) {
 
 	submitAndWait(c, "sync now", `form[action$="/sync"] button`)
 	reloadUntil(c, base+"/settings/connections",
-		`[...document.querySelectorAll("tbody.sync")].map(b => b.rows[0].cells[2].textContent.split(":")[0]).join(",")`, "completed,completed")
+		`[...document.querySelectorAll("tbody.sync")].map(b => b.rows[0].cells[2].textContent.split(":")[0]).join(",")`, "Done,Done")
 	if n := importedRows(t, e); n != data.Count() {
 		t.Fatalf("%d rows after a second sync, want %d", n, data.Count())
 	}
@@ -74,7 +74,7 @@ func TestBrowserConnections(t *testing.T) {
 
 	c.Run("tick delete", chromedp.Click(chromedp.CSS(`form[action$="/disconnect"] input[name=delete_transactions]`)))
 	submitAndWait(c, "disconnect and delete the imported rows", `form[action$="/disconnect"] button`)
-	if got := c.Text(`.card h2 .status`); got != "disconnected" {
+	if got := c.Text(`.card h2 .status`); got != "Disconnected" {
 		t.Fatalf("after disconnect: %q", got)
 	}
 	deadline := time.Now().Add(30 * time.Second)
@@ -123,7 +123,7 @@ func reloadUntil(c *apitest.Chrome, url, expr, want string) {
 	c.T.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c.Run("load "+url, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`header form`)))
+		c.Run("load "+url, chromedp.Navigate(url), chromedp.WaitReady(chromedp.CSS(`header form`)))
 		got, err := chromedp.Run(c.Ctx, chromedp.Evaluate[string](expr))
 		if err == nil && got == want {
 			return

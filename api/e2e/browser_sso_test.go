@@ -51,7 +51,7 @@ func TestBrowserSSO(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("login"), "alice@example.com"),
 		chromedp.SendKeys(chromedp.ID("password"), "alice-password"),
 		chromedp.Click(chromedp.ID("submit-login")),
-		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+		chromedp.WaitReady(chromedp.CSS(`header form`)),
 	)
 	a.Shoot("16-joined-by-invitation-sso")
 	alice, err := e.Store.UserByEmail(t.Context(), "alice@example.com")
@@ -67,7 +67,7 @@ func TestBrowserSSO(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("login"), "bob@example.com"),
 		chromedp.SendKeys(chromedp.ID("password"), "bob-password"),
 		chromedp.Click(chromedp.ID("submit-login")),
-		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+		chromedp.WaitReady(chromedp.CSS(`header form`)),
 	)
 	bob, err := e.Store.UserByEmail(t.Context(), "bob@example.com")
 	if err != nil || bob.Role != models.RoleAdmin {
@@ -162,7 +162,7 @@ func TestBrowserSAML(t *testing.T) {
 	// answered with the form that posts the assertion back to us.
 	u.Run("back through the IdP to the service",
 		chromedp.Navigate(ssoURL),
-		chromedp.WaitVisible(chromedp.CSS(`header form`)),
+		chromedp.WaitReady(chromedp.CSS(`header form`)),
 	)
 	carol, err := e.Store.UserByEmail(t.Context(), "carol@example.org")
 	if err != nil {

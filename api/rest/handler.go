@@ -43,6 +43,9 @@ type Options struct {
 	// AssistantDailyTokens is each family's daily token budget, shown
 	// to its admins beside the usage; 0: no limit.
 	AssistantDailyTokens int
+	// AssistantOff: no language model is configured, so the app's AI
+	// switch is refused.
+	AssistantOff bool
 	// AuthWatch, when running, tells requests the auth version without a
 	// round trip to Redis; nil: each request reads it.
 	AuthWatch *AuthWatch
@@ -63,6 +66,7 @@ type Handler struct {
 	calendar    *simplefin.SyncCalendar
 
 	assistantDailyTokens int
+	assistantOff         bool
 
 	docs   func() (*docs, error) // the API reference page, rendered on first use
 	keys   *keyCache             // keys authenticated recently, see authenticate
@@ -77,6 +81,7 @@ func New(o Options) (*Handler, error) {
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 		assistantDailyTokens: o.AssistantDailyTokens,
+		assistantOff:         o.AssistantOff,
 		docs:                 sync.OnceValues(func() (*docs, error) { return newDocs(OpenAPIYAML) }),
 		keys:                 newKeyCache(), bearer: o.Bearer,
 		watch: o.AuthWatch, limits: newLimiter(o.Redis, o.RateLimitPerHour),

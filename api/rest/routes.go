@@ -35,6 +35,7 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Post("/chats/:id/proposals/:pid/confirm", write, h.confirmProposal)
 	v1.Post("/chats/:id/proposals/:pid/reject", write, h.rejectProposal)
 	v1.Get("/chats/:id/stream", read, h.streamChat)
+	v1.Patch("/auth/enable_ai", write, h.enableAI)
 	v1.Get("/assistant", read, h.showAssistant)
 	v1.Patch("/assistant", write, h.updateAssistant)
 

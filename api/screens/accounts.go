@@ -294,6 +294,6 @@ func (h *Handler) showAccount(c *fiber.Ctx) error {
 	if d.Series, err = h.store.AccountBalanceSeries(ctx, a.FamilyID, a.ID, year, models.Week); err != nil {
 		return err
 	}
-	d.Chart = lineChart(a.Name+" balance over the last year", d.Series)
+	d.Chart = lineChart(a.Name+" balance over the last year", a.Currency, d.Series)
 	return h.pages.Render(c, fiber.StatusOK, "account", web.Page{Nav: "accounts", Title: a.Name, Data: d})
 }

@@ -3,6 +3,7 @@ package screens
 import (
 	"fmt"
 	"html/template"
+	"math"
 	"strings"
 
 	"coffer/models"
@@ -15,23 +16,55 @@ import (
 
 const (
 	chartW, chartH = 640, 200
-	padL, padR     = 8, 8
+	padL, padR     = 72, 8 // padL holds the value axis's labels
 	padT, padB     = 12, 24
 )
 
-// scale maps values between lo and hi to the chart's height.
-type scale struct{ lo, hi float64 }
+// scale maps values between lo and hi to the chart's height; its ticks
+// are the round values the value axis labels.
+type scale struct {
+	lo, hi float64
+	ticks  []float64
+}
 
+// newScale spans the values and zero, widened to round ticks (1, 2 or 5
+// times a power of ten of the currency's unit) so the axis reads plainly.
 func newScale(values ...int64) scale {
-	s := scale{lo: 0, hi: 0}
+	lo, hi := 0.0, 0.0
 	for _, v := range values {
 		f := float64(v)
-		s.lo, s.hi = min(s.lo, f), max(s.hi, f)
+		lo, hi = min(lo, f), max(hi, f)
 	}
-	if s.hi == s.lo {
-		s.hi = s.lo + 1
+	if hi == lo {
+		hi = lo + money.AmountScale
+	}
+	raw := (hi - lo) / 4
+	step := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*step >= raw {
+			step *= m
+			break
+		}
+	}
+	step = max(step, money.AmountScale) // never below one unit
+	s := scale{lo: math.Floor(lo/step) * step, hi: math.Ceil(hi/step) * step}
+	for t := s.lo; t <= s.hi+step/2; t += step {
+		s.ticks = append(s.ticks, t)
 	}
 	return s
+}
+
+// axis draws the value axis: a light line and a label at each tick, in
+// whole units of the currency.
+func (s scale) axis(b *strings.Builder, currency string) {
+	c := money.MustCurrency(currency)
+	c.Exponent = 0
+	for _, t := range s.ticks {
+		y := s.y(int64(t))
+		fmt.Fprintf(b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eceef2"/>`, padL, chartW-padR, y, y)
+		fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="11" fill="#5b6578" text-anchor="end" dominant-baseline="middle">%s</text>`,
+			padL-6, y, template.HTMLEscapeString(money.Amount(t).Format(c)))
+	}
 }
 
 func (s scale) y(v int64) float64 {
@@ -40,8 +73,8 @@ func (s scale) y(v int64) float64 {
 
 // lineChart draws a series (balances over time) as a line with a shaded
 // area, a zero line when the values cross it, and the first and last
-// dates under it. The points' values are money; only their shape is drawn.
-func lineChart(label string, points []models.SeriesPoint) template.HTML {
+// dates under it, against a value axis in the currency's whole units.
+func lineChart(label, currency string, points []models.SeriesPoint) template.HTML {
 	if len(points) == 0 {
 		return ""
 	}
@@ -58,6 +91,7 @@ func lineChart(label string, points []models.SeriesPoint) template.HTML {
 	base := sc.y(0)
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, chartW, chartH, template.HTMLEscapeString(label))
+	sc.axis(&b, currency)
 	fmt.Fprintf(&b, `<polygon points="%.1f,%.1f %s%.1f,%.1f" fill="#3b6fd8" fill-opacity=".12"/>`,
 		float64(padL), base, line.String(), padL+float64(len(vals)-1)*step, base)
 	if sc.lo < 0 {
@@ -77,7 +111,7 @@ type barPair struct {
 }
 
 // pairChart draws income (green) beside spending (dark) for each column.
-func pairChart(label string, cols []barPair) template.HTML {
+func pairChart(label, currency string, cols []barPair) template.HTML {
 	if len(cols) == 0 {
 		return ""
 	}
@@ -90,6 +124,7 @@ func pairChart(label string, cols []barPair) template.HTML {
 	bw := slot * 0.35
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %d %d" role="img" aria-label="%s">`, chartW, chartH, template.HTMLEscapeString(label))
+	sc.axis(&b, currency)
 	base := sc.y(0)
 	for i, c := range cols {
 		x := padL + float64(i)*slot + slot*0.12

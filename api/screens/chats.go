@@ -24,6 +24,11 @@ const maxMessage = 10_000
 // reloads itself, so that it works without JavaScript.
 const pendingRefresh = 3
 
+// assistantOffText says why a question is not asked on a server without a
+// model, before anyone types one.
+const assistantOffText = "The assistant is not set up on this server. An administrator turns it on by setting " +
+	"OPENAI_API_KEY, or OPENAI_BASE_URL for a local model (see the README)."
+
 type chatsData struct {
 	Chats    []models.Chat
 	MayWrite bool
@@ -32,6 +37,7 @@ type chatsData struct {
 	Admin       bool
 	TokensToday int
 	DailyTokens int
+	Off         bool // no model is configured
 }
 
 func (h *Handler) listChats(c *fiber.Ctx) error {
@@ -49,7 +55,8 @@ func (h *Handler) chatsPage(c *fiber.Ctx, status int, question, msg string) erro
 		return err
 	}
 	d := chatsData{Chats: chats, MayWrite: me.AssistantMayWrite, Question: question,
-		Admin: me.Role == models.RoleAdmin || me.Role == models.RoleSuperAdmin, DailyTokens: h.assistantDailyTokens}
+		Admin: me.Role == models.RoleAdmin || me.Role == models.RoleSuperAdmin, DailyTokens: h.assistantDailyTokens,
+		Off: h.assistantOff}
 	if d.Admin {
 		// The figure is a courtesy: with Redis away the page still shows.
 		if d.TokensToday, err = assistant.Usage(ctx, h.redis, u.FamilyID, h.now()); err != nil {
@@ -75,6 +82,9 @@ func question(c *fiber.Ctx) (string, string) {
 func (h *Handler) createChat(c *fiber.Ctx) error {
 	u := web.SessionOf(c).User
 	q, problem := question(c)
+	if h.assistantOff {
+		problem = assistantOffText
+	}
 	if problem != "" {
 		return h.chatsPage(c, fiber.StatusUnprocessableEntity, q, problem)
 	}
@@ -168,6 +178,9 @@ func (h *Handler) createChatMessage(c *fiber.Ctx) error {
 		return err
 	}
 	q, problem := question(c)
+	if h.assistantOff {
+		problem = assistantOffText
+	}
 	if problem != "" {
 		return h.chatPage(c, fiber.StatusUnprocessableEntity, q, problem)
 	}

@@ -5,9 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"coffer/api"
 	"coffer/api/apitest"
 	"coffer/jobs/assistant"
 	"coffer/jobs/assistant/assistanttest"
+	"coffer/models"
 )
 
 // TestChatScreens asks a question on the /chats screen with plain forms:
@@ -123,5 +125,25 @@ func TestChatScreens(t *testing.T) {
 	}
 	if r := b.Get(loc); r.Status != 404 {
 		t.Fatalf("deleted chat: %d", r.Status)
+	}
+}
+
+// On a server without a language model the assistant screen says so
+// before anyone asks, and a question posted anyway (from a page loaded
+// before) is refused with no chat made.
+func TestAssistantNotConfigured(t *testing.T) {
+	e := apitest.NewEnv(t, func(o *api.Options) { o.AssistantOff = true })
+	b := apitest.SignedInBrowser(t, e)
+	r := b.Get("/chats")
+	if body := string(r.Body); r.Status != 200 || !strings.Contains(body, `id="assistant-off"`) || !strings.Contains(body, "OPENAI_API_KEY") ||
+		strings.Contains(body, `action="/chats"`) {
+		t.Fatalf("chats: %d %s", r.Status, body)
+	}
+	r = b.Post("/chats", url.Values{"message": {"How much did we spend?"}})
+	if r.Status != 422 || !strings.Contains(string(r.Body), "not set up on this server") {
+		t.Fatalf("a question to no model: %d %s", r.Status, r.Body)
+	}
+	if _, n, err := e.Store.Chats(t.Context(), e.Alpha.Family.ID, e.Alpha.User.ID, models.Page{Number: 1, Size: 5}); err != nil || n != 0 {
+		t.Fatalf("chats made: %d %v", n, err)
 	}
 }

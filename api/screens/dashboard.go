@@ -42,7 +42,7 @@ func (h *Handler) home(c *fiber.Ctx) error {
 	if d.Series, err = h.store.NetWorthSeries(ctx, fam, recent, models.Day); err != nil {
 		return err
 	}
-	d.Chart = lineChart("Net worth over the last 90 days", d.Series)
+	d.Chart = lineChart("Net worth over the last 90 days", d.Sheet.Currency, d.Series)
 	totals, err := h.store.CategoryTotals(ctx, fam, d.Month)
 	if err != nil {
 		return err

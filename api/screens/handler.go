@@ -46,6 +46,9 @@ type Options struct {
 	// AssistantDailyTokens is each family's daily token budget, shown to
 	// its admins beside the usage; 0: no limit.
 	AssistantDailyTokens int
+	// AssistantOff: no language model is configured, so the assistant
+	// screens say so instead of taking questions.
+	AssistantOff bool
 }
 
 // Handler serves the household screens; handlers are its methods.
@@ -64,6 +67,7 @@ type Handler struct {
 	calendar    *simplefin.SyncCalendar
 
 	assistantDailyTokens int
+	assistantOff         bool
 }
 
 // New parses the screens' templates and returns their handler.
@@ -79,6 +83,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock, mail: o.Mail, queue: o.Queue,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 		assistantDailyTokens: o.AssistantDailyTokens,
+		assistantOff:         o.AssistantOff,
 	}, nil
 }
 
@@ -141,9 +146,11 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Get("/rules", screen(signedIn, h.listRules)...)
 	app.Get("/rules/new", screen(signedIn, h.newRule)...)
 	app.Post("/rules", screen(signedIn, h.createRule)...)
+	app.Post("/rules/apply_all", screen(signedIn, h.applyAllRules)...) // before /rules/:id
 	app.Get("/rules/:id/edit", screen(signedIn, h.editRule)...)
 	app.Post("/rules/:id", screen(signedIn, h.updateRule)...)
 	app.Post("/rules/:id/apply", screen(signedIn, h.applyRule)...)
+	app.Post("/rules/:id/move", screen(signedIn, h.moveRule)...)
 	app.Post("/rules/:id/delete", screen(signedIn, h.deleteRule)...)
 
 	app.Get("/budgets", screen(signedIn, h.showBudget)...)

@@ -212,11 +212,11 @@ func (h *Handler) reportData(c *fiber.Ctx) (reportsData, error) {
 	for i, m := range d.Flow {
 		cols[i] = barPair{Label: m.Month.Time().Format("Jan 06"), A: m.Income, B: m.Spending}
 	}
-	d.FlowChart = pairChart("Income and spending by month", cols)
+	d.FlowChart = pairChart("Income and spending by month", d.Currency, cols)
 	if d.Worth, err = h.store.NetWorthSeries(ctx, fam, p, d.Interval); err != nil {
 		return d, err
 	}
-	d.WorthChart = lineChart("Net worth over the period", d.Worth)
+	d.WorthChart = lineChart("Net worth over the period", d.Currency, d.Worth)
 	return d, nil
 }
 

@@ -337,15 +337,46 @@ func (h *Handler) applyRule(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	task, err := jobs.NewRuleApplyTask(r.FamilyID, run.ID)
+	h.queueRuleRun(c, run)
+	return h.site.Redirect(c, "/rules", "Applying rule "+ruleName(r)+" to "+strconv.Itoa(run.TransactionsQueued)+" transactions; the runs below show how far it got.")
+}
+
+// applyAllRules runs every active rule, in order, over the existing
+// transactions, as they run on a new one.
+func (h *Handler) applyAllRules(c *fiber.Ctx) error {
+	run, err := h.store.CreateAllRulesRun(c.UserContext(), web.SessionOf(c).User.FamilyID)
 	if err != nil {
 		return err
 	}
-	if _, err := h.queue.EnqueueContext(c.UserContext(), task); err != nil {
+	h.queueRuleRun(c, run)
+	return h.site.Redirect(c, "/rules", "Applying every active rule to "+strconv.Itoa(run.TransactionsQueued)+" transactions; the runs below show how far it got.")
+}
+
+func (h *Handler) queueRuleRun(c *fiber.Ctx, run *models.RuleRun) {
+	task, err := jobs.NewRuleApplyTask(run.FamilyID, run.ID)
+	if err == nil {
+		_, err = h.queue.EnqueueContext(c.UserContext(), task)
+	}
+	if err != nil {
 		// The run stays pending; the queue rebuild picks it up.
 		h.log.Warn("rule run not queued", "request_id", httperr.RequestID(c), "rule_run_id", run.ID, "error", err)
 	}
-	return h.site.Redirect(c, "/rules", "Applying rule "+ruleName(r)+" to "+strconv.Itoa(run.TransactionsQueued)+" transactions; the runs below show how far it got.")
+}
+
+// moveRule moves a rule one place up or down the order the rules run in.
+func (h *Handler) moveRule(c *fiber.Ctx) error {
+	r, err := h.familyRule(c)
+	if err != nil {
+		return err
+	}
+	by := 1
+	if c.FormValue("direction") == "up" {
+		by = -1
+	}
+	if err := h.store.MoveRule(c.UserContext(), r.FamilyID, r.ID, by); err != nil {
+		return err
+	}
+	return h.site.Redirect(c, "/rules", "Moved rule "+ruleName(r)+".")
 }
 
 func (h *Handler) deleteRule(c *fiber.Ctx) error {

@@ -135,3 +135,44 @@ func TestBrowserRules(t *testing.T) {
 	}
 	c.Shoot("rules-phone")
 }
+
+// The rules list moves a rule up or down the order they run in, and
+// "Apply all" queues one run of every active rule.
+func TestRulesOrderScreen(t *testing.T) {
+	e := apitest.NewEnv(t)
+	b := apitest.SignedInBrowser(t, e)
+	for _, name := range []string{"First", "Second"} {
+		b.Get("/rules/new")
+		r := b.Post("/rules", url.Values{"name": {name}, "match": {"any"}, "active": {"on"},
+			"cond_type_0": {"transaction_name"}, "cond_op_0": {"like"}, "cond_value_0": {name},
+			"act_type_0": {"set_transaction_name"}, "act_value_0": {name + "!"}})
+		if r.Status != 303 {
+			t.Fatalf("create %s: %d %s", name, r.Status, r.Body)
+		}
+	}
+	rules, err := e.Store.OrderedRules(t.Context(), e.Alpha.Family.ID)
+	if err != nil || len(rules) != 2 || *rules[0].Name != "First" {
+		t.Fatalf("rules: %+v %v", rules, err)
+	}
+	page := string(b.Get("/rules").Body)
+	if !strings.Contains(page, `aria-label="Move Second up"`) || strings.Contains(page, `aria-label="Move First up"`) ||
+		!strings.Contains(page, `action="/rules/apply_all"`) {
+		t.Fatalf("rules page: %s", page)
+	}
+	if r := b.Post("/rules/"+rules[1].ID.String()+"/move", url.Values{"direction": {"up"}}); r.Status != 303 {
+		t.Fatalf("move: %d", r.Status)
+	}
+	if rules, _ = e.Store.OrderedRules(t.Context(), e.Alpha.Family.ID); *rules[0].Name != "Second" {
+		t.Fatalf("after the move: %s first", *rules[0].Name)
+	}
+	if r := b.Post("/rules/"+e.Beta.Account.ID.String()+"/move", url.Values{"direction": {"up"}}); r.Status != 404 {
+		t.Fatalf("move something not a rule of the family: %d", r.Status)
+	}
+	if r := b.Post("/rules/apply_all", nil); r.Status != 303 {
+		t.Fatalf("apply all: %d %s", r.Status, r.Body)
+	}
+	runs, n, err := e.Store.RuleRuns(t.Context(), e.Alpha.Family.ID, models.RuleRunFilter{}, models.Page{Number: 1, Size: 5})
+	if err != nil || n != 1 || !runs[0].AllRules {
+		t.Fatalf("runs: %+v %d %v", runs, n, err)
+	}
+}

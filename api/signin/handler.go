@@ -105,6 +105,8 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/password/reset", screen(h.localOff, h.resetPassword)...)
 	app.Get("/settings/security", screen(signedIn, h.security)...)
 	app.Post("/settings/security/password", screen(signedIn, h.localOff, h.changePassword)...)
+	app.Post("/settings/security/sessions/others/end", screen(signedIn, h.endOtherSessions)...)
+	app.Post("/settings/security/sessions/:id/end", screen(signedIn, h.endSession)...)
 	app.Post("/settings/security/connect/:name", screen(signedIn, h.connectProvider)...)
 	app.Post("/settings/security/identities/:id/unlink", screen(signedIn, h.unlinkIdentity)...)
 	app.Get("/auth/saml/:id/metadata", h.samlMetadata)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/ory/fosite"
 
 	"coffer/api/web"
@@ -62,25 +61,12 @@ func mobileRefusal(c *fiber.Ctx, status int, msg string) error {
 
 // mobileTokens are the tokens of the app, in the reference's shape.
 type mobileTokens struct {
-	AccessToken  string      `json:"access_token"`
-	RefreshToken string      `json:"refresh_token"`
-	TokenType    string      `json:"token_type"`
-	ExpiresIn    int64       `json:"expires_in"`
-	CreatedAt    int64       `json:"created_at"`
-	User         *mobileUser `json:"user,omitempty"`
-}
-
-type mobileUser struct {
-	ID        uuid.UUID `json:"id"`
-	Email     string    `json:"email"`
-	FirstName *string   `json:"first_name"`
-	LastName  *string   `json:"last_name"`
-	UILayout  string    `json:"ui_layout"`
-	AIEnabled bool      `json:"ai_enabled"`
-}
-
-func mobileUserOf(u *models.User) *mobileUser {
-	return &mobileUser{ID: u.ID, Email: u.Email, FirstName: u.FirstName, LastName: u.LastName, UILayout: "dashboard"}
+	AccessToken  string       `json:"access_token"`
+	RefreshToken string       `json:"refresh_token"`
+	TokenType    string       `json:"token_type"`
+	ExpiresIn    int64        `json:"expires_in"`
+	CreatedAt    int64        `json:"created_at"`
+	User         *web.AppUser `json:"user,omitempty"`
 }
 
 // mobileLogin is POST /api/v1/auth/login: the password sign-in of
@@ -114,7 +100,7 @@ func (h *Handler) mobileLogin(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t.User = mobileUserOf(u)
+	t.User = web.AppUserOf(u)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(t)
 }
@@ -187,7 +173,7 @@ func (h *Handler) mobileSignup(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t.User = mobileUserOf(u)
+	t.User = web.AppUserOf(u)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.Status(fiber.StatusCreated).JSON(t)
 }

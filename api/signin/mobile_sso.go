@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/httperr"
+	"coffer/api/web"
 	"coffer/models"
 	"coffer/sso"
 )
@@ -230,7 +231,7 @@ func (h *Handler) mobileSSOExchange(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t.User = mobileUserOf(u)
+	t.User = web.AppUserOf(u)
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(t)
 }

@@ -217,7 +217,7 @@ func (h *Handler) setPassword(c *fiber.Ctx, userID uuid.UUID, password string, k
 type securityData struct {
 	LocalLogin  bool
 	HasPassword bool
-	Sessions    int
+	Sessions    []sessionRow
 	Identities  []identityRow
 	CanUnlink   bool // some identity may be unlinked
 	Connectable []*models.SSOProvider
@@ -237,7 +237,7 @@ func (h *Handler) security(c *fiber.Ctx) error {
 func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
 	ctx := c.UserContext()
 	s := web.SessionOf(c)
-	n, err := h.store.CountUserSessions(ctx, s.UserID)
+	sessions, err := h.store.UserSessions(ctx, s.UserID)
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,10 @@ func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
 	if err != nil {
 		return err
 	}
-	d := securityData{LocalLogin: h.web.LocalLogin, HasPassword: u.PasswordHash != nil, Sessions: n}
+	d := securityData{LocalLogin: h.web.LocalLogin, HasPassword: u.PasswordHash != nil}
+	for _, o := range sessions {
+		d.Sessions = append(d.Sessions, newSessionRow(o, s.ID))
+	}
 	linked, usable := map[string]bool{}, 0
 	for _, i := range idents {
 		linked[i.Provider.Name] = true

@@ -165,6 +165,8 @@ func (s *Site) Parse(fsys fs.FS, extra template.FuncMap, names ...string) (Pages
 		"list":     func(s ...string) []string { return s },
 		"asset":    s.assets.path,
 		"say":      Say,
+		"fieldErr": fieldErr,
+		"invalid":  invalid,
 	}
 	for k, v := range extra {
 		funcs[k] = v

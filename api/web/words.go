@@ -1,5 +1,10 @@
 package web
 
+import (
+	"html/template"
+	"strings"
+)
+
 // words say the stored values a screen shows (roles, statuses, where a
 // row came from) as a person would: "super_admin" is "Super admin".
 var words = map[string]string{
@@ -28,4 +33,30 @@ func Say(v string) string {
 		}
 	}
 	return string(b)
+}
+
+// fieldErr is a field's error message, with the id its field points to
+// (see invalid), so a screen reader reads the message with the field.
+func fieldErr(errs map[string]string, name string) template.HTML {
+	msg := errs[name]
+	if msg == "" {
+		return ""
+	}
+	return template.HTML(`<p class="field-error" id="` + template.HTMLEscapeString(name) + `-error" role="alert">` +
+		template.HTMLEscapeString(msg) + `</p>`)
+}
+
+// invalid marks a field whose value was refused and ties it to its
+// message, after the ids of its hints (which it names in any case).
+func invalid(errs map[string]string, name string, hints ...string) template.HTMLAttr {
+	ids := strings.Join(hints, " ")
+	attr := ""
+	if errs[name] != "" {
+		attr = ` aria-invalid="true"`
+		ids = strings.TrimSpace(ids + " " + name + "-error")
+	}
+	if ids != "" {
+		attr += ` aria-describedby="` + template.HTMLEscapeString(ids) + `"`
+	}
+	return template.HTMLAttr(attr)
 }
