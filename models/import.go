@@ -91,6 +91,12 @@ func (im *Import) Publishable() bool {
 	return im.Status == ImportPending && im.RowsCount > 0 && im.InvalidRowsCount == 0
 }
 
+// PublishableSkipping reports whether the import may start once its bad
+// rows are left out: pending, with bad rows and valid ones.
+func (im *Import) PublishableSkipping() bool {
+	return im.Status == ImportPending && im.InvalidRowsCount > 0 && im.ValidRows() > 0
+}
+
 // Revertable reports whether the import's transactions may be removed.
 func (im *Import) Revertable() bool {
 	return im.Status == ImportComplete || im.Status == ImportRevertFailed || im.Status == ImportFailed
@@ -118,6 +124,7 @@ type ImportLine struct {
 	FamilyID      uuid.UUID     `bun:"family_id"`
 	ImportID      uuid.UUID     `bun:"import_id"`
 	Position      int           `bun:"position"`
+	Line          int           `bun:"line"` // of the file, from 1; 0 where the type has no lines (OFX, QIF)
 	RawDate       string        `bun:"raw_date"`
 	RawAmount     string        `bun:"raw_amount"`
 	Name          string        `bun:"name"`
@@ -186,7 +193,8 @@ func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *importfile
 	return s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
 		res, err := tx.db.NewUpdate().Model(im).
 			Column("col_sep", "date_col_label", "amount_col_label", "name_col_label", "category_col_label", "tags_col_label",
-				"notes_col_label", "external_id_col_label", "date_format", "number_format", "signage_convention", "updated_at").
+				"notes_col_label", "external_id_col_label", "debit_col_label", "credit_col_label", "encoding",
+				"date_format", "number_format", "signage_convention", "updated_at").
 			Where("im.family_id = ?", im.FamilyID).Where("im.id = ?", im.ID).Where("im.status = ?", ImportPending).Exec(ctx)
 		if err := affectedOne(res, err, "reconfigure import"); errors.Is(err, ErrNotFound) {
 			return Invalid("Only a pending import can be changed")
@@ -200,7 +208,7 @@ func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *importfile
 	})
 }
 
-var importRowColumns = []string{"id", "family_id", "import_id", "position", "raw_date", "raw_amount", "name", "category", "tags",
+var importRowColumns = []string{"id", "family_id", "import_id", "position", "line", "raw_date", "raw_amount", "name", "category", "tags",
 	"notes", "external_id", "date", "amount", "problems", "status"}
 
 // replaceImportRows writes the parsed rows of an import (none when the
@@ -220,7 +228,7 @@ func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Im
 					problems += pr
 				}
 			}
-			rows = append(rows, ImportLine{ID: NewID(), FamilyID: im.FamilyID, ImportID: im.ID, Position: r.Position,
+			rows = append(rows, ImportLine{ID: NewID(), FamilyID: im.FamilyID, ImportID: im.ID, Position: r.Position, Line: r.Line,
 				RawDate: r.RawDate, RawAmount: r.RawAmount, Name: r.Name, Category: r.Category, Tags: r.Tags, Notes: r.Notes,
 				ExternalID: r.ExternalID, Date: (*civil.Date)(r.Date), Amount: (*money.Amount)(r.Amount), Problems: problems, Status: status})
 		}
@@ -250,7 +258,7 @@ func (s *Store) replaceImportRows(ctx context.Context, copyRows copyFunc, im *Im
 			if r.Amount != nil {
 				amount = int64(*r.Amount)
 			}
-			values[i] = []any{r.ID, r.FamilyID, r.ImportID, r.Position, r.RawDate, r.RawAmount, r.Name, r.Category, r.Tags,
+			values[i] = []any{r.ID, r.FamilyID, r.ImportID, r.Position, r.Line, r.RawDate, r.RawAmount, r.Name, r.Category, r.Tags,
 				r.Notes, r.ExternalID, date, amount, r.Problems, r.Status}
 		}
 		if err := copyRows(ctx, "import_rows", importRowColumns, values); err != nil {
@@ -292,12 +300,21 @@ func (s *Store) Imports(ctx context.Context, familyID uuid.UUID, f ImportFilter,
 
 // ImportLines returns one page of an import's rows in file order.
 func (s *Store) ImportLines(ctx context.Context, familyID, importID uuid.UUID, p Page) ([]ImportLine, int, error) {
+	return s.ImportLinesWithStatus(ctx, familyID, importID, "", p)
+}
+
+// ImportLinesWithStatus is ImportLines of one status (LineInvalid: the
+// bad rows), or of every status when status is empty.
+func (s *Store) ImportLinesWithStatus(ctx context.Context, familyID, importID uuid.UUID, status string, p Page) ([]ImportLine, int, error) {
 	if _, err := s.Import(ctx, familyID, importID); err != nil {
 		return nil, 0, err
 	}
 	var out []ImportLine
 	q := s.db.NewSelect().Model(&out).Where("ir.family_id = ?", familyID).Where("ir.import_id = ?", importID).
 		OrderExpr("ir.position")
+	if status != "" {
+		q.Where("ir.status = ?", status)
+	}
 	n, err := p.scan(ctx, q)
 	return out, n, dbErr("list import rows", err)
 }
@@ -313,6 +330,13 @@ func (s *Store) DeleteImport(ctx context.Context, familyID, id uuid.UUID) error 
 // PublishImport moves a publishable import to importing; the caller then
 // queues the import job. Anything else is an InvalidError saying why.
 func (s *Store) PublishImport(ctx context.Context, familyID, id uuid.UUID) (*Import, error) {
+	return s.PublishImportSkipping(ctx, familyID, id, false)
+}
+
+// PublishImportSkipping is PublishImport that, with skipInvalid, starts an
+// import that has bad rows too: its valid rows are imported and the bad
+// ones left out (the job takes only pending rows; a bad row stays invalid).
+func (s *Store) PublishImportSkipping(ctx context.Context, familyID, id uuid.UUID, skipInvalid bool) (*Import, error) {
 	im, err := s.Import(ctx, familyID, id)
 	if err != nil {
 		return nil, err
@@ -322,8 +346,10 @@ func (s *Store) PublishImport(ctx context.Context, familyID, id uuid.UUID) (*Imp
 		return nil, Invalid("Only a pending import can be published; this one is " + im.Status)
 	case im.RowsCount == 0:
 		return nil, Invalid("The import has no rows: check its column settings")
-	case im.InvalidRowsCount > 0:
-		return nil, Invalid("The import has " + strconv.Itoa(im.InvalidRowsCount) + " rows that cannot be imported; fix the file or its settings")
+	case im.InvalidRowsCount > 0 && !skipInvalid:
+		return nil, Invalid("The import has " + strconv.Itoa(im.InvalidRowsCount) + " rows that cannot be imported; fix the file or its settings, or skip them (skip_invalid)")
+	case im.ValidRows() == 0:
+		return nil, Invalid("None of the import's rows can be imported; fix the file or its settings")
 	}
 	now := s.now()
 	res, err := s.db.NewUpdate().Model((*Import)(nil)).Set("status = ?", ImportImporting).Set("published_at = ?", now).
@@ -374,4 +400,15 @@ func (s *Store) ImportsInFlight(ctx context.Context) ([]Import, error) {
 	err := s.db.NewSelect().Model(&out).Column("id", "family_id", "account_id", "status", "published_at", "updated_at").
 		Where("status IN (?)", bun.List([]string{ImportImporting, ImportReverting})).Scan(ctx)
 	return out, dbErr("imports in flight", err)
+}
+
+// ImportLinesByID returns the import's rows of the given ids, in file order.
+func (s *Store) ImportLinesByID(ctx context.Context, familyID, importID uuid.UUID, ids []uuid.UUID) ([]ImportLine, error) {
+	var out []ImportLine
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.db.NewSelect().Model(&out).Where("ir.family_id = ?", familyID).Where("ir.import_id = ?", importID).
+		Where("ir.id IN (?)", bun.List(ids)).OrderExpr("ir.position").Scan(ctx)
+	return out, dbErr("list import rows", err)
 }

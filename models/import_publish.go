@@ -8,9 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
-
-	"coffer/models/civil"
-	"coffer/models/money"
 )
 
 // ImportBatchSize is how many rows one step of the import job decides and
@@ -84,123 +81,6 @@ func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID, run *Imp
 	return im, done, err
 }
 
-// ImportRun is what the steps of one run of an import's job share: the
-// account's transactions that rows without an external id could
-// duplicate, read once for the whole run instead of once per step (which
-// would read the rows of the earlier steps again and again).
-type ImportRun struct {
-	byKey  map[string][]uuid.UUID
-	loaded bool
-}
-
-// findDuplicates marks the rows that the account already holds. A row
-// with an external id (an OFX FITID) is a duplicate of the file import's
-// transaction with that id, and of nothing else. A row without one is a
-// duplicate of a transaction of the same day, the same amount and the
-// same name (NormalizedName) that no other row of this import has
-// claimed and that this import did not write: each existing transaction
-// answers for one row, so two identical purchases in the file against one
-// in the ledger leave one to import.
-func (s *Store) findDuplicates(ctx context.Context, im *Import, rows []ImportLine, run *ImportRun) error {
-	var ext []string
-	for i := range rows {
-		if rows[i].ExternalID != "" {
-			ext = append(ext, rows[i].ExternalID)
-		}
-	}
-	byExt := map[string]uuid.UUID{}
-	for start := 0; start < len(ext); start += 1000 {
-		var found []struct {
-			ID         uuid.UUID `bun:"id"`
-			ExternalID string    `bun:"external_id"`
-		}
-		err := s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "external_id").
-			Where("family_id = ?", im.FamilyID).Where("account_id = ?", im.AccountID).Where("source = ?", SourceFileImport).
-			Where("external_id IN (?)", bun.List(ext[start:min(start+1000, len(ext))])).Scan(ctx, &found)
-		if err != nil {
-			return dbErr("find imported external ids", err)
-		}
-		for _, f := range found {
-			byExt[f.ExternalID] = f.ID
-		}
-	}
-	if run == nil {
-		run = &ImportRun{}
-	}
-	if !run.loaded && len(ext) < len(rows) {
-		if err := s.loadMatchable(ctx, im, run); err != nil {
-			return err
-		}
-	}
-	for i := range rows {
-		r := &rows[i]
-		if r.ExternalID != "" {
-			if id, ok := byExt[r.ExternalID]; ok {
-				r.Status, r.TransactionID = LineDuplicate, &id
-			} else {
-				r.Status = LineImported
-				byExt[r.ExternalID] = r.ID // a second row with this FITID in the file is its duplicate
-			}
-			continue
-		}
-		k := contentMatchKey(*r.Date, *r.Amount, r.Name)
-		if ids := run.byKey[k]; len(ids) > 0 {
-			id := ids[0]
-			run.byKey[k] = ids[1:]
-			r.Status, r.TransactionID = LineDuplicate, &id
-		} else {
-			r.Status = LineImported
-		}
-	}
-	return nil
-}
-
-// loadMatchable reads the account's transactions in the date range of the
-// import's pending rows without an external id, less those this import
-// wrote or that its rows already claimed.
-func (s *Store) loadMatchable(ctx context.Context, im *Import, run *ImportRun) error {
-	run.byKey, run.loaded = map[string][]uuid.UUID{}, true
-	var span struct {
-		From *civil.Date `bun:"date_from"`
-		To   *civil.Date `bun:"date_to"`
-	}
-	err := s.db.NewSelect().Model((*ImportLine)(nil)).ColumnExpr("MIN(date) AS date_from, MAX(date) AS date_to").
-		Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LinePending).
-		Where("external_id = ''").Scan(ctx, &span)
-	if err != nil {
-		return dbErr("import date range", err)
-	}
-	if span.From == nil || span.To == nil {
-		return nil
-	}
-	var existing []struct {
-		ID     uuid.UUID    `bun:"id"`
-		Date   civil.Date   `bun:"date"`
-		Amount money.Amount `bun:"amount"`
-		Name   string       `bun:"name"`
-	}
-	claimed := s.db.NewSelect().Model((*ImportLine)(nil)).Column("transaction_id").
-		Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Where("status = ?", LineDuplicate).
-		Where("transaction_id IS NOT NULL")
-	err = s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "date", "amount", "name").
-		Where("family_id = ?", im.FamilyID).Where("account_id = ?", im.AccountID).
-		Where("date >= ?", *span.From).Where("date <= ?", *span.To).Where("deleted_at IS NULL").
-		Where("(import_id IS NULL OR import_id <> ?)", im.ID).
-		Where("id NOT IN (?)", claimed).OrderExpr("id").Scan(ctx, &existing)
-	if err != nil {
-		return dbErr("find duplicate transactions", err)
-	}
-	for _, e := range existing {
-		k := contentMatchKey(e.Date, e.Amount, e.Name)
-		run.byKey[k] = append(run.byKey[k], e.ID)
-	}
-	return nil
-}
-
-func contentMatchKey(d civil.Date, a money.Amount, name string) string {
-	return string(d) + "\x00" + a.String() + "\x00" + NormalizedName(name)
-}
-
 // buildImported makes the new transactions of a step, each with the id of
 // its import row (so that it is written at most once, whatever happens),
 // and their tags; categories and tags are the family's of the same name
@@ -230,6 +110,7 @@ func (s *Store) buildImported(ctx context.Context, im *Import, a *Account, rows 
 		}
 		t := &Transaction{ID: r.ID, FamilyID: im.FamilyID, AccountID: a.ID, Date: *r.Date, Amount: *r.Amount, Currency: a.Currency,
 			Name: r.Name, Source: &source, CreatedAt: now, UpdatedAt: now}
+		takeFingerprint(t)
 		if r.Notes != "" {
 			t.Notes = &r.Notes
 		}

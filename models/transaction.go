@@ -44,6 +44,9 @@ type Transaction struct {
 	ContentKey           *string    `bun:"content_key"`
 	ProviderMeta         *string    `bun:"provider_meta"` // the row as the provider sent it, JSON
 	RuleID               *uuid.UUID `bun:"rule_id"`       // the rule that last changed it
+	// Fingerprint is the row as it arrived (see Fingerprint), what
+	// duplicate checks compare; a person's edits leave it as it was.
+	Fingerprint *string `bun:"fingerprint"`
 	// ImportID is the file import that wrote the row. Read only (t.* of
 	// the register): the import writes it itself (see importedTx).
 	ImportID *uuid.UUID `bun:"import_id,scanonly"`

@@ -55,6 +55,7 @@ var transactionColumns = []txColumn{
 	{"provider_connection_id", writeSync | writeSyncUpdate, func(t *Transaction) any { return t.ProviderConnectionID }, func(t *Transaction) any { return pgUUID(t.ProviderConnectionID) }},
 	{"content_key", writeSync | writeSyncUpdate, func(t *Transaction) any { return t.ContentKey }, func(t *Transaction) any { return t.ContentKey }},
 	{"provider_meta", writeSync | writeSyncUpdate, func(t *Transaction) any { return t.ProviderMeta }, func(t *Transaction) any { return t.ProviderMeta }},
+	{"fingerprint", writeNew | writeFile | writeSync, func(t *Transaction) any { return fingerprintOf(t) }, func(t *Transaction) any { return fingerprintOf(t) }},
 	{"import_id", writeFile, func(t *Transaction) any { return t.ImportID }, func(t *Transaction) any { return pgUUID(t.ImportID) }},
 	{"locked_fields", writeNone, nil, nil},
 	{"deleted_at", writeNone, nil, nil},

@@ -404,6 +404,7 @@ func (im *importer) insert(r *ImportRow) {
 		Amount: r.Amount, Currency: im.account.Currency, Name: r.Name, Notes: r.Notes, ExternalID: &ext, Source: &src,
 		Pending: r.Pending, ProviderConnectionID: &conn, ContentKey: &key, ProviderMeta: &metaS,
 		CreatedAt: im.now, UpdatedAt: im.now})
+	takeFingerprint(&im.writes[len(im.writes)-1])
 	im.step.TransactionsCreated++
 }
 

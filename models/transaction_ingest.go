@@ -195,6 +195,7 @@ func normalize(r *NewTransaction, familyID uuid.UUID, now time.Time) {
 	t.ID = NewID()
 	t.CreatedAt, t.UpdatedAt = now, now
 	t.Name = strings.TrimSpace(t.Name)
+	takeFingerprint(t)
 	if t.ExternalID != nil && t.Source == nil {
 		src := "api"
 		t.Source = &src
@@ -436,6 +437,7 @@ func (s *Store) insertRows(ctx context.Context, copyRows copyFunc, familyID uuid
 		for i, r := range part {
 			batch[i] = *r.Row
 			batch[i].ImportID = importID
+			takeFingerprint(&batch[i]) // bun writes the field; COPY above takes fingerprintOf
 			for _, tag := range r.TagIDs {
 				links = append(links, TransactionTag{TransactionID: r.Row.ID, TagID: tag, FamilyID: familyID})
 			}

@@ -32,6 +32,9 @@ func (s *Store) writeImported(ctx context.Context, copyRows copyFunc, ts []Trans
 		_, err := s.db.ExecContext(ctx, upsertStageSQL)
 		return dbErr("upsert imported rows", err)
 	}
+	for i := range ts {
+		takeFingerprint(&ts[i]) // bun writes the field; COPY above takes fingerprintOf
+	}
 	for start := 0; start < len(ts); start += 1000 {
 		batch := ts[start:min(start+1000, len(ts))]
 		q := s.db.NewInsert().Model(&batch).Column(importColumns...).On("CONFLICT (id) DO UPDATE")

@@ -32,7 +32,10 @@ type importConfigJSON struct {
 	TagsColLabel       *string `json:"tags_col_label"`
 	NotesColLabel      *string `json:"notes_col_label"`
 	ExternalIDColLabel *string `json:"external_id_col_label"`
+	DebitColLabel      *string `json:"debit_col_label"`
+	CreditColLabel     *string `json:"credit_col_label"`
 	AccountColLabel    *string `json:"account_col_label"`
+	Encoding           string  `json:"encoding"` // "" reads the file in the encoding its bytes show
 	DateFormat         string  `json:"date_format"`
 	NumberFormat       string  `json:"number_format"`
 	SignageConvention  string  `json:"signage_convention"`
@@ -68,7 +71,8 @@ type importJSON struct {
 func config(s importfile.Settings, account *string) importConfigJSON {
 	return importConfigJSON{DateColLabel: s.DateColLabel, AmountColLabel: s.AmountColLabel, NameColLabel: s.NameColLabel,
 		CategoryColLabel: s.CategoryColLabel, TagsColLabel: s.TagsColLabel, NotesColLabel: s.NotesColLabel,
-		ExternalIDColLabel: s.ExternalIDColLabel, AccountColLabel: account, DateFormat: s.DateFormat,
+		ExternalIDColLabel: s.ExternalIDColLabel, DebitColLabel: s.DebitColLabel, CreditColLabel: s.CreditColLabel,
+		Encoding: s.Encoding, AccountColLabel: account, DateFormat: s.DateFormat,
 		NumberFormat: s.NumberFormat, SignageConvention: s.SignageConvention, ColSep: s.ColSep}
 }
 
@@ -90,6 +94,7 @@ func renderImportItem(im *models.Import) importJSON {
 
 type importRowJSON struct {
 	Position      int      `json:"position"`
+	Line          int      `json:"line"` // of the file, from 1; 0 for OFX and QIF
 	Date          *string  `json:"date"`
 	Amount        *string  `json:"amount"` // the ledger's sign: positive is money out
 	RawDate       string   `json:"raw_date"`
@@ -104,8 +109,8 @@ type importRowJSON struct {
 	TransactionID *string  `json:"transaction_id"`
 }
 
-func renderRow(pos int, date *civil.Date, amount *money.Amount, raw importfile.Row, status string, problems []string, tx *uuid.UUID) importRowJSON {
-	out := importRowJSON{Position: pos, RawDate: raw.RawDate, RawAmount: raw.RawAmount, Name: raw.Name, Category: raw.Category,
+func renderRow(pos, line int, date *civil.Date, amount *money.Amount, raw importfile.Row, status string, problems []string, tx *uuid.UUID) importRowJSON {
+	out := importRowJSON{Position: pos, Line: line, RawDate: raw.RawDate, RawAmount: raw.RawAmount, Name: raw.Name, Category: raw.Category,
 		Tags: raw.Tags, Notes: raw.Notes, ExternalID: raw.ExternalID, Status: status, Errors: problems, TransactionID: optID(tx)}
 	if date != nil {
 		d := string(*date)
@@ -126,7 +131,7 @@ func renderImportLine(l *models.ImportLine) importRowJSON {
 	if l.Problems != "" {
 		problems = strings.Split(l.Problems, "\n")
 	}
-	return renderRow(l.Position, l.Date, l.Amount, importfile.Row{RawDate: l.RawDate, RawAmount: l.RawAmount, Name: l.Name,
+	return renderRow(l.Position, l.Line, l.Date, l.Amount, importfile.Row{RawDate: l.RawDate, RawAmount: l.RawAmount, Name: l.Name,
 		Category: l.Category, Tags: l.Tags, Notes: l.Notes, ExternalID: l.ExternalID}, l.Status, problems, l.TransactionID)
 }
 
@@ -147,12 +152,13 @@ type importParams struct {
 	file     []byte
 	filename *string
 	publish  bool
+	skip     bool // skip_invalid: publish the valid rows of a file with bad ones
 	problems []string
 }
 
 var importParamNames = []string{"type", "account_id", "raw_file_content", "date_col_label", "amount_col_label", "name_col_label",
 	"category_col_label", "tags_col_label", "notes_col_label", "external_id_col_label", "account_col_label", "date_format",
-	"number_format", "signage_convention", "col_sep"}
+	"number_format", "signage_convention", "col_sep", "debit_col_label", "credit_col_label", "encoding"}
 
 // fileTooLarge is the answer to a file over the limit.
 func fileTooLarge() error {
@@ -168,18 +174,19 @@ func readImportParams(c *fiber.Ctx) (*importParams, error) {
 		if err := json.Unmarshal(body, &top); err != nil || top == nil {
 			return nil, httperr.BadRequest("The request body must be a JSON object")
 		}
-		for _, name := range append(importParamNames, "publish") {
+		for _, name := range append(importParamNames, "publish", "skip_invalid") {
 			raw, ok := top[name]
 			if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 				continue
 			}
-			if name == "publish" && bytes.Equal(bytes.TrimSpace(raw), []byte("true")) {
-				p.publish = true
+			flag := name == "publish" || name == "skip_invalid"
+			if flag && bytes.Equal(bytes.TrimSpace(raw), []byte("true")) {
+				p.values[name] = "true"
 				continue
 			}
 			var s string
 			if err := json.Unmarshal(raw, &s); err != nil {
-				if name == "publish" && bytes.Equal(bytes.TrimSpace(raw), []byte("false")) {
+				if flag && bytes.Equal(bytes.TrimSpace(raw), []byte("false")) {
 					continue
 				}
 				p.problems = append(p.problems, name+" must be a string")
@@ -187,10 +194,9 @@ func readImportParams(c *fiber.Ctx) (*importParams, error) {
 			}
 			p.values[name] = s
 		}
-		if p.values["publish"] == "true" {
-			p.publish = true
-		}
+		p.publish, p.skip = p.values["publish"] == "true", p.values["skip_invalid"] == "true"
 		delete(p.values, "publish")
+		delete(p.values, "skip_invalid")
 		if s, ok := p.values["raw_file_content"]; ok {
 			p.file = []byte(s)
 		}
@@ -200,7 +206,7 @@ func readImportParams(c *fiber.Ctx) (*importParams, error) {
 				p.values[name] = strings.Clone(v)
 			}
 		}
-		p.publish = c.FormValue("publish") == "true"
+		p.publish, p.skip = c.FormValue("publish") == "true", c.FormValue("skip_invalid") == "true"
 		fh, err := c.FormFile("file")
 		switch {
 		case err == nil:
@@ -269,14 +275,19 @@ func (p *importParams) settings() (string, importfile.Settings) {
 	label("tags_col_label", &s.TagsColLabel)
 	label("notes_col_label", &s.NotesColLabel)
 	label("external_id_col_label", &s.ExternalIDColLabel)
+	label("debit_col_label", &s.DebitColLabel)
+	label("credit_col_label", &s.CreditColLabel)
 	for name, dst := range map[string]*string{"date_format": &s.DateFormat, "number_format": &s.NumberFormat,
-		"signage_convention": &s.SignageConvention, "col_sep": &s.ColSep} {
+		"signage_convention": &s.SignageConvention, "col_sep": &s.ColSep, "encoding": &s.Encoding} {
 		if v, ok := p.values[name]; ok {
 			*dst = v
 		}
 	}
 	if s.ColSep == `\t` {
 		s.ColSep = "\t"
+	}
+	if enc, ok := importfile.NormalizeEncoding(s.Encoding); ok {
+		s.Encoding = enc
 	}
 	p.problems = append(p.problems, s.Check()...)
 	return typ, s
@@ -325,9 +336,10 @@ func (h *Handler) createImport(c *fiber.Ctx) error {
 		return err
 	}
 	// As the reference app: publish=true starts an import that can start,
-	// and leaves one with invalid rows pending for a person to look at.
-	if p.publish && im.Publishable() {
-		if im, err = h.publishImport(c, im.ID); err != nil {
+	// and leaves one with invalid rows pending for a person to look at,
+	// unless skip_invalid=true says to import its valid rows without them.
+	if p.publish && (im.Publishable() || (p.skip && im.PublishableSkipping())) {
+		if im, err = h.publishImport(c, im.ID, p.skip); err != nil {
 			return err
 		}
 	}
@@ -336,8 +348,8 @@ func (h *Handler) createImport(c *fiber.Ctx) error {
 
 // publishImport starts an import: the store moves it to importing, then
 // the job is queued (after the commit, so the worker finds it).
-func (h *Handler) publishImport(c *fiber.Ctx, id uuid.UUID) (*models.Import, error) {
-	im, err := h.store.PublishImport(c.UserContext(), KeyOf(c).FamilyID, id)
+func (h *Handler) publishImport(c *fiber.Ctx, id uuid.UUID, skipInvalid bool) (*models.Import, error) {
+	im, err := h.store.PublishImportSkipping(c.UserContext(), KeyOf(c).FamilyID, id, skipInvalid)
 	if err != nil {
 		return nil, err
 	}
@@ -352,46 +364,6 @@ func (h *Handler) enqueueImport(c *fiber.Ctx, im *models.Import) error {
 	// The status is committed first: `coffer dev` queues what is still
 	// importing again at start (jobs.Requeue).
 	return jobs.EnqueueImport(c.UserContext(), h.queue, task)
-}
-
-func (h *Handler) preflightImport(c *fiber.Ctx) error {
-	p, err := readImportParams(c)
-	if err != nil {
-		return err
-	}
-	typ, s, parsed, err := p.parse()
-	if err != nil {
-		return err
-	}
-	out := preflightJSON{Type: typ, Headers: parsed.Headers, Problems: parsed.Problems, RowsCount: len(parsed.Rows),
-		InvalidRowsCount: parsed.InvalidRows(), Configuration: config(s, nil), SampleRows: []importRowJSON{}}
-	if out.Headers == nil {
-		out.Headers = []string{}
-	}
-	if out.Problems == nil {
-		out.Problems = []string{}
-	}
-	out.ValidRowsCount = out.RowsCount - out.InvalidRowsCount
-	for i := range parsed.Rows[:min(len(parsed.Rows), 10)] {
-		r := &parsed.Rows[i]
-		status := models.LinePending
-		if len(r.Problems) > 0 {
-			status = models.LineInvalid
-		}
-		out.SampleRows = append(out.SampleRows, renderRow(r.Position, (*civil.Date)(r.Date), (*money.Amount)(r.Amount), *r, status, r.Problems, nil))
-	}
-	return c.JSON(dataJSON[preflightJSON]{out})
-}
-
-type preflightJSON struct {
-	Type             string           `json:"type"`
-	Headers          []string         `json:"headers"`
-	Problems         []string         `json:"problems"` // of the file as a whole: a mapped column it lacks
-	RowsCount        int              `json:"rows_count"`
-	ValidRowsCount   int              `json:"valid_rows_count"`
-	InvalidRowsCount int              `json:"invalid_rows_count"`
-	Configuration    importConfigJSON `json:"configuration"`
-	SampleRows       []importRowJSON  `json:"sample_rows"`
 }
 
 func importFilter(c *fiber.Ctx) (models.ImportFilter, error) {
@@ -463,7 +435,7 @@ func (h *Handler) publishImportNow(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	im, err := h.publishImport(c, id)
+	im, err := h.publishImport(c, id, c.Query("skip_invalid") == "true")
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,14 @@ type importData struct {
 	Mappings   []models.ImportMapping
 	Formats    []string
 	Separators [][2]string
+	Encodings  [][2]string
 	Refresh    bool
+	// Skips are the rows of a pending import already in the account, by
+	// row id, with the transaction each matches; Show picks the rows
+	// listed: "" every row, "invalid" the bad ones, "skipped" those.
+	Skips        map[uuid.UUID]models.ImportSkip
+	SkippedLines []models.ImportLine
+	Show         string
 }
 
 func (h *Handler) listImportsScreen(c *fiber.Ctx) error {
@@ -113,8 +120,11 @@ func (h *Handler) uploadImport(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if form.MappingID == "" {
-		set.ColSep = importfile.GuessColSep(data)
+	var guess importfile.Guess
+	if form.MappingID == "" && form.Type == importfile.CSV {
+		// A known bank's file needs no typing: encoding, separator,
+		// columns and formats are read off the file.
+		set, guess = importfile.GuessSettings(data, set)
 	}
 	parsed, err := importfile.Parse(data, form.Type, set)
 	var bad *importfile.Error
@@ -134,7 +144,11 @@ func (h *Handler) uploadImport(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	return h.site.Redirect(c, "/imports/"+im.ID.String(), "Uploaded "+name+". Check the columns and the preview, then import.")
+	flash := "Uploaded " + name + ". Check the columns and the preview, then import."
+	if len(guess.Notes) > 0 {
+		flash += " " + strings.Join(guess.Notes, " ")
+	}
+	return h.site.Redirect(c, "/imports/"+im.ID.String(), flash)
 }
 
 func (h *Handler) showImportScreen(c *fiber.Ctx) error {
@@ -153,6 +167,7 @@ func (h *Handler) importPage(c *fiber.Ctx, status int, im *models.Import, msg st
 	ctx, fam := c.UserContext(), im.FamilyID
 	d := importData{Import: im, Formats: importfile.NumberFormatNames,
 		Separators: [][2]string{{",", "Comma (,)"}, {";", "Semicolon (;)"}, {"\t", "Tab"}, {"|", "Pipe (|)"}},
+		Show:       c.Query("rows"),
 		Refresh:    im.Status == models.ImportImporting || im.Status == models.ImportReverting}
 	var err error
 	if d.Account, err = h.store.Account(ctx, fam, im.AccountID); err != nil && !errors.Is(err, models.ErrNotFound) {
@@ -165,21 +180,41 @@ func (h *Handler) importPage(c *fiber.Ctx, status int, im *models.Import, msg st
 	// was last read with the current settings: a view reads a page of
 	// them, never the file. (An import stored before headers were kept
 	// has its file read once more here.)
-	d.Headers, d.Problems = im.Headers(), im.Problems()
+	for _, e := range append([]string{""}, importfile.Encodings...) {
+		d.Encodings = append(d.Encodings, [2]string{e, importfile.EncodingNames[e]})
+	}
+	d.Headers, d.Problems = im.Headers(), personProblems(im.Problems())
 	if im.Status == models.ImportPending && im.Type == importfile.CSV && im.FileHeaders == "" {
 		if p, err := importfile.Parse([]byte(im.RawFile), im.Type, im.Settings); err == nil {
-			d.Headers, d.Problems = p.Headers, p.Problems
+			d.Headers, d.Problems = p.Headers, personProblems(p.Problems)
 		}
 	}
 	page := models.Page{Number: 1, Size: 50}
 	if n, err := strconv.Atoi(c.Query("page")); err == nil && n > 1 {
 		page.Number = min(n, 1_000_000)
 	}
+	if im.Status == models.ImportPending {
+		if d.Skips, err = h.store.ImportSkips(ctx, fam, im.ID); err != nil {
+			return err
+		}
+	}
 	var total int
-	if d.Lines, total, err = h.store.ImportLines(ctx, fam, im.ID, page); err != nil {
+	q := url.Values{}
+	switch d.Show {
+	case "invalid":
+		q.Set("rows", "invalid")
+		d.Lines, total, err = h.store.ImportLinesWithStatus(ctx, fam, im.ID, models.LineInvalid, page)
+	case "skipped":
+		q.Set("rows", "skipped")
+		d.Lines, total, err = h.skippedLines(c, im, d.Skips, page)
+	default:
+		d.Show = ""
+		d.Lines, total, err = h.store.ImportLines(ctx, fam, im.ID, page)
+	}
+	if err != nil {
 		return err
 	}
-	d.Pager = newPager(url.Values{}, page, total)
+	d.Pager = newPager(q, page, total)
 	if im.Status == models.ImportPending {
 		d.Preview = d.Lines // the rows as they would be imported
 	}
@@ -209,6 +244,12 @@ func (h *Handler) configureImport(c *fiber.Ctx) error {
 	set.DateColLabel, set.AmountColLabel, set.NameColLabel = label("date_col_label"), label("amount_col_label"), label("name_col_label")
 	set.CategoryColLabel, set.TagsColLabel, set.NotesColLabel = label("category_col_label"), label("tags_col_label"), label("notes_col_label")
 	set.ExternalIDColLabel = label("external_id_col_label")
+	set.DebitColLabel, set.CreditColLabel = label("debit_col_label"), label("credit_col_label")
+	set.Encoding = strings.Clone(c.FormValue("encoding"))
+	if (set.DebitColLabel == nil) != (set.CreditColLabel == nil) {
+		im.Settings = set
+		return h.importPage(c, fiber.StatusUnprocessableEntity, im, "Choose both the money out and the money in columns, or neither.")
+	}
 	for name, dst := range map[string]*string{"col_sep": &set.ColSep, "date_format": &set.DateFormat,
 		"number_format": &set.NumberFormat, "signage_convention": &set.SignageConvention} {
 		if v := c.FormValue(name); v != "" {
@@ -220,8 +261,12 @@ func (h *Handler) configureImport(c *fiber.Ctx) error {
 		return h.importPage(c, fiber.StatusUnprocessableEntity, im, strings.Join(problems, "; ")+".")
 	}
 	parsed, err := importfile.Parse([]byte(im.RawFile), im.Type, set)
-	if err != nil {
-		return err // the file was read at upload; only the settings changed
+	var bad *importfile.Error
+	if errors.As(err, &bad) { // another encoding may not read the file
+		im.Settings = set
+		return h.importPage(c, fiber.StatusUnprocessableEntity, im, "The file cannot be read that way: "+strings.Join(bad.Problems, "; ")+".")
+	} else if err != nil {
+		return err
 	}
 	im.Settings = set
 	var inv *models.InvalidError
@@ -244,7 +289,10 @@ func (h *Handler) configureImport(c *fiber.Ctx) error {
 }
 
 func (h *Handler) publishImportScreen(c *fiber.Ctx) error {
-	return h.startImportJob(c, h.store.PublishImport, "Importing…")
+	skip := c.FormValue("skip_invalid") == "1"
+	return h.startImportJob(c, func(ctx context.Context, familyID, id uuid.UUID) (*models.Import, error) {
+		return h.store.PublishImportSkipping(ctx, familyID, id, skip)
+	}, "Importing…")
 }
 
 func (h *Handler) revertImportScreen(c *fiber.Ctx) error {

@@ -34,7 +34,9 @@ func TestImportScreens(t *testing.T) {
 	}
 	page = b.Get(loc)
 	body := string(page.Body)
-	if !strings.Contains(body, "is not a column of the file") || !strings.Contains(body, "<option>When</option>") {
+	// Said for a person: no setting's name (date_col_label) on the screen.
+	if !strings.Contains(body, "The file has no column named “date” for the date") || strings.Contains(body, "date_col_label \"") ||
+		!strings.Contains(body, "<option>When</option>") {
 		t.Fatalf("mapping page does not say what is wrong: %s", body)
 	}
 	for _, field := range []string{"date_col_label", "amount_col_label", "date_format", "number_format", "signage_convention", "col_sep", "mapping_name"} {

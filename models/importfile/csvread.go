@@ -17,6 +17,7 @@ type csvReader struct {
 	sep    byte
 	pos    int
 	line   int // the line pos is on, from 1
+	start  int // the line the last record read starts on
 	fields []string
 }
 
@@ -39,6 +40,7 @@ func (r *csvReader) read() ([]string, error) {
 		return nil, io.EOF
 	}
 	start, startLine := r.pos, r.line
+	r.start = startLine
 	r.fields = r.fields[:0]
 	for {
 		if len(r.fields) == MaxColumns {

@@ -5,18 +5,12 @@
 package importfile
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/encoding/charmap"
-	xunicode "golang.org/x/text/encoding/unicode"
-	"golang.org/x/text/encoding/unicode/utf32"
-	"golang.org/x/text/transform"
 )
 
 // The import types: the reference app's TransactionImport (CSV) and our
@@ -79,9 +73,15 @@ type Settings struct {
 	TagsColLabel       *string `bun:"tags_col_label"`
 	NotesColLabel      *string `bun:"notes_col_label"`
 	ExternalIDColLabel *string `bun:"external_id_col_label"`
-	DateFormat         string  `bun:"date_format"`   // strptime, as the reference app: %m/%d/%Y
-	NumberFormat       string  `bun:"number_format"` // a NumberFormats key
-	SignageConvention  string  `bun:"signage_convention"`
+	// DebitColLabel and CreditColLabel name the two columns of a file that
+	// gives money out and money in apart; with both, no amount column is
+	// needed (and one given is ignored).
+	DebitColLabel     *string `bun:"debit_col_label"`
+	CreditColLabel    *string `bun:"credit_col_label"`
+	Encoding          string  `bun:"encoding"`      // one of Encodings; "" detects it from the bytes
+	DateFormat        string  `bun:"date_format"`   // strptime, as the reference app: %m/%d/%Y
+	NumberFormat      string  `bun:"number_format"` // a NumberFormats key
+	SignageConvention string  `bun:"signage_convention"`
 }
 
 // DefaultSettings are the reference app's defaults. Without a
@@ -106,6 +106,12 @@ func (s Settings) Check() []string {
 	if _, ok := NumberFormats[s.NumberFormat]; !ok {
 		problems = append(problems, "number_format must be one of: "+strings.Join(NumberFormatNames, " | "))
 	}
+	if _, ok := NormalizeEncoding(s.Encoding); !ok {
+		problems = append(problems, "encoding must be one of: "+strings.Join(Encodings, ", "))
+	}
+	if (s.DebitColLabel == nil) != (s.CreditColLabel == nil) {
+		problems = append(problems, "debit_col_label and credit_col_label go together: name both columns")
+	}
 	if s.SignageConvention != InflowsPositive && s.SignageConvention != InflowsNegative {
 		problems = append(problems, "signage_convention must be inflows_positive or inflows_negative")
 	}
@@ -114,7 +120,7 @@ func (s Settings) Check() []string {
 		v    *string
 	}{{"date_col_label", s.DateColLabel}, {"amount_col_label", s.AmountColLabel}, {"name_col_label", s.NameColLabel},
 		{"category_col_label", s.CategoryColLabel}, {"tags_col_label", s.TagsColLabel}, {"notes_col_label", s.NotesColLabel},
-		{"external_id_col_label", s.ExternalIDColLabel}} {
+		{"external_id_col_label", s.ExternalIDColLabel}, {"debit_col_label", s.DebitColLabel}, {"credit_col_label", s.CreditColLabel}} {
 		if c.v != nil && utf8.RuneCountInString(*c.v) > 255 {
 			problems = append(problems, c.name+" is too long (maximum is 255 characters)")
 		}
@@ -125,6 +131,7 @@ func (s Settings) Check() []string {
 // Row is one row of an import file, as read and as understood.
 type Row struct {
 	Position   int // from 1, in file order
+	Line       int // the line of the file it starts on, from 1 (CSV; 0 for other types)
 	RawDate    string
 	RawAmount  string
 	Name       string
@@ -165,7 +172,11 @@ func Parse(data []byte, typ string, s Settings) (*File, error) {
 	if len(data) > MaxFileBytes {
 		return nil, invalid(fmt.Sprintf("file is larger than %d MiB", MaxFileBytes>>20))
 	}
-	text, err := importText(data)
+	enc, ok := NormalizeEncoding(s.Encoding)
+	if !ok {
+		return nil, invalid("encoding must be one of: " + strings.Join(Encodings, ", "))
+	}
+	text, err := importText(data, enc)
 	if err != nil {
 		return nil, err
 	}
@@ -192,26 +203,14 @@ func Parse(data []byte, typ string, s Settings) (*File, error) {
 	return p, nil
 }
 
-// importText returns a file as UTF-8 text without a byte order mark.
-// UTF-16 and UTF-32 with a BOM are decoded; other bytes that are not UTF-8
-// are read as Windows-1252, what spreadsheet programs write. A file with
+// importText returns a file as UTF-8 text without a byte order mark, read
+// in its encoding (detected when empty; see DetectEncoding). A file with
 // NUL or many control bytes is binary, whatever its name says.
-func importText(data []byte) (string, error) {
-	switch {
-	case bytes.HasPrefix(data, []byte{0xFF, 0xFE, 0, 0}), bytes.HasPrefix(data, []byte{0, 0, 0xFE, 0xFF}):
-		out, _, err := transform.Bytes(utf32.UTF32(utf32.BigEndian, utf32.UseBOM).NewDecoder(), data)
-		if err != nil {
-			return "", invalid("file is not valid UTF-32 text")
-		}
-		data = out
-	case bytes.HasPrefix(data, []byte{0xFF, 0xFE}), bytes.HasPrefix(data, []byte{0xFE, 0xFF}):
-		out, _, err := transform.Bytes(xunicode.UTF16(xunicode.BigEndian, xunicode.UseBOM).NewDecoder(), data)
-		if err != nil {
-			return "", invalid("file is not valid UTF-16 text")
-		}
-		data = out
+func importText(data []byte, enc string) (string, error) {
+	data, err := decode(data, enc)
+	if err != nil {
+		return "", err
 	}
-	data = bytes.TrimPrefix(data, []byte("\xEF\xBB\xBF"))
 	control := 0
 	for _, b := range data {
 		if b == 0 {
@@ -224,14 +223,7 @@ func importText(data []byte) (string, error) {
 	if control > 0 && control*100 > len(data) {
 		return "", invalid("file is not a text file (it holds binary data)")
 	}
-	if utf8.Valid(data) {
-		return string(data), nil
-	}
-	out, err := charmap.Windows1252.NewDecoder().Bytes(data)
-	if err != nil {
-		return "", invalid("file is not a text file (unknown character encoding)")
-	}
-	return string(out), nil
+	return string(data), nil
 }
 
 // strptimeLayout turns a strptime date format (%d/%m/%Y) into a Go
