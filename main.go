@@ -216,6 +216,8 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 	s.queue = asynq.NewClientFromRedisClient(s.rdb)
 	s.watch = rest.NewAuthWatch(s.rdb)
 	s.store.OnAuthChange(rest.AnnounceAuthChange(s.rdb, s.watch))
+	// One balance policy for every write of the process, whichever door.
+	jobs.UseBalances(s.store, s.queue, log)
 	return s, nil
 }
 

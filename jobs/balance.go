@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,13 +39,21 @@ func NewAccountBalanceTask(familyID, accountID uuid.UUID) (*asynq.Task, error) {
 		asynq.Timeout(time.Minute))
 }
 
-// Balances queues balance recalculations after committed writes. A busy
+// Balances is the one balance policy of every door: the store reports each
+// committed write that changes a balance (models.Store.OnBalanceChange)
+// to Changed, which queues a debounced recalculation, so that a busy
 // account gets about one delayed recalculation per second from each
-// process instead of one per write.
+// process instead of one per write. A write made with a context from
+// SettleBalances is recalculated at once instead, by the same
+// recalculation the job runs.
 type Balances struct {
+	store  *models.Store
 	q      *asynq.Client
+	log    *slog.Logger
 	mu     sync.Mutex
 	queued map[uuid.UUID]time.Time // until when a task this process queued covers an account's writes
+
+	nQueued, nSettled atomic.Int64 // accounts handed to Changed, by what was done
 }
 
 const (
@@ -55,10 +65,56 @@ const (
 	balanceSkew = time.Second
 )
 
-// NewBalances returns a Balances queueing through q.
-func NewBalances(q *asynq.Client) *Balances {
-	return &Balances{q: q, queued: map[uuid.UUID]time.Time{}}
+// NewBalances returns the policy for the writes of s, queueing through q.
+// UseBalances also makes it the store's.
+func NewBalances(s *models.Store, q *asynq.Client, log *slog.Logger) *Balances {
+	return &Balances{store: s, q: q, log: log, queued: map[uuid.UUID]time.Time{}}
 }
+
+// UseBalances makes a new Balances the policy of every write of s (see
+// models.Store.OnBalanceChange) and returns it: main.go calls it once per
+// process, before the store is shared, and the tests as main.go does.
+func UseBalances(s *models.Store, q *asynq.Client, log *slog.Logger) *Balances {
+	b := NewBalances(s, q, log)
+	s.OnBalanceChange(b.Changed)
+	return b
+}
+
+// settleKey marks a context whose writes' balances are recalculated at once.
+type settleKey struct{}
+
+// SettleBalances returns ctx marked so that the balances its writes change
+// are recalculated before the write returns rather than queued: for a
+// person who looks at the balance on the very next page.
+func SettleBalances(ctx context.Context) context.Context {
+	return context.WithValue(ctx, settleKey{}, true)
+}
+
+// Changed is the policy run after a committed write changed the balances
+// of accounts of familyID. The write has succeeded whatever happens here:
+// a failure is logged, and the periodic sweep makes the balance right
+// later.
+func (b *Balances) Changed(ctx context.Context, familyID uuid.UUID, accountIDs []uuid.UUID) {
+	ctx = context.WithoutCancel(ctx) // what committed is due even if the request or task ends now
+	settle, _ := ctx.Value(settleKey{}).(bool)
+	for _, id := range accountIDs {
+		var err error
+		if settle {
+			b.nSettled.Add(1)
+			_, err = recalculate(ctx, b.store, b.log, familyID, id)
+		} else {
+			b.nQueued.Add(1)
+			err = b.Enqueue(ctx, familyID, id)
+		}
+		if err != nil {
+			b.log.Error("balance after a write", "family_id", familyID, "account_id", id, "error", err)
+		}
+	}
+}
+
+// Counts reports how many account balances Changed queued and settled
+// since b was made: tests see by it that a door went through the policy.
+func (b *Balances) Counts() (queued, settled int64) { return b.nQueued.Load(), b.nSettled.Load() }
 
 // Enqueue asks for a recalculation of an account after a committed write.
 // A task that has not started yet covers the write: the one this process
@@ -126,19 +182,26 @@ func (h *Handlers) AccountBalance(ctx context.Context, t *asynq.Task) error {
 	if err := Decode(t, &p); err != nil {
 		return err
 	}
-	err := h.Store.RecalculateBalance(ctx, p.FamilyID, p.AccountID)
-	if err == nil {
+	saved, err := recalculate(ctx, h.Store, h.logger(ctx, t), p.FamilyID, p.AccountID)
+	if saved {
 		h.hook(ctx, HookBalanceSaved)
 	}
+	return err
+}
+
+// recalculate is the one recalculation of an account's balance, the job's
+// and a settled change's; saved reports that a new balance committed.
+func recalculate(ctx context.Context, s *models.Store, log *slog.Logger, familyID, accountID uuid.UUID) (saved bool, err error) {
+	err = s.RecalculateBalance(ctx, familyID, accountID)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		h.logger(ctx, t).Info("account gone; nothing to recalculate", "account_id", p.AccountID)
-		return nil
+		log.Info("account gone; nothing to recalculate", "account_id", accountID)
+		return false, nil
 	case errors.Is(err, models.ErrBalanceOverflow):
-		h.logger(ctx, t).Warn("balance out of range; recorded on the account", "account_id", p.AccountID)
-		return nil
+		log.Warn("balance out of range; recorded on the account", "account_id", accountID)
+		return false, nil
 	}
-	return err
+	return err == nil, err
 }
 
 // NewBalanceSweepTask builds the periodic sweep over every account.

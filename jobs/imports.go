@@ -68,7 +68,7 @@ func EnqueueImport(ctx context.Context, q *asynq.Client, t *asynq.Task) error {
 
 // ImportPublish handles TypeImportPublish: it runs the import's steps
 // (models.ImportStep, one batch per database transaction) until none is
-// left, then recalculates the account's balance. Each step commits its
+// left; the store reports the balances it changed (see Balances). Each step commits its
 // rows with their outcomes, so a run cut short (a worker killed, a
 // deploy) resumes where the last commit left it; an import that is no
 // longer importing ends the run. After the last retry the import is
@@ -91,7 +91,6 @@ func (h *Handlers) ImportPublish(ctx context.Context, t *asynq.Task) error {
 			if im.Status == models.ImportComplete {
 				h.logger(ctx, t).Info("import complete", "import_id", im.ID, "imported", im.ImportedRowsCount,
 					"duplicates", im.DuplicateRowsCount)
-				return h.enqueueBalances(ctx, im, nil)
 			}
 			return nil
 		}
@@ -109,13 +108,7 @@ func (h *Handlers) ImportRevert(ctx context.Context, t *asynq.Task) error {
 	if err := Decode(t, &p); err != nil {
 		return err
 	}
-	// Read before the revert removes them: the other accounts its rules'
-	// transfers reached.
-	others, err := h.Store.ImportAccounts(ctx, p.FamilyID, p.ImportID)
-	if err != nil {
-		return h.importFailed(ctx, t, p, models.ImportRevertFailed, err)
-	}
-	im, err := h.Store.RevertImport(ctx, p.FamilyID, p.ImportID)
+	_, err := h.Store.RevertImport(ctx, p.FamilyID, p.ImportID)
 	if errors.Is(err, models.ErrNotFound) {
 		return nil
 	}
@@ -123,7 +116,7 @@ func (h *Handlers) ImportRevert(ctx context.Context, t *asynq.Task) error {
 		return h.importFailed(ctx, t, p, models.ImportRevertFailed, err)
 	}
 	h.hook(ctx, HookImportReverted)
-	return h.enqueueBalances(ctx, im, others)
+	return nil
 }
 
 // importFailed returns err for a retry, and on the last attempt records
@@ -138,25 +131,4 @@ func (h *Handlers) importFailed(ctx context.Context, t *asynq.Task, p ImportPayl
 		}
 	}
 	return err
-}
-
-// enqueueBalances queues the balance of the import's account and of the
-// other accounts its rules' transfers reached (others; nil: read them).
-func (h *Handlers) enqueueBalances(ctx context.Context, im *models.Import, others []uuid.UUID) error {
-	if others == nil {
-		var err error
-		if others, err = h.Store.ImportAccounts(ctx, im.FamilyID, im.ID); err != nil {
-			return err
-		}
-	}
-	for _, id := range append([]uuid.UUID{im.AccountID}, others...) {
-		task, err := NewAccountBalanceTask(im.FamilyID, id)
-		if err != nil {
-			return err
-		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
-			return fmt.Errorf("jobs: import balance: %w", err)
-		}
-	}
-	return nil
 }

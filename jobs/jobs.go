@@ -51,7 +51,7 @@ type Handlers struct {
 // Points where Handlers.Hook is called.
 const (
 	HookImportStep     = "import:step"        // after each committed step of an import
-	HookImportReverted = "import:reverted"    // after a revert committed, before the balance is queued
+	HookImportReverted = "import:reverted"    // after a revert committed (its balances queued)
 	HookBalanceSaved   = "balance:saved"      // after an account's balance committed
 	HookBalanceQueued  = "balance:queued"     // after the sweep queued one account's recalculation
 	HookAuditWritten   = "audit:written"      // after a batch's archive file is written, before its records go

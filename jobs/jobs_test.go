@@ -134,7 +134,7 @@ func TestBalancesDeduplicates(t *testing.T) {
 		}
 	})
 	// Five writes in one process: one delayed task covers them all.
-	web1 := jobs.NewBalances(h.Queue)
+	web1 := jobs.NewBalances(store, h.Queue, h.Log)
 	for i := 0; i < 5; i++ {
 		if err := web1.Enqueue(ctx, f.Family.ID, f.Account.ID); err != nil {
 			t.Fatal(err)
@@ -150,7 +150,7 @@ func TestBalancesDeduplicates(t *testing.T) {
 	// Another process cannot know whether that task has started: it
 	// queues one follow-up for the second its writes commit in, which
 	// covers them all.
-	web2 := jobs.NewBalances(h.Queue)
+	web2 := jobs.NewBalances(store, h.Queue, h.Log)
 	first := time.Now().Truncate(time.Second)
 	for i := 0; i < 3; i++ {
 		if err := web2.Enqueue(ctx, f.Family.ID, f.Account.ID); err != nil {

@@ -38,32 +38,21 @@ func NewRuleApplyTask(familyID, runID uuid.UUID) (*asynq.Task, error) {
 // run's cursor and counts, so a task cut off anywhere (the worker killed,
 // its context cancelled) is picked up by the retry where the last commit
 // left it; a run that has ended is left alone. The last failed attempt
-// marks the run failed. Accounts whose balances changed are recalculated.
+// marks the run failed. The store reports the balances each step changed
+// (see Balances).
 func (h *Handlers) RuleApply(ctx context.Context, t *asynq.Task) error {
 	var p RuleApplyPayload
 	if err := Decode(t, &p); err != nil {
 		return err
 	}
-	balances := NewBalances(h.Queue)
-	touched := map[uuid.UUID]bool{}
 	var err error
 	for done := false; !done; {
 		if err = ctx.Err(); err != nil {
 			break
 		}
-		var accounts []uuid.UUID
-		done, accounts, err = h.Store.RuleRunStep(ctx, p.FamilyID, p.RuleRunID, RuleApplyBatch)
+		done, _, err = h.Store.RuleRunStep(ctx, p.FamilyID, p.RuleRunID, RuleApplyBatch)
 		if err != nil {
 			break
-		}
-		for _, a := range accounts {
-			touched[a] = true
-		}
-	}
-	// Balances of what committed are due whatever happens next.
-	for a := range touched {
-		if berr := balances.Enqueue(context.WithoutCancel(ctx), p.FamilyID, a); berr != nil {
-			h.logger(ctx, t).Warn("rule run: balance not queued", "account_id", a, "error", berr)
 		}
 	}
 	if errors.Is(err, models.ErrNotFound) {

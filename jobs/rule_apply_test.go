@@ -49,6 +49,7 @@ func TestRuleApplyIsIdempotent(t *testing.T) {
 		t.Fatalf("pending run not re-queued: %v", err)
 	}
 	task := asynq.NewTask(info.Type, info.Payload)
+	balances := jobs.UseBalances(store, h.Queue, h.Log) // from here on, as a worker's store
 	for range 2 {
 		if err := h.RuleApply(ctx, task); err != nil {
 			t.Fatal(err)
@@ -60,6 +61,9 @@ func TestRuleApplyIsIdempotent(t *testing.T) {
 	}
 	if _, err := insp.GetTaskInfo(jobs.QueueDefault, "account:balance:"+f.Account.ID.String()); err != nil {
 		t.Errorf("balance of the excluded row's account not queued: %v", err)
+	}
+	if queued, settled := balances.Counts(); queued != 1 || settled != 0 {
+		t.Errorf("the policy queued %d and settled %d balances, want the excluded row's account queued once", queued, settled)
 	}
 	if err := h.RuleApply(ctx, asynq.NewTask(jobs.TypeRuleApply, []byte("{"))); err == nil {
 		t.Error("a payload that does not decode was accepted")

@@ -107,10 +107,21 @@ func (s *Store) CreateAccount(ctx context.Context, a *Account) error {
 	return dbErr("create account", err)
 }
 
-// UpdateAccount writes the named columns of an account of a.FamilyID.
+// UpdateAccount writes the named columns of an account of a.FamilyID. A
+// column its balance is made of (see RecalculateBalance) changes the
+// balance.
 func (s *Store) UpdateAccount(ctx context.Context, a *Account, columns ...string) error {
 	a.UpdatedAt = s.now()
-	return s.updateOne(ctx, a, a.FamilyID, a.ID, "update account", columns...)
+	if err := s.updateOne(ctx, a, a.FamilyID, a.ID, "update account", columns...); err != nil {
+		return err
+	}
+	for _, c := range columns {
+		if c == "opening_balance" || c == "currency" || c == "account_type" {
+			s.balanceChange(ctx, a.FamilyID, a.ID)
+			break
+		}
+	}
+	return nil
 }
 
 // DeleteAccount removes an account and, through the schema, its transactions.

@@ -14,8 +14,8 @@ func (s *Store) OnAuthChange(fn func(ctx context.Context)) { s.authChanged = fn 
 // authChange reports such a change. Inside a transaction it only marks
 // it: a cache refilled before the commit would keep the old grant.
 func (s *Store) authChange(ctx context.Context) {
-	if s.txAuth != nil {
-		*s.txAuth = true
+	if s.after != nil {
+		s.after.auth = true
 		return
 	}
 	if s.authChanged != nil {

@@ -35,7 +35,11 @@ func (s *Store) bulkTx(ctx context.Context, fn func(tx *Store, copyRows copyFunc
 			return err
 		})
 	}
-	return conn.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return fn(s.withDB(tx), copyRows)
+	return s.announcing(ctx, func(after *afterCommit) error {
+		return conn.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			in := s.withDB(tx)
+			in.after = after
+			return fn(in, copyRows)
+		})
 	})
 }

@@ -37,6 +37,9 @@ func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID, run *Imp
 		}
 		if im.Status != ImportImporting {
 			done = true
+			if im.Status == ImportComplete { // a rerun after the commit: announce again, the policy is idempotent
+				return tx.importBalances(ctx, im)
+			}
 			return nil
 		}
 		a := new(Account)
@@ -58,7 +61,10 @@ func (s *Store) ImportStep(ctx context.Context, familyID, id uuid.UUID, run *Imp
 			_, err := tx.db.NewUpdate().Model(im).Column("status", "completed_at", "updated_at").
 				Where("im.family_id = ?", familyID).Where("im.id = ?", id).Exec(ctx)
 			done = true
-			return dbErr("complete import", err)
+			if err != nil {
+				return dbErr("complete import", err)
+			}
+			return tx.importBalances(ctx, im)
 		}
 		if err := tx.findDuplicates(ctx, im, rows, run); err != nil {
 			return err
@@ -203,6 +209,17 @@ func (s *Store) recordStep(ctx context.Context, im *Import, rows []ImportLine, n
 	return dbErr("record import progress", err)
 }
 
+// importBalances reports the balance change of an import's account and of
+// the other accounts its rules' transfers reached (see ImportAccounts).
+func (s *Store) importBalances(ctx context.Context, im *Import) error {
+	others, err := s.ImportAccounts(ctx, im.FamilyID, im.ID)
+	if err != nil {
+		return err
+	}
+	s.balanceChange(ctx, im.FamilyID, append([]uuid.UUID{im.AccountID}, others...)...)
+	return nil
+}
+
 // ImportAccounts lists the accounts other than the import's own that hold
 // transactions it wrote: those of the other sides of the transfers its
 // rules made, whose balances its publication and its revert change too.
@@ -229,6 +246,9 @@ func (s *Store) RevertImport(ctx context.Context, familyID, id uuid.UUID) (*Impo
 		}
 		if im.Status != ImportReverting {
 			return nil
+		}
+		if err := tx.importBalances(ctx, im); err != nil { // read before the rows go
+			return err
 		}
 		if _, err := tx.db.NewDelete().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("import_id = ?", id).Exec(ctx); err != nil {
 			return dbErr("delete imported transactions", err)

@@ -183,7 +183,8 @@ FROM v WHERE t.family_id = ? AND t.id = v.id`
 // writeRuleResults writes what rules changed: one UPDATE per batch of
 // changed rows, one INSERT of the new tag links, and for each new transfer
 // its other side. It returns how many rows changed and the accounts whose
-// balances changed (an exclusion, a transfer's new side).
+// balances changed (an exclusion, a transfer's new side), and reports
+// those (see OnBalanceChange).
 func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, results []RuleResult) (modified int, accounts []uuid.UUID, err error) {
 	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	if s.Postgres() { // VALUES are text until cast
@@ -252,6 +253,7 @@ func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, result
 			touch(to)
 		}
 	}
+	s.balanceChange(ctx, familyID, accounts...)
 	return modified, accounts, nil
 }
 

@@ -170,12 +170,14 @@ func jsonList[T any](v []T) string {
 func (s *Store) PurgeConnectionBatch(ctx context.Context, familyID, connectionID uuid.UUID, limit int) (int, error) {
 	ids := s.db.NewSelect().Model((*Transaction)(nil)).Column("id").Where("family_id = ?", familyID).
 		Where("provider_connection_id = ?", connectionID).Limit(int64(limit))
-	res, err := s.db.NewDelete().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("id IN (?)", ids).Exec(ctx)
+	var accounts []uuid.UUID
+	_, err := s.db.NewDelete().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("id IN (?)", ids).
+		Returning("account_id").Exec(ctx, &accounts)
 	if err != nil {
 		return 0, dbErr("purge imported transactions", err)
 	}
-	n, _ := res.RowsAffected()
-	return int(n), nil
+	s.balanceChange(ctx, familyID, appendNew(nil, accounts...)...) // an account the user linked stays, with a new balance
+	return len(accounts), nil
 }
 
 // PurgeConnectionAccounts deletes the remote accounts of a connection and

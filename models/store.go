@@ -35,9 +35,10 @@ type Store struct {
 	// IngestTransactions): FamilyRules unless replaced; nil applies none.
 	Rules RulesStep
 
-	ruleSets    *ruleSetCache         // compiled rules by family, see FamilyRules
-	authChanged func(context.Context) // see OnAuthChange
-	txAuth      *bool                 // inside a transaction: a change to report after the commit
+	ruleSets       *ruleSetCache                                 // compiled rules by family, see FamilyRules
+	authChanged    func(context.Context)                         // see OnAuthChange
+	balanceChanged func(context.Context, uuid.UUID, []uuid.UUID) // see OnBalanceChange
+	after          *afterCommit                                  // inside a transaction: the changes to report after the commit
 }
 
 // NewStore wraps an open database.
@@ -61,19 +62,13 @@ func (s *Store) Ping(ctx context.Context) error {
 // when fn returns nil and rolled back otherwise. A failed begin or commit
 // comes back from the driver unwrapped, so it is mapped here too.
 func (s *Store) RunInTx(ctx context.Context, fn func(tx *Store) error) error {
-	changed := s.txAuth
-	if changed == nil {
-		changed = new(bool)
-	}
-	err := unavailable("transaction", s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		in := s.withDB(tx)
-		in.txAuth = changed
-		return fn(in)
-	}))
-	if err == nil && *changed && s.txAuth == nil {
-		s.authChange(ctx)
-	}
-	return err
+	return s.announcing(ctx, func(after *afterCommit) error {
+		return unavailable("transaction", s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			in := s.withDB(tx)
+			in.after = after
+			return fn(in)
+		}))
+	})
 }
 
 // queryHot reads rows into dest with a query written with $n

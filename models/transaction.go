@@ -273,24 +273,13 @@ func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, 
 		Exec(ctx); err != nil {
 		return dbErr("clear transaction tags", err)
 	}
-	return s.insertTransactionTags(ctx, familyID, id, tagIDs)
-}
-
-func (s *Store) insertTransactionTags(ctx context.Context, familyID, id uuid.UUID, tagIDs []uuid.UUID) error {
-	if len(tagIDs) == 0 {
-		return nil
-	}
-	rows := make([]TransactionTag, 0, len(tagIDs))
-	seen := map[uuid.UUID]bool{}
+	links := make([]TransactionTag, 0, len(tagIDs))
 	for _, tag := range tagIDs {
-		if seen[tag] {
-			continue
+		if !slices.ContainsFunc(links, func(l TransactionTag) bool { return l.TagID == tag }) {
+			links = append(links, TransactionTag{TransactionID: id, TagID: tag, FamilyID: familyID})
 		}
-		seen[tag] = true
-		rows = append(rows, TransactionTag{TransactionID: id, TagID: tag, FamilyID: familyID})
 	}
-	_, err := s.db.NewInsert().Model(&rows).Exec(ctx)
-	return dbErr("set transaction tags", err)
+	return s.insertTags(ctx, links)
 }
 
 // UpdateTransaction writes a person's edit: the named columns of a
@@ -343,6 +332,7 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 		if err := affectedOne(res, err, "update transaction"); err != nil {
 			return err
 		}
+		tx.balanceChange(ctx, t.FamilyID, before.AccountID, t.AccountID)
 		if tagIDs != nil {
 			return tx.setTransactionTags(ctx, t.FamilyID, t.ID, *tagIDs)
 		}
@@ -363,6 +353,7 @@ func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (
 			return dbErr("get transaction", err)
 		}
 		accountID = t.AccountID
+		tx.balanceChange(ctx, familyID, accountID)
 		if t.Source != nil && *t.Source == SourceSimpleFIN {
 			now := tx.now()
 			res, err := tx.db.NewUpdate().Model((*Transaction)(nil)).Set("deleted_at = ?", now).Set("updated_at = ?", now).

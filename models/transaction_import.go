@@ -86,6 +86,7 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		if err := q.Scan(ctx); err != nil {
 			return dbErr("lock account", err)
 		}
+		tx.balanceChange(ctx, fam, accountID)
 		now := tx.now()
 		if !o.IncludePending {
 			kept := rows[:0]
@@ -119,9 +120,11 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 			return err
 		}
 		for _, r := range transfers {
-			if _, err := tx.ruleTransfer(ctx, fam, r, nil); err != nil {
+			to, err := tx.ruleTransfer(ctx, fam, r, nil)
+			if err != nil {
 				return err
 			}
+			tx.balanceChange(ctx, fam, to)
 		}
 		if err := tx.insertAliases(ctx, im.aliases); err != nil {
 			return err

@@ -59,8 +59,7 @@ const ingestConflict = "CONFLICT (account_id, source, external_id) WHERE externa
 // unique index, against what is stored), apply the rules, write, and look
 // up the stored row of every replay. One row's problem never fails the
 // others; each row gets its Status. It returns the accounts that got new
-// rows, whose balances the caller recalculates once this returns (the
-// write has committed by then). The whole batch costs a few statements,
+// rows, whose balance changes it reports (see OnBalanceChange). The whole batch costs a few statements,
 // never one per row. A replay is recognised before any other validation:
 // a row whose key is stored is existing, whatever else it says.
 func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (changedAccounts []uuid.UUID, err error) {
@@ -72,6 +71,9 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 		normalize(r, familyID, now)
 	}
 	if accounts, ok, err := s.ingestOne(ctx, familyID, rows); ok || err != nil {
+		if err == nil {
+			s.balanceChange(ctx, familyID, accounts...)
+		}
 		return accounts, err
 	}
 	refs := newRefCache(familyID)
@@ -104,26 +106,24 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 	if err != nil {
 		return nil, err
 	}
+	for _, r := range write {
+		if created[r.Row.ID] {
+			changedAccounts = appendNew(changedAccounts, r.Row.AccountID)
+		}
+	}
+	s.balanceChange(ctx, familyID, changedAccounts...) // committed, whatever comes next
 	transferred, err := s.ruleTransfers(ctx, familyID, write, created)
 	if err != nil {
 		return nil, err
 	}
-	seen := map[uuid.UUID]bool{}
+	s.balanceChange(ctx, familyID, transferred...)
 	for _, r := range write {
 		if created[r.Row.ID] {
 			r.Status = IngestCreated
 			refs.fill(r)
-			if !seen[r.Row.AccountID] {
-				seen[r.Row.AccountID] = true
-				changedAccounts = append(changedAccounts, r.Row.AccountID)
-			}
 		}
 	}
-	for _, id := range transferred {
-		if !slices.Contains(changedAccounts, id) {
-			changedAccounts = append(changedAccounts, id)
-		}
-	}
+	changedAccounts = appendNew(changedAccounts, transferred...)
 	if err := s.replays(ctx, familyID, rows); err != nil {
 		return nil, err
 	}

@@ -87,6 +87,7 @@ func (s *Store) CreateTransfer(ctx context.Context, familyID uuid.UUID, nt NewTr
 				return dbErr("create transfer transaction", err)
 			}
 		}
+		tx.balanceChange(ctx, familyID, from.ID, to.ID)
 		tr := &Transfer{ID: id, FamilyID: familyID, InflowTransactionID: in.ID, OutflowTransactionID: out.ID,
 			Status: "confirmed", Notes: nt.Notes, CreatedAt: tx.now()}
 		tr.UpdatedAt = tr.CreatedAt
@@ -136,6 +137,7 @@ func (s *Store) DeleteTransfer(ctx context.Context, familyID, id uuid.UUID) (acc
 			return err
 		}
 		accounts = []uuid.UUID{tr.Outflow.AccountID, tr.Inflow.AccountID}
+		tx.balanceChange(ctx, familyID, accounts...)
 		_, err = tx.db.NewDelete().Model((*Transaction)(nil)).
 			Where("family_id = ?", familyID).
 			Where("id IN (?)", bun.List([]uuid.UUID{tr.InflowTransactionID, tr.OutflowTransactionID})).

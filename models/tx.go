@@ -18,10 +18,11 @@ type Tx struct {
 	parent *Store
 }
 
-// Begin starts a transaction. Changes to grants made through it are
-// announced (OnAuthChange) after Commit, never after Rollback.
+// Begin starts a transaction. Changes to grants and balances made through
+// it are announced (OnAuthChange, OnBalanceChange) after Commit, never
+// after Rollback.
 func (s *Store) Begin(ctx context.Context) (*Tx, error) {
-	if s.txAuth != nil {
+	if s.after != nil {
 		return nil, errors.New("models: begin: already in a transaction")
 	}
 	tx, err := s.raw.BeginTx(ctx, nil)
@@ -31,18 +32,17 @@ func (s *Store) Begin(ctx context.Context) (*Tx, error) {
 	// withDB keeps every setting of s (the rules step, its cache, the
 	// clock, the sealer); only the handle and the pending change differ.
 	in := s.withDB(tx)
-	in.txAuth = new(bool)
+	in.after = &afterCommit{}
 	return &Tx{Store: in, tx: tx, parent: s}, nil
 }
 
-// Commit commits the transaction, then announces its changes to grants.
+// Commit commits the transaction, then announces its changes to grants
+// and balances.
 func (t *Tx) Commit(ctx context.Context) error {
 	if err := t.tx.Commit(); err != nil {
 		return unavailable("commit", dbErr("commit", err))
 	}
-	if *t.txAuth {
-		t.parent.authChange(ctx)
-	}
+	t.parent.announce(ctx, t.after)
 	return nil
 }
 

@@ -19,9 +19,21 @@ import (
 const redisDB = 13
 
 // runWorker runs worker.Run with o until the test ends or stop is called,
-// and fails the test if it returns an error.
+// and fails the test if it returns an error. The stores of its handlers
+// get the balance policy, as main.go gives it to a worker's.
 func runWorker(t *testing.T, o worker.Options) (stop func()) {
 	t.Helper()
+	q := asynq.NewClient(o.Redis)
+	t.Cleanup(func() { q.Close() })
+	if o.Handlers != nil {
+		jobs.UseBalances(o.Handlers.Store, q, o.Logger)
+	}
+	if o.SimpleFIN != nil {
+		jobs.UseBalances(o.SimpleFIN.Store, q, o.Logger)
+	}
+	if o.Assistant != nil {
+		jobs.UseBalances(o.Assistant.Store, q, o.Logger)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(ctx, o) }()

@@ -33,6 +33,7 @@ import (
 
 	"coffer/api"
 	"coffer/api/rest"
+	"coffer/jobs"
 	"coffer/jobs/simplefin/bridge/bridgetest"
 	"coffer/models"
 	"coffer/models/modelstest"
@@ -74,6 +75,8 @@ type Env struct {
 	Alpha  *modelstest.FamilyFixture
 	Beta   *modelstest.FamilyFixture
 	Opts   api.Options
+	// Balances is the balance policy of every write (jobs.UseBalances).
+	Balances *jobs.Balances
 }
 
 func NewEnv(t testing.TB, opts ...func(*api.Options)) *Env {
@@ -86,9 +89,11 @@ func NewEnv(t testing.TB, opts ...func(*api.Options)) *Env {
 	t.Cleanup(stop)
 	go watch.Run(ctx)
 	queue := asynq.NewClientFromRedisClient(rdb)
+	logger := slog.New(slog.NewTextHandler(LogWriter{T: t}, nil))
+	balances := jobs.UseBalances(store, queue, logger) // as main.go wires it
 	o := api.Options{
 		Store: store, Redis: rdb, Queue: queue, AuthWatch: watch,
-		Logger:              slog.New(slog.NewTextHandler(LogWriter{T: t}, nil)),
+		Logger:              logger,
 		APIRateLimitPerHour: 10_000,
 		Web: api.WebOptions{
 			Secret: []byte("test secret that is long enough for hmac"), Origin: "http://example.com",
@@ -118,7 +123,7 @@ func NewEnv(t testing.TB, opts ...func(*api.Options)) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &Env{T: t, Store: store, App: app, Redis: ropt, RDB: rdb, router: router, Opts: o}
+	e := &Env{T: t, Store: store, App: app, Redis: ropt, RDB: rdb, router: router, Opts: o, Balances: balances}
 	e.Alpha = modelstest.NewFamily(t, store, "alpha")
 	e.Beta = modelstest.NewFamily(t, store, "beta")
 	t.Cleanup(func() { e.DropTasks() })

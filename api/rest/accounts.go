@@ -111,7 +111,6 @@ func (h *Handler) updateAccount(c *fiber.Ctx) error {
 		if err := h.store.UpdateAccount(ctx, a, cols...); err != nil {
 			return err
 		}
-		h.recalculate(c, a.ID)
 	}
 	return c.JSON(renderAccount(a))
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"coffer/jobs"
 	"coffer/jobs/simplefin"
 	"coffer/models"
 )
@@ -60,7 +59,6 @@ type Handler struct {
 	store          *models.Store
 	redis          redis.UniversalClient
 	queue          *asynq.Client
-	balances       *jobs.Balances
 	log            *slog.Logger
 	rateLimit      int
 	idempotencyCap int
@@ -86,7 +84,7 @@ func New(o Options) (*Handler, error) {
 		o.IdempotencyKeysPerFamily = DefaultIdempotencyKeysPerFamily
 	}
 	return &Handler{
-		store: o.Store, redis: o.Redis, queue: o.Queue, balances: jobs.NewBalances(o.Queue),
+		store: o.Store, redis: o.Redis, queue: o.Queue,
 		log: o.Logger, rateLimit: o.RateLimitPerHour, now: o.Clock,
 		connections: o.Connections, dailyBudget: o.SimpleFINDailyBudget, calendar: o.Calendar,
 		assistantDailyTokens: o.AssistantDailyTokens, idempotencyCap: o.IdempotencyKeysPerFamily,

@@ -307,15 +307,25 @@ func ruleFields(f *fields, r *models.Rule, create bool) (conds, acts bool) {
 // rule may have: plenty for a person, a bound for a body.
 const ruleParts = 50
 
-// parseConditions reads an array of condition objects.
-func parseConditions(f *fields, name string, raw json.RawMessage, depth int) []models.RuleCondition {
+// ruleItems reads raw, member name of f, as an array of at most ruleParts
+// objects; a problem goes on f.
+func ruleItems(f *fields, name string, raw json.RawMessage) ([]map[string]json.RawMessage, bool) {
 	var items []map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		f.add(name + " must be an array of objects")
-		return nil
+		return nil, false
 	}
 	if len(items) > ruleParts {
 		f.add(name + " has more than " + strconv.Itoa(ruleParts) + " items")
+		return nil, false
+	}
+	return items, true
+}
+
+// parseConditions reads an array of condition objects.
+func parseConditions(f *fields, name string, raw json.RawMessage, depth int) []models.RuleCondition {
+	items, ok := ruleItems(f, name, raw)
+	if !ok {
 		return nil
 	}
 	out := make([]models.RuleCondition, 0, len(items))
@@ -343,13 +353,8 @@ func parseConditions(f *fields, name string, raw json.RawMessage, depth int) []m
 
 // parseActions reads an array of action objects.
 func parseActions(f *fields, name string, raw json.RawMessage) []models.RuleAction {
-	var items []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		f.add(name + " must be an array of objects")
-		return nil
-	}
-	if len(items) > ruleParts {
-		f.add(name + " has more than " + strconv.Itoa(ruleParts) + " items")
+	items, ok := ruleItems(f, name, raw)
+	if !ok {
 		return nil
 	}
 	out := make([]models.RuleAction, 0, len(items))

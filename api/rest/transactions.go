@@ -116,11 +116,10 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 		return err
 	}
 	row := newTransaction(parseTransaction(f, true), f.problems, key.Family.Currency)
-	accounts, err := h.store.IngestTransactions(c.UserContext(), key.FamilyID, []*models.NewTransaction{row})
-	if err != nil {
+	// The store reports the balance change to the one policy (jobs.Balances).
+	if _, err := h.store.IngestTransactions(c.UserContext(), key.FamilyID, []*models.NewTransaction{row}); err != nil {
 		return err
 	}
-	h.recalculate(c, accounts...)
 	switch row.Status {
 	case models.IngestCreated:
 		return c.Status(fiber.StatusCreated).JSON(renderTransaction(row.Row))
@@ -164,17 +163,6 @@ func (h *Handler) respondTransaction(c *fiber.Ctx, status int, id uuid.UUID) err
 		return err
 	}
 	return c.Status(status).JSON(renderTransaction(t))
-}
-
-// recalculate queues a balance recalculation after a committed write. The
-// write has succeeded whatever happens here: a failure is logged, and the
-// periodic sweep makes the balance right later.
-func (h *Handler) recalculate(c *fiber.Ctx, accountIDs ...uuid.UUID) {
-	for _, id := range accountIDs {
-		if err := h.balances.Enqueue(c.UserContext(), KeyOf(c).FamilyID, id); err != nil {
-			h.log.Error("enqueue balance recalculation", "request_id", httperr.RequestID(c), "account_id", id, "error", err)
-		}
-	}
 }
 
 func (h *Handler) showTransaction(c *fiber.Ctx) error {
@@ -236,23 +224,15 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 		ids := in.tagIDs
 		tags = &ids
 	}
-	previous, err := h.store.UpdateTransaction(ctx, t, cols, tags)
-	if err != nil {
+	if _, err := h.store.UpdateTransaction(ctx, t, cols, tags); err != nil {
 		return err
-	}
-	if previous != t.AccountID {
-		h.recalculate(c, previous, t.AccountID)
-	} else {
-		h.recalculate(c, t.AccountID)
 	}
 	return h.respondTransaction(c, fiber.StatusOK, id)
 }
 
 func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
-	accountID, err := byPathID(c, h.store.DeleteTransaction)
-	if err != nil {
+	if _, err := byPathID(c, h.store.DeleteTransaction); err != nil {
 		return err
 	}
-	h.recalculate(c, accountID)
 	return deleted(c, "Transaction")
 }

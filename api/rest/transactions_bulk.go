@@ -47,11 +47,9 @@ func (h *Handler) createTransactions(c *fiber.Ctx) error {
 		f := &fields{raw: obj}
 		rows[i] = newTransaction(parseTransaction(f, true), f.problems, key.Family.Currency)
 	}
-	accounts, err := h.store.IngestTransactions(c.UserContext(), key.FamilyID, rows)
-	if err != nil {
+	if _, err := h.store.IngestTransactions(c.UserContext(), key.FamilyID, rows); err != nil {
 		return err
 	}
-	h.recalculate(c, accounts...)
 	out := bulkResultsJSON{Results: make([]bulkResultJSON, len(rows))}
 	for i, r := range rows {
 		res := bulkResultJSON{Index: i, Status: string(r.Status), Errors: []string{}}

@@ -116,7 +116,6 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.recalculate(c, *from, *to)
 	tr, err := h.store.Transfer(ctx, k.FamilyID, id)
 	if err != nil {
 		return err
@@ -125,10 +124,8 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 }
 
 func (h *Handler) deleteTransfer(c *fiber.Ctx) error {
-	accounts, err := byPathID(c, h.store.DeleteTransfer)
-	if err != nil {
+	if _, err := byPathID(c, h.store.DeleteTransfer); err != nil {
 		return err
 	}
-	h.recalculate(c, accounts...)
 	return deleted(c, "Transfer")
 }

@@ -183,7 +183,6 @@ func (h *Handler) updateAccount(c *fiber.Ctx) error {
 	if err := h.store.UpdateAccount(c.UserContext(), a, "name", "account_type", "currency", "opening_balance", "institution_name"); err != nil {
 		return err
 	}
-	h.recalculate(c, a.ID)
 	return h.site.Redirect(c, "/accounts/"+a.ID.String(), "Account saved.")
 }
 

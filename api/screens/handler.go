@@ -7,17 +7,15 @@ package screens
 
 import (
 	"embed"
-	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"coffer/api/httperr"
 	"coffer/api/web"
+	"coffer/jobs"
 	"coffer/jobs/simplefin"
 	"coffer/models"
 )
@@ -89,8 +87,12 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	}, nil
 }
 
-// Routes mounts the screens; screen wraps each with the session and CSRF.
-func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber.Handler) {
+// Routes mounts the screens; session wraps each with the session and CSRF,
+// and every screen settles the balances its writes change.
+func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fiber.Handler) {
+	screen := func(hs ...fiber.Handler) []fiber.Handler {
+		return session(append([]fiber.Handler{settleBalances}, hs...)...)
+	}
 	signedIn := h.site.SignedIn
 	app.Get("/", screen(signedIn, h.home)...)
 
@@ -183,14 +185,10 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/settings/connections/:id/accounts/:account_id", screen(signedIn, h.linkAccountScreen)...)
 }
 
-// recalculate brings balances up to date before the next page shows them:
-// one statement per account, so a person sees what they just did. A
-// failure is logged; the periodic sweep makes the balance right later.
-func (h *Handler) recalculate(c *fiber.Ctx, accountIDs ...uuid.UUID) {
-	fam := web.SessionOf(c).User.FamilyID
-	for _, id := range accountIDs {
-		if err := h.store.RecalculateBalance(c.UserContext(), fam, id); err != nil && !errors.Is(err, models.ErrNotFound) {
-			h.log.Error("recalculate balance", "request_id", httperr.RequestID(c), "account_id", id, "error", err)
-		}
-	}
+// settleBalances makes the balances a screen's writes change settle before
+// the write returns (see jobs.SettleBalances), through the one policy
+// every door shares: the person sees what they just did on the next page.
+func settleBalances(c *fiber.Ctx) error {
+	c.SetUserContext(jobs.SettleBalances(c.UserContext()))
+	return c.Next()
 }

@@ -1,6 +1,7 @@
 package screens
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -288,31 +289,25 @@ func (h *Handler) configureImport(c *fiber.Ctx) error {
 }
 
 func (h *Handler) publishImportScreen(c *fiber.Ctx) error {
-	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
-	id, err := httperr.PathID(c)
-	if err != nil {
-		return err
-	}
-	im, err := h.store.PublishImportSkipping(ctx, fam, id, c.FormValue("skip_invalid") == "1")
-	var inv *models.InvalidError
-	if errors.As(err, &inv) {
-		return h.site.Redirect(c, "/imports/"+id.String(), strings.Join(inv.Problems, " ")+".")
-	} else if err != nil {
-		return err
-	}
-	if err := h.enqueueImport(c, im); err != nil {
-		return err
-	}
-	return h.site.Redirect(c, "/imports/"+id.String(), "Importing…")
+	skip := c.FormValue("skip_invalid") == "1"
+	return h.startImportJob(c, func(ctx context.Context, familyID, id uuid.UUID) (*models.Import, error) {
+		return h.store.PublishImportSkipping(ctx, familyID, id, skip)
+	}, "Importing…")
 }
 
 func (h *Handler) revertImportScreen(c *fiber.Ctx) error {
-	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
+	return h.startImportJob(c, h.store.StartRevert, "Reverting: the import's transactions are being removed.")
+}
+
+// startImportJob is the publish and revert forms: start moves the import
+// to its next state (a refusal is the flash), its job is queued, and the
+// import's page says started.
+func (h *Handler) startImportJob(c *fiber.Ctx, start func(ctx context.Context, familyID, id uuid.UUID) (*models.Import, error), started string) error {
 	id, err := httperr.PathID(c)
 	if err != nil {
 		return err
 	}
-	im, err := h.store.StartRevert(ctx, fam, id)
+	im, err := start(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
 	var inv *models.InvalidError
 	if errors.As(err, &inv) {
 		return h.site.Redirect(c, "/imports/"+id.String(), strings.Join(inv.Problems, " ")+".")
@@ -322,7 +317,7 @@ func (h *Handler) revertImportScreen(c *fiber.Ctx) error {
 	if err := h.enqueueImport(c, im); err != nil {
 		return err
 	}
-	return h.site.Redirect(c, "/imports/"+id.String(), "Reverting: the import's transactions are being removed.")
+	return h.site.Redirect(c, "/imports/"+id.String(), started)
 }
 
 func (h *Handler) deleteImportScreen(c *fiber.Ctx) error {

@@ -230,7 +230,6 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 			if err != nil {
 				return err
 			}
-			h.recalculate(c, t.AccountID)
 			return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction added.")
 		}
 	}
@@ -343,7 +342,7 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 		return refuse(fiber.StatusUnprocessableEntity)
 	}
 	cols := changedColumns(&before, t)
-	prev, err := h.store.UpdateTransaction(c.UserContext(), t, cols, keepTags)
+	_, err = h.store.UpdateTransaction(c.UserContext(), t, cols, keepTags)
 	if formProblems(f, err) {
 		return refuse(fiber.StatusUnprocessableEntity)
 	}
@@ -354,7 +353,6 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	h.recalculate(c, prev, t.AccountID)
 	if inline {
 		saved, err := h.familyTransaction(c)
 		if err != nil {
@@ -416,11 +414,9 @@ func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	account, err := h.store.DeleteTransaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
-	if err != nil {
+	if _, err := h.store.DeleteTransaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id); err != nil {
 		return err
 	}
-	h.recalculate(c, account)
 	return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction deleted.")
 }
 

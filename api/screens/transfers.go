@@ -72,6 +72,5 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	}
-	h.recalculate(c, nt.FromAccountID, nt.ToAccountID)
 	return h.site.Redirect(c, "/transactions", "Transfer recorded.")
 }

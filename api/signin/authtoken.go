@@ -1,10 +1,12 @@
 package signin
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -21,33 +23,34 @@ import (
 // token is the token endpoint (RFC 6749 §3.2): the authorization_code and
 // refresh_token grants, 10 requests a minute per IP.
 func (h *Handler) token(c *fiber.Ctx) error {
-	if err := h.limitIP(c, "token", tokenLimitPerMinute, time.Minute); err != nil {
-		return err
-	}
-	r, err := httpRequest(c)
-	if err != nil {
-		return err
-	}
-	ctx := c.UserContext()
-	p := h.auth.provider
-	rec := web.NewRecorder()
-	ar, err := p.NewAccessRequest(ctx, r, newGrantSession(nil))
-	if err != nil {
-		p.WriteAccessError(ctx, rec, ar, err)
-		return sendRecorded(c, rec)
-	}
-	resp, err := p.NewAccessResponse(ctx, ar)
-	if err != nil {
-		p.WriteAccessError(ctx, rec, ar, err)
-		return sendRecorded(c, rec)
-	}
-	p.WriteAccessResponse(ctx, rec, ar, resp)
-	return sendRecorded(c, rec)
+	return h.tokenEndpoint(c, func(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+		p := h.auth.provider
+		ar, err := p.NewAccessRequest(ctx, r, newGrantSession(nil))
+		if err != nil {
+			p.WriteAccessError(ctx, w, ar, err)
+			return
+		}
+		resp, err := p.NewAccessResponse(ctx, ar)
+		if err != nil {
+			p.WriteAccessError(ctx, w, ar, err)
+			return
+		}
+		p.WriteAccessResponse(ctx, w, ar, resp)
+	})
 }
 
 // revoke is RFC 7009: an access or refresh token given back ends its
 // whole grant. Unknown tokens are a success, as the RFC says.
 func (h *Handler) revoke(c *fiber.Ctx) error {
+	return h.tokenEndpoint(c, func(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+		h.auth.provider.WriteRevocationResponse(ctx, w, h.auth.provider.NewRevocationRequest(ctx, r))
+	})
+}
+
+// tokenEndpoint is what the token and revocation endpoints share: their
+// rate limit per IP, the request as net/http's for the OAuth library
+// (serve), and sending what serve wrote.
+func (h *Handler) tokenEndpoint(c *fiber.Ctx, serve func(ctx context.Context, w http.ResponseWriter, r *http.Request)) error {
 	if err := h.limitIP(c, "token", tokenLimitPerMinute, time.Minute); err != nil {
 		return err
 	}
@@ -55,9 +58,8 @@ func (h *Handler) revoke(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
 	rec := web.NewRecorder()
-	h.auth.provider.WriteRevocationResponse(ctx, rec, h.auth.provider.NewRevocationRequest(ctx, r))
+	serve(c.UserContext(), rec, r)
 	return sendRecorded(c, rec)
 }
 

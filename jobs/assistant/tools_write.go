@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -43,16 +42,10 @@ person asked for the change.`,
 			return nil, err
 		}
 		t, cols, tags, id := p.after, p.cols, p.tags, p.before.ID
-		previous, err := s.UpdateTransaction(ctx, t, cols, tags)
-		if err != nil {
+		// The store reports the balance change to the one policy (see
+		// jobs.Balances): the tool neither queues nor recalculates.
+		if _, err := s.UpdateTransaction(ctx, t, cols, tags); err != nil {
 			return nil, err
-		}
-		for _, acc := range []uuid.UUID{previous, t.AccountID} {
-			// The balance job's work, done here because a tool has no queue;
-			// an overflow is recorded on the account.
-			if err := s.RecalculateBalance(ctx, c.FamilyID, acc); err != nil && !errors.Is(err, models.ErrBalanceOverflow) {
-				return nil, err
-			}
 		}
 		t, err = s.Transaction(ctx, c.FamilyID, id)
 		if err != nil {

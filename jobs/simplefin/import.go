@@ -54,18 +54,7 @@ func (h *Handlers) Import(ctx context.Context, t *asynq.Task) error {
 		if errors.Is(err, errStepFailed) {
 			return h.Store.FailSync(ctx, step, err.Error())
 		}
-		retried, _ := asynq.GetRetryCount(ctx)
-		maxRetry, ok := asynq.GetMaxRetry(ctx)
-		if ok && retried >= maxRetry {
-			if ferr := h.Store.FailSync(context.WithoutCancel(ctx), step, "the import failed"); ferr != nil {
-				return ferr
-			}
-			return fmt.Errorf("simplefin: import %s: %v: %w", step.ID, err, asynq.SkipRetry)
-		}
-		if derr := h.Store.DeferSync(context.WithoutCancel(ctx), step, h.now(), ""); derr != nil {
-			return derr
-		}
-		return err
+		return h.retryLater(ctx, step, err, "the import failed")
 	}
 	return nil
 }
@@ -117,14 +106,7 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 	if err != nil {
 		return err
 	}
-	h.hook(ctx, HookImported)
-	if h.Queue != nil {
-		if task, err := jobs.NewAccountBalanceTask(step.FamilyID, *pa.AccountID); err == nil {
-			if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) && !errors.Is(err, asynq.ErrDuplicateTask) {
-				h.Log.Warn("balance not queued", "account_id", *pa.AccountID, "error", err)
-			}
-		}
-	}
+	h.hook(ctx, HookImported) // the store reported the balance change (see jobs.Balances)
 	return nil
 }
 

@@ -204,7 +204,7 @@ func (h *Handlers) fetchFailed(ctx context.Context, sy *models.Sync, conn *model
 	}
 	var fe *bridge.FetchError
 	if !errors.As(err, &fe) {
-		return h.retryLater(ctx, sy, err)
+		return h.retryLater(ctx, sy, err, "")
 	}
 	switch {
 	case fe.Kind == bridge.AuthFailed:
@@ -230,7 +230,7 @@ func (h *Handlers) fetchFailed(ctx context.Context, sy *models.Sync, conn *model
 		}
 		// A Bridge asking for more than a day is waited for a day at most,
 		// as a rate limit is.
-		return h.retryLater(ctx, sy, &retryAfterError{msg: msg, after: min(fe.RetryAfter, 24*time.Hour)})
+		return h.retryLater(ctx, sy, &retryAfterError{msg: msg, after: min(fe.RetryAfter, 24*time.Hour)}, "")
 	default:
 		return h.Store.FailSync(ctx, sy, fe.Detail)
 	}
@@ -268,13 +268,18 @@ type retryAfterError struct {
 
 func (e *retryAfterError) Error() string { return e.msg }
 
-// retryLater hands the sync back for an asynq retry, or fails it on the
-// last one.
-func (h *Handlers) retryLater(ctx context.Context, sy *models.Sync, cause error) error {
+// retryLater hands a sync or an import step back for an asynq retry, or
+// fails it on the last one with failed (the cause's text when empty). The
+// row is written even when ctx ends: the task is being cut short.
+func (h *Handlers) retryLater(ctx context.Context, sy *models.Sync, cause error, failed string) error {
+	ctx = context.WithoutCancel(ctx)
 	retried, _ := asynq.GetRetryCount(ctx)
 	maxRetry, ok := asynq.GetMaxRetry(ctx)
 	if ok && retried >= maxRetry {
-		if err := h.Store.FailSync(ctx, sy, cause.Error()); err != nil {
+		if failed == "" {
+			failed = cause.Error()
+		}
+		if err := h.Store.FailSync(ctx, sy, failed); err != nil {
 			return err
 		}
 		return fmt.Errorf("simplefin: sync %s failed: %v: %w", sy.ID, cause, asynq.SkipRetry)

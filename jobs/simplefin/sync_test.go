@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"coffer/jobs"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/jobs/simplefin/bridge/bridgetest"
@@ -19,6 +21,16 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 	now := time.Now().UTC()
 	data := bridgetest.Generate(7, 3, 200, 80, now)
 	s.bridge.SetDataset(data)
+	balances := jobs.UseBalances(s.store, s.h.Queue, s.h.Log) // as the worker's store
+	// The balance tasks the syncs queue go with the test.
+	t.Cleanup(func() {
+		tasks, _ := s.insp.ListScheduledTasks(jobs.QueueDefault, asynq.PageSize(1000))
+		for _, ti := range tasks {
+			if ti.Type == jobs.TypeAccountBalance && strings.Contains(string(ti.Payload), s.f.Family.ID.String()) {
+				_ = s.insp.DeleteTask(jobs.QueueDefault, ti.ID)
+			}
+		}
+	})
 	got, err := s.run(t, s.first)
 	if err != nil {
 		t.Fatal(err)
@@ -84,11 +96,23 @@ func TestSyncImportsAndResyncWritesNothing(t *testing.T) {
 	if c.LastSyncedAt == nil || c.Status != models.ConnActive {
 		t.Fatalf("connection after sync: %+v", c)
 	}
-	// Each ledger account shows the bank's balance once recalculated.
+	// The sync handed each ledger account to the one balance policy, which
+	// queued its recalculation; once that has run, each shows the bank's
+	// balance. (A sync that queued by itself, as it once did, would leave
+	// the count at 0.)
+	if queued, settled := balances.Counts(); queued != int64(len(pas)) || settled != 0 {
+		t.Fatalf("the policy queued %d and settled %d balances, want %d queued", queued, settled, len(pas))
+	}
+	jh := &jobs.Handlers{Store: s.store, Log: s.h.Log}
 	for _, pa := range pas {
-		if err := s.store.RecalculateBalance(context.Background(), s.f.Family.ID, *pa.AccountID); err != nil {
+		info, err := s.insp.GetTaskInfo(jobs.QueueDefault, "account:balance:"+pa.AccountID.String())
+		if err != nil {
+			t.Fatalf("balance of %s not queued: %v", pa.RemoteID, err)
+		}
+		if err := jh.AccountBalance(context.Background(), asynq.NewTask(info.Type, info.Payload)); err != nil {
 			t.Fatal(err)
 		}
+		_ = s.insp.DeleteTask(jobs.QueueDefault, info.ID)
 		a, _ := s.store.Account(context.Background(), s.f.Family.ID, *pa.AccountID)
 		if a.Balance != *pa.Balance {
 			t.Fatalf("account %s balance %v, bank says %v", a.Name, a.Balance, *pa.Balance)

@@ -1,6 +1,7 @@
 // Package importfile reads the files an import takes (CSV, OFX/QFX, QIF)
 // into rows, within bounds on size, columns, line length and rows. It is
-// pure: it imports nothing of ours and touches no database.
+// pure: of ours it imports only money (amounts are parsed as money parses
+// them), and it touches no database.
 package importfile
 
 import (
