@@ -36,3 +36,16 @@ func TestRetryDelay(t *testing.T) {
 		}
 	}
 }
+
+// Zero options take the defaults their env tags name, which the daily
+// budget constant repeats for the API's callers.
+func TestOptionDefaults(t *testing.T) {
+	o := Options{OverlapDays: -1}.withDefaults()
+	if o.LookbackDays != 90 || o.ChunkDays != 90 || o.OverlapDays != 7 || o.DailyBudget != DefaultDailyBudget ||
+		o.PendingMatchDays != 8 || o.StalePendingDays != 14 || o.Jitter != 30*time.Minute || o.Cooldown != time.Hour {
+		t.Fatalf("defaults: %+v", o)
+	}
+	if got := (Options{LookbackDays: 5, OverlapDays: 0}).withDefaults(); got.LookbackDays != 5 || got.OverlapDays != 0 {
+		t.Fatalf("set values kept: %+v", got)
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,27 +49,52 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
+	d := optionDefaults()
+	for _, f := range []struct{ v, d *int }{{&o.LookbackDays, &d.LookbackDays}, {&o.ChunkDays, &d.ChunkDays},
+		{&o.DailyBudget, &d.DailyBudget}, {&o.PendingMatchDays, &d.PendingMatchDays}, {&o.StalePendingDays, &d.StalePendingDays}} {
+		if *f.v <= 0 {
+			*f.v = *f.d
 		}
 	}
-	def(&o.LookbackDays, 90)
-	def(&o.ChunkDays, 90)
-	def(&o.DailyBudget, DefaultDailyBudget)
-	def(&o.PendingMatchDays, 8)
-	def(&o.StalePendingDays, 14)
 	if o.OverlapDays < 0 {
-		o.OverlapDays = 7
+		o.OverlapDays = d.OverlapDays
 	}
 	if o.Cooldown <= 0 {
-		o.Cooldown = time.Hour
+		o.Cooldown = d.Cooldown
 	}
 	if o.Jitter <= 0 {
-		o.Jitter = 30 * time.Minute
+		o.Jitter = d.Jitter
 	}
 	return o
 }
+
+// optionDefaults are the values the `default` tags of Options give (the
+// ones main's configuration loader reads), so that each is written once.
+var optionDefaults = sync.OnceValue(func() Options {
+	var o Options
+	v := reflect.ValueOf(&o).Elem()
+	for i := range v.NumField() {
+		tag, ok := v.Type().Field(i).Tag.Lookup("default")
+		if !ok {
+			continue
+		}
+		f := v.Field(i)
+		var n int64
+		var err error
+		if f.Type() == reflect.TypeFor[time.Duration]() {
+			var d time.Duration
+			d, err = time.ParseDuration(tag)
+			n = int64(d)
+		} else {
+			n, err = strconv.ParseInt(tag, 10, 64)
+		}
+		if err != nil {
+			panic("simplefin: the default of " + v.Type().Field(i).Name + ": " + err.Error()) // a typo in a tag above
+		}
+		f.SetInt(n)
+	}
+	return o
+})
 
 // SyncPayload names a sync (a parent for TypeSync, a step for
 // TypeImport).
