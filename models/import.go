@@ -173,6 +173,19 @@ func (s *Store) CreateImportFrom(ctx context.Context, im *Import, read ImportRow
 	return s.createImport(ctx, im, read, true)
 }
 
+// CreateImportKept is CreateImportFrom for the screens: a file with
+// problems as a whole is stored without rows, for a person to map again.
+func (s *Store) CreateImportKept(ctx context.Context, im *Import, read ImportRows) error {
+	return s.createImport(ctx, im, read, false)
+}
+
+// FileRows reads a file with settings s as it is stored (importfile.Each).
+func FileRows(data []byte, typ string, s importfile.Settings) ImportRows {
+	return func(each func(importfile.Row) error) (*importfile.File, error) {
+		return importfile.Each(data, typ, s, each)
+	}
+}
+
 // createImport stores im and its rows; strict refuses a file with
 // problems (as the API does), else it is kept for a person to map again.
 func (s *Store) createImport(ctx context.Context, im *Import, read ImportRows, strict bool) error {
@@ -229,6 +242,12 @@ func (s *Store) checkImportAccount(ctx context.Context, familyID, accountID uuid
 // ReconfigureImport changes a pending import's settings and replaces its
 // rows with the file read again.
 func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *importfile.File) error {
+	return s.ReconfigureImportFrom(ctx, im, parsedRows(p))
+}
+
+// ReconfigureImportFrom is ReconfigureImport with the file's rows read as
+// they are stored, a batch at a time.
+func (s *Store) ReconfigureImportFrom(ctx context.Context, im *Import, read ImportRows) error {
 	im.UpdatedAt = s.now()
 	return s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
 		res, err := tx.db.NewUpdate().Model(im).
@@ -244,7 +263,7 @@ func (s *Store) ReconfigureImport(ctx context.Context, im *Import, p *importfile
 		if _, err := tx.db.NewDelete().Model((*ImportLine)(nil)).Where("family_id = ?", im.FamilyID).Where("import_id = ?", im.ID).Exec(ctx); err != nil {
 			return dbErr("clear import rows", err)
 		}
-		return tx.replaceImportRows(ctx, copyRows, im, parsedRows(p))
+		return tx.replaceImportRows(ctx, copyRows, im, read)
 	})
 }
 

@@ -126,7 +126,10 @@ func (h *Handler) uploadImport(c *fiber.Ctx) error {
 		// columns and formats are read off the file.
 		set, guess = importfile.GuessSettings(data, set)
 	}
-	parsed, err := importfile.Parse(data, form.Type, set)
+	// Read once to refuse an unreadable file, then again as its rows are
+	// stored: the rows are never all held (issue 24).
+	read := models.FileRows(data, form.Type, set)
+	_, err = read(func(importfile.Row) error { return nil })
 	var bad *importfile.Error
 	if errors.As(err, &bad) {
 		return fail("The file cannot be imported: " + strings.Join(bad.Problems, "; ") + ".")
@@ -139,7 +142,7 @@ func (h *Handler) uploadImport(c *fiber.Ctx) error {
 		name = string(r[:255])
 	}
 	im := &models.Import{FamilyID: fam, AccountID: accountID, Type: form.Type, Filename: &name, RawFile: string(data), Settings: set}
-	if err := h.store.CreateImport(ctx, im, parsed); errors.As(err, &inv) {
+	if err := h.store.CreateImportKept(ctx, im, read); errors.As(err, &inv) {
 		return fail(strings.Join(inv.Problems, " ") + ".")
 	} else if err != nil {
 		return err
@@ -185,7 +188,7 @@ func (h *Handler) importPage(c *fiber.Ctx, status int, im *models.Import, msg st
 	}
 	d.Headers, d.Problems = im.Headers(), personProblems(im.Problems())
 	if im.Status == models.ImportPending && im.Type == importfile.CSV && im.FileHeaders == "" {
-		if p, err := importfile.Parse([]byte(im.RawFile), im.Type, im.Settings); err == nil {
+		if p, err := importfile.Each([]byte(im.RawFile), im.Type, im.Settings, func(importfile.Row) error { return nil }); err == nil {
 			d.Headers, d.Problems = p.Headers, personProblems(p.Problems)
 		}
 	}
@@ -260,7 +263,8 @@ func (h *Handler) configureImport(c *fiber.Ctx) error {
 		im.Settings = set
 		return h.importPage(c, fiber.StatusUnprocessableEntity, im, strings.Join(problems, "; ")+".")
 	}
-	parsed, err := importfile.Parse([]byte(im.RawFile), im.Type, set)
+	read := models.FileRows([]byte(im.RawFile), im.Type, set)
+	_, err = read(func(importfile.Row) error { return nil })
 	var bad *importfile.Error
 	if errors.As(err, &bad) { // another encoding may not read the file
 		im.Settings = set
@@ -270,7 +274,7 @@ func (h *Handler) configureImport(c *fiber.Ctx) error {
 	}
 	im.Settings = set
 	var inv *models.InvalidError
-	if err := h.store.ReconfigureImport(ctx, im, parsed); errors.As(err, &inv) {
+	if err := h.store.ReconfigureImportFrom(ctx, im, read); errors.As(err, &inv) {
 		return h.importPage(c, fiber.StatusUnprocessableEntity, im, strings.Join(inv.Problems, " ")+".")
 	} else if err != nil {
 		return err
