@@ -85,7 +85,7 @@ func TestBrowserImportBankFile(t *testing.T) {
 	c.Shoot("imports-bank-03-bad-rows")
 	c.Run("import the valid rows", chromedp.Click(`#skip_invalid`), chromedp.Click(`form[action$="/publish"] button`))
 	// The page before the post shows a status too: wait for the new one.
-	c.WaitFor(`(document.querySelector('#import-status') || {}).textContent || ''`, "importing", "complete")
+	c.WaitFor(`(document.querySelector('#import-status') || {}).textContent || ''`, "Importing", "Done")
 	loc, err := chromedp.Run(c.Ctx, chromedp.Location())
 	if err != nil {
 		c.Fail("location", err)

@@ -63,7 +63,7 @@ func TestBrowserImport(t *testing.T) {
 	}
 	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
 		s := status()
-		if s == "importing" {
+		if s == "Importing" {
 			break
 		}
 		if time.Since(start) > 10*time.Second {
@@ -76,7 +76,7 @@ func TestBrowserImport(t *testing.T) {
 	}
 	e.FinishImport(t, e.Alpha.Family.ID.String(), loc[strings.LastIndex(loc, "/")+1:])
 	deadline := time.Now().Add(20 * time.Second)
-	for status() != "complete" {
+	for status() != "Done" {
 		if time.Now().After(deadline) {
 			t.Fatalf("the page never showed complete: %q", text(`#import-counts`))
 		}
