@@ -136,6 +136,7 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Get("/imports/:id", screen(signedIn, h.showImportScreen)...)
 	app.Post("/imports/:id", screen(signedIn, h.configureImport)...)
 	app.Post("/imports/:id/publish", screen(signedIn, h.publishImportScreen)...)
+	app.Post("/imports/:id/rows/:row_id", screen(signedIn, h.correctImportRow)...)
 	app.Post("/imports/:id/revert", screen(signedIn, h.revertImportScreen)...)
 	app.Post("/imports/:id/delete", screen(signedIn, h.deleteImportScreen)...)
 	app.Get("/chats", screen(signedIn, h.listChats)...)

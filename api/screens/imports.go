@@ -344,3 +344,30 @@ func (h *Handler) enqueueImport(c *fiber.Ctx, im *models.Import) error {
 	}
 	return jobs.EnqueueImport(c.UserContext(), h.queue, task)
 }
+
+// correctImportRow sets a bad row's date, amount and name to what the
+// person typed and reads it again; the list of bad rows says how it went.
+func (h *Handler) correctImportRow(c *fiber.Ctx) error {
+	id, err := httperr.PathID(c)
+	if err != nil {
+		return err
+	}
+	rowID, err := httperr.ParamID(c, "row_id")
+	if err != nil {
+		return err
+	}
+	back := "/imports/" + id.String() + "?rows=invalid"
+	line, err := h.store.CorrectImportLine(c.UserContext(), web.SessionOf(c).User.FamilyID, id, rowID,
+		strings.TrimSpace(c.FormValue("raw_date")), strings.TrimSpace(c.FormValue("raw_amount")), c.FormValue("name"))
+	var inv *models.InvalidError
+	if errors.As(err, &inv) {
+		return h.site.Redirect(c, back, strings.Join(inv.Problems, " ")+".")
+	} else if err != nil {
+		return err
+	}
+	if line.Status == models.LineInvalid {
+		return h.site.Redirect(c, back, "Line "+strconv.Itoa(line.Line)+" still cannot be imported: "+
+			strings.ReplaceAll(line.Problems, "\n", "; ")+".")
+	}
+	return h.site.Redirect(c, back, "Line "+strconv.Itoa(line.Line)+" corrected; it will be imported.")
+}

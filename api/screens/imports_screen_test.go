@@ -1,12 +1,16 @@
 package screens_test
 
 import (
-	"coffer/api/apitest"
 	"context"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
+
+	"coffer/api/apitest"
+	"coffer/models"
 )
 
 var importLink = regexp.MustCompile(`^/imports/([0-9a-f-]{36})$`)
@@ -95,5 +99,63 @@ func TestImportScreens(t *testing.T) {
 		[]byte("\x89PNG\r\n\x1a\n\x00\x00\x00"))
 	if r.Status != 422 || !strings.Contains(string(r.Body), "not a text file") {
 		t.Fatalf("binary upload: %d %s", r.Status, r.Body)
+	}
+}
+
+// A bad row is corrected on the screen: the date, amount and name a person
+// types are read again with the import's settings, and the import's counts
+// follow. Another family cannot touch it.
+func TestImportCorrectRow(t *testing.T) {
+	e := apitest.NewEnv(t)
+	b := apitest.SignedInBrowser(t, e)
+	ctx := t.Context()
+	file := "Date,Name,Amount\n2024-01-15,Rent,-100.00\n2024-01-17,Shop,-5.00\n2024-13-45,Bad day,-7.50\n"
+	r := b.UploadFile("/imports", map[string]string{"account_id": e.Alpha.Account.ID.String(), "type": "TransactionImport"}, "bank.csv", []byte(file))
+	m := importLink.FindStringSubmatch(r.Header.Get("Location"))
+	if r.Status != 303 || m == nil {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	id := uuid.MustParse(m[1])
+	bad, _, err := e.Store.ImportLinesWithStatus(ctx, e.Alpha.Family.ID, id, models.LineInvalid, models.Page{Number: 1, Size: 10})
+	if err != nil || len(bad) != 1 {
+		t.Fatalf("bad rows: %+v %v", bad, err)
+	}
+	row := "/imports/" + id.String() + "/rows/" + bad[0].ID.String()
+	page := string(b.Get("/imports/" + id.String() + "?rows=invalid").Body)
+	if !strings.Contains(page, `action="`+row+`"`) || !strings.Contains(page, "Correct line 4") {
+		t.Fatalf("no correction form: %s", page)
+	}
+	invalidRows := func() int {
+		im, err := e.Store.Import(ctx, e.Alpha.Family.ID, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return im.InvalidRowsCount
+	}
+	if r := b.Post(row, url.Values{"raw_date": {"2024-02-30"}, "raw_amount": {"-7.50"}, "name": {"Bad day"}}); r.Status != 303 ||
+		invalidRows() != 1 || !strings.Contains(string(b.Get(r.Header.Get("Location")).Body), "still cannot be imported") {
+		t.Fatalf("a date still wrong: %d, %d bad", r.Status, invalidRows())
+	}
+	other := e.Browser(t)
+	apitest.SetPassword(t, e, e.Beta.User, "correct horse battery")
+	if r := other.Login(e.Beta.User.Email, "correct horse battery"); r.Status != 303 {
+		t.Fatalf("beta login: %d", r.Status)
+	}
+	other.Get("/imports")
+	if r := other.Post(row, url.Values{"raw_date": {"2024-01-16"}, "raw_amount": {"1"}, "name": {"x"}}); r.Status != 404 {
+		t.Fatalf("another family corrects the row: %d", r.Status)
+	}
+	if r := b.Post(row, url.Values{"raw_date": {"2024-01-16"}, "raw_amount": {"-7.50"}, "name": {"Corner shop"}}); r.Status != 303 || invalidRows() != 0 {
+		t.Fatalf("corrected: %d, %d bad", r.Status, invalidRows())
+	}
+	lines, _, _ := e.Store.ImportLinesWithStatus(ctx, e.Alpha.Family.ID, id, models.LinePending, models.Page{Number: 1, Size: 10})
+	found := false
+	for _, l := range lines {
+		if l.ID == bad[0].ID {
+			found = l.Date != nil && *l.Date == "2024-01-16" && l.Amount != nil && *l.Amount == 7_5000 && l.Name == "Corner shop"
+		}
+	}
+	if !found {
+		t.Fatalf("the corrected row: %+v", lines)
 	}
 }
