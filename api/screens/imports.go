@@ -357,8 +357,11 @@ func (h *Handler) correctImportRow(c *fiber.Ctx) error {
 		return err
 	}
 	back := "/imports/" + id.String() + "?rows=invalid"
+	// What was typed is made storable first: valid UTF-8 without control
+	// characters, which PostgreSQL would refuse with an error page.
+	field := func(name string) string { return strings.TrimSpace(web.CleanText(c.FormValue(name), 255)) }
 	line, err := h.store.CorrectImportLine(c.UserContext(), web.SessionOf(c).User.FamilyID, id, rowID,
-		strings.TrimSpace(c.FormValue("raw_date")), strings.TrimSpace(c.FormValue("raw_amount")), c.FormValue("name"))
+		field("raw_date"), field("raw_amount"), field("name"))
 	var inv *models.InvalidError
 	if errors.As(err, &inv) {
 		return h.site.Redirect(c, back, strings.Join(inv.Problems, " ")+".")

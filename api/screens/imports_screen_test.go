@@ -132,7 +132,7 @@ func TestImportCorrectRow(t *testing.T) {
 		}
 		return im.InvalidRowsCount
 	}
-	if r := b.Post(row, url.Values{"raw_date": {"2024-02-30"}, "raw_amount": {"-7.50"}, "name": {"Bad day"}}); r.Status != 303 ||
+	if r := b.Post(row, url.Values{"raw_date": {"2024-02-30"}, "raw_amount": {"-7.50"}, "name": {"Bad \xff\x00day"}}); r.Status != 303 ||
 		invalidRows() != 1 || !strings.Contains(string(b.Get(r.Header.Get("Location")).Body), "still cannot be imported") {
 		t.Fatalf("a date still wrong: %d, %d bad", r.Status, invalidRows())
 	}
