@@ -87,8 +87,21 @@ func (s *Store) CreateRuleRun(ctx context.Context, familyID, ruleID uuid.UUID, e
 	if err != nil {
 		return nil, err
 	}
+	return s.createRuleRun(ctx, familyID, r, executionType)
+}
+
+// CreateAllRulesRun records a pending run of every active rule, in their
+// order, over all the family's transactions ("Apply all"): the rules
+// interact as they do on a new row, the first to set a field winning.
+func (s *Store) CreateAllRulesRun(ctx context.Context, familyID uuid.UUID) (*RuleRun, error) {
+	return s.createRuleRun(ctx, familyID, nil, "manual")
+}
+
+// createRuleRun records a pending run of rule r, or of every rule when r
+// is nil, counting the transactions it will look at.
+func (s *Store) createRuleRun(ctx context.Context, familyID uuid.UUID, r *Rule, executionType string) (*RuleRun, error) {
 	q := s.db.NewSelect().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("deleted_at IS NULL")
-	if r.EffectiveDate != nil {
+	if r != nil && r.EffectiveDate != nil {
 		q.Where("date >= ?", *r.EffectiveDate)
 	}
 	queued, err := q.Count(ctx)
@@ -96,25 +109,13 @@ func (s *Store) CreateRuleRun(ctx context.Context, familyID, ruleID uuid.UUID, e
 		return nil, dbErr("count transactions", err)
 	}
 	now := s.now()
-	run := &RuleRun{ID: NewID(), FamilyID: familyID, RuleID: &r.ID, RuleName: r.Name, ExecutionType: executionType,
-		Status: RuleRunPending, TransactionsQueued: int(queued), PendingJobsCount: 1, ExecutedAt: now, CreatedAt: now, UpdatedAt: now, Rule: r}
-	if _, err := s.db.NewInsert().Model(run).Exec(ctx); err != nil {
-		return nil, dbErr("create rule run", err)
-	}
-	return run, nil
-}
-
-// CreateAllRulesRun records a pending run of every active rule, in their
-// order, over all the family's transactions ("Apply all"): the rules
-// interact as they do on a new row, the first to set a field winning.
-func (s *Store) CreateAllRulesRun(ctx context.Context, familyID uuid.UUID) (*RuleRun, error) {
-	queued, err := s.db.NewSelect().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("deleted_at IS NULL").Count(ctx)
-	if err != nil {
-		return nil, dbErr("count transactions", err)
-	}
-	now := s.now()
-	run := &RuleRun{ID: NewID(), FamilyID: familyID, RuleName: Ptr("All rules"), ExecutionType: "manual", AllRules: true,
+	run := &RuleRun{ID: NewID(), FamilyID: familyID, ExecutionType: executionType,
 		Status: RuleRunPending, TransactionsQueued: int(queued), PendingJobsCount: 1, ExecutedAt: now, CreatedAt: now, UpdatedAt: now}
+	if r != nil {
+		run.RuleID, run.RuleName, run.Rule = &r.ID, r.Name, r
+	} else {
+		run.AllRules, run.RuleName = true, Ptr("All rules")
+	}
 	if _, err := s.db.NewInsert().Model(run).Exec(ctx); err != nil {
 		return nil, dbErr("create rule run", err)
 	}
