@@ -166,16 +166,7 @@ func (e *Env) DoFrom(ip, method, path string, body any) Response {
 	req := httptest.NewRequest(method, path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("X-Forwarded-For", ip)
-	resp, err := e.App.Test(req, -1)
-	if err != nil {
-		e.T.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	r := Response{Status: resp.StatusCode, Header: resp.Header, Body: out}
-	NoLeak(e.T, r)
-	e.Validate(req, r)
-	return r
+	return e.send(req)
 }
 
 var Phone = map[string]any{"device_id": "4f1c", "device_name": "Ana's phone", "device_type": "ios", "os_version": "18.1", "app_version": "1.4.0"}
@@ -186,13 +177,5 @@ func (e *Env) DoBearer(method, path, token string) Response {
 	e.T.Helper()
 	req := httptest.NewRequest(method, path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := e.App.Test(req, -1)
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	r := Response{Status: resp.StatusCode, Header: resp.Header, Body: out}
-	e.Validate(req, r)
-	return r
+	return e.send(req)
 }
