@@ -88,6 +88,7 @@ var funcs = template.FuncMap{
 	"add_amount":   func(a, b money.Amount) money.Amount { return a + b },
 	"plus":         func(a, b int) int { return a + b },
 	"plural":       plural,
+	"lines":        func(s string) []string { return strings.Split(s, "\n") },
 	"thousands":    thousands,
 	"dict":         dict,
 	"str":          models.Str,
