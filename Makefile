@@ -27,14 +27,16 @@ test-embedded:
 
 # Go minimizes every input that finds new coverage, for up to a minute by
 # default and quadratically in its size; a bound keeps each target's run
-# to its -fuzztime.
+# to its -fuzztime. The OFX target runs a count of inputs instead: a slow
+# input still being minimized when a time budget ends fails the run with
+# "context deadline exceeded" although nothing is wrong.
 FUZZ = $(GO) test -run '^$$' -fuzzminimizetime 2s
 
 fuzz:
 	$(FUZZ) -fuzz FuzzParseAmount -fuzztime 7s ./models/money/
 	$(FUZZ) -fuzz FuzzParseDate -fuzztime 10s ./models/civil/
 	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/importfile/
-	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 10s ./models/importfile/
+	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 5000x ./models/importfile/
 	$(FUZZ) -fuzz FuzzParseQIFImport -fuzztime 10s ./models/importfile/
 	$(FUZZ) -fuzz FuzzCreateTransaction -fuzztime 10s ./api/rest/
 	$(FUZZ) -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/rest/
