@@ -259,7 +259,7 @@ func (s *Store) CreateTransaction(ctx context.Context, t *Transaction, tagIDs []
 	switch r.Status {
 	case IngestCreated:
 		return r.Row, true, nil
-	case IngestExisting:
+	case IngestExisting, IngestDuplicate:
 		return r.Row, false, nil
 	}
 	return nil, false, Invalid(r.Problems...)

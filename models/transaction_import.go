@@ -108,6 +108,9 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		if err := im.load(ctx, rows); err != nil {
 			return err
 		}
+		if err := im.loadArrivals(ctx, rows); err != nil {
+			return err
+		}
 		im.plan(rows)
 		tags, transfers, err := tx.importRules(ctx, fam, im.writes, im.created)
 		if err != nil {
@@ -160,6 +163,11 @@ type importer struct {
 	byExt   map[string]*storedTx
 	byID    map[uuid.UUID]*storedTx
 	aliasTo map[string]uuid.UUID
+	// others holds the account's rows of other doors (a file, a person)
+	// that a new posted row may be the same movement as; matched, the ids
+	// of those an alias of this source already ties to an id.
+	others  *rowMatcher
+	matched map[uuid.UUID]bool
 	writes  []Transaction
 	created []int // the indexes in writes of new rows
 	aliases []TransactionAlias
@@ -196,7 +204,7 @@ func (im *importer) load(ctx context.Context, rows []ImportRow) error {
 	var missingID []uuid.UUID
 	for _, al := range aliases {
 		im.aliasTo[al.ExternalID] = al.TransactionID
-		if im.byID[al.TransactionID] == nil {
+		if im.byID[al.TransactionID] == nil && al.Reason != AliasMatched { // another door's row: see loadArrivals
 			missingID = append(missingID, al.TransactionID)
 		}
 	}
@@ -274,7 +282,15 @@ func (im *importer) plan(rows []ImportRow) {
 		r := &rows[i]
 		st := matched[i]
 		switch {
+		case st == nil && im.matched[im.aliasTo[r.ExternalID]]:
+			// Matched before to a row another door wrote: that row is it.
+			im.step.TransactionsSkipped++
 		case st == nil:
+			if id, ok := im.sameAsOther(r); ok {
+				im.alias(r.ExternalID, id, AliasMatched)
+				im.step.TransactionsSkipped++
+				continue
+			}
 			im.insert(r)
 		case st.DeletedAt != nil || (r.Pending && !st.Pending):
 			// A tombstone stays deleted; a posted row never goes back to pending.
@@ -388,6 +404,63 @@ func (im *importer) settlePending(rows []ImportRow, matched []*storedTx, done []
 		}
 		im.step.PendingReconciled++
 	}
+}
+
+// loadArrivals reads what a new posted row of the answer may duplicate
+// from another door: the account's rows a file or a person wrote in the
+// answer's days (see loadArrivalMatcher), and which of the account's
+// aliases tie an id to such a row, still there.
+func (im *importer) loadArrivals(ctx context.Context, rows []ImportRow) error {
+	im.others, im.matched = &rowMatcher{byDayAmount: map[string][]*matchable{}}, map[uuid.UUID]bool{}
+	var from, to civil.Date
+	for _, r := range rows {
+		if r.Pending {
+			continue
+		}
+		if from == "" || r.Date < from {
+			from = r.Date
+		}
+		if r.Date > to {
+			to = r.Date
+		}
+	}
+	var targets []uuid.UUID
+	for _, id := range im.aliasTo {
+		if im.byID[id] == nil {
+			targets = append(targets, id)
+		}
+	}
+	for start := 0; start < len(targets); start += 1000 {
+		var live []uuid.UUID
+		err := im.tx.db.NewSelect().Model((*Transaction)(nil)).Column("id").Where("family_id = ?", im.fam).
+			Where("account_id = ?", im.account.ID).Where("deleted_at IS NULL").
+			Where("id IN (?)", bun.List(targets[start:min(start+1000, len(targets))])).Scan(ctx, &live)
+		if err != nil {
+			return dbErr("find matched rows", err)
+		}
+		for _, id := range live {
+			im.matched[id] = true
+		}
+	}
+	if from == "" {
+		return nil
+	}
+	m, err := im.tx.loadArrivalMatcher(ctx, im.fam, im.account.ID, SourceSimpleFIN, from, to)
+	if err != nil {
+		return err
+	}
+	im.others = m
+	return nil
+}
+
+// sameAsOther finds the row of another door that a new posted row is,
+// by the fingerprint each had when it arrived: a history imported from
+// the bank's file before the connection, then sent again by the sync.
+func (im *importer) sameAsOther(r *ImportRow) (uuid.UUID, bool) {
+	if r.Pending {
+		return uuid.Nil, false
+	}
+	return im.others.match(r.Date, r.Amount, r.Name, false)
 }
 
 func (im *importer) alias(ext string, txID uuid.UUID, reason string) {

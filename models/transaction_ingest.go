@@ -19,7 +19,10 @@ type IngestStatus string
 const (
 	IngestCreated  IngestStatus = "created"  // written now
 	IngestExisting IngestStatus = "existing" // its (account, source, external id) was already stored
-	IngestInvalid  IngestStatus = "error"    // refused; Problems say why
+	// IngestDuplicate: the account holds the same movement from another
+	// door (a file, a person), found by its fingerprint (see matchArrivals).
+	IngestDuplicate IngestStatus = "duplicate"
+	IngestInvalid   IngestStatus = "error" // refused; Problems say why
 )
 
 // NewTransaction is one row entering the ledger through the pipeline,
@@ -97,6 +100,10 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 		}
 		write = append(write, r)
 	}
+	if err := s.matchArrivals(ctx, familyID, write); err != nil {
+		return nil, err
+	}
+	write = slices.DeleteFunc(write, func(r *NewTransaction) bool { return r.Status == IngestDuplicate })
 
 	if err := s.applyRules(ctx, familyID, refs, write); err != nil {
 		return nil, err
@@ -162,7 +169,10 @@ func (s *Store) applyRules(ctx context.Context, familyID uuid.UUID, refs *refCac
 // the full path must tell a replay from a refusal (the row is as it came,
 // the rules undone, so that they run there again on it).
 func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (accounts []uuid.UUID, ok bool, err error) {
-	if len(rows) != 1 || len(rows[0].Problems) > 0 || len(rows[0].TagIDs) > 0 || !s.Postgres() || s.db != bun.IDB(s.raw) {
+	// A keyed row may be a movement another door wrote: the full path
+	// matches it (see matchArrivals).
+	if len(rows) != 1 || len(rows[0].Problems) > 0 || len(rows[0].TagIDs) > 0 || rows[0].Row.ExternalID != nil ||
+		!s.Postgres() || s.db != bun.IDB(s.raw) {
 		return nil, false, nil
 	}
 	r := rows[0]

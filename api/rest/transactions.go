@@ -123,7 +123,7 @@ func (h *Handler) createTransaction(c *fiber.Ctx) error {
 	switch row.Status {
 	case models.IngestCreated:
 		return c.Status(fiber.StatusCreated).JSON(renderTransaction(row.Row))
-	case models.IngestExisting: // a replay: the first answer again
+	case models.IngestExisting, models.IngestDuplicate: // a replay, or a movement another door wrote: the stored row
 		return c.Status(fiber.StatusOK).JSON(renderTransaction(row.Row))
 	}
 	return httperr.Invalid(row.Problems)

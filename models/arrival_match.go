@@ -1,0 +1,186 @@
+package models
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
+)
+
+// AliasMatched is the reason of an alias that ties a keyed row of one door
+// (a bank sync, an API client's bank id) to the transaction another door
+// wrote for the same movement (a file, a person): the row is that
+// transaction, under the new door's id, now and whenever it comes again.
+const AliasMatched = "matched"
+
+// loadArrivalMatcher reads the account's transactions that an arriving
+// keyed row of source may be the same movement as: live, posted rows whose
+// fingerprints fall between from and to, that came by another door (a row
+// of source with its own id is another movement of that door, or the same
+// one found by that id) and that no row of source has claimed before (an
+// alias of source points to it). The fingerprint, taken when each row
+// arrived, decides (see rowMatcher.match), never its current name.
+func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid.UUID, source string, from, to civil.Date) (*rowMatcher, error) {
+	m := &rowMatcher{byDayAmount: map[string][]*matchable{}}
+	var existing []struct {
+		ID          uuid.UUID    `bun:"id"`
+		Date        civil.Date   `bun:"date"`
+		Amount      money.Amount `bun:"amount"`
+		Name        string       `bun:"name"`
+		Fingerprint *string      `bun:"fingerprint"`
+	}
+	claimed := s.db.NewSelect().Model((*TransactionAlias)(nil)).Column("transaction_id").
+		Where("family_id = ?", familyID).Where("account_id = ?", accountID).Where("source = ?", source)
+	err := s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "date", "amount", "name", "fingerprint").
+		Where("family_id = ?", familyID).Where("account_id = ?", accountID).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			// "|" sorts after every digit: the range holds each day's
+			// fingerprints whatever their amount and text.
+			return q.Where("fingerprint >= ? AND fingerprint < ?", string(from)+"|", string(to)+"|~").
+				WhereOr("fingerprint IS NULL AND date >= ? AND date <= ?", from, to)
+		}).
+		Where("deleted_at IS NULL").Where("NOT pending").
+		Where("(source IS NULL OR source <> ? OR external_id IS NULL)", source).
+		Where("id NOT IN (?)", claimed).OrderExpr("id").Scan(ctx, &existing)
+	if err != nil {
+		return nil, dbErr("find transactions an arrival matches", err)
+	}
+	for _, e := range existing {
+		fp := Fingerprint(e.Date, e.Amount, e.Name)
+		if e.Fingerprint != nil {
+			fp = *e.Fingerprint
+		}
+		d, a, text, ok := splitFingerprint(fp)
+		if !ok {
+			d, a, text = e.Date, int64(e.Amount), e.Name
+		}
+		k := dayAmount(d, a)
+		m.byDayAmount[k] = append(m.byDayAmount[k], &matchable{id: e.ID, text: text})
+	}
+	return m, nil
+}
+
+// matchArrivals finds, for the keyed rows of a batch entering by the
+// pipeline (an API client sending its bank's ids), the ones the account
+// already holds from another door, so that a movement imported from a
+// file first and sent again by an app is not doubled. A row whose key is
+// stored is a replay and left to the pipeline; a row whose key was matched
+// before gets that transaction again; any other is matched by its
+// fingerprint, and the match kept as an alias. Matched rows get
+// IngestDuplicate and the stored transaction; they are not written.
+// Rows without an external id are a person's entries, each its own
+// movement even when it looks like another: they are never matched.
+func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) error {
+	var keyed []*NewTransaction
+	for _, r := range rows {
+		t := r.Row
+		if len(r.Problems) == 0 && t.ExternalID != nil && t.AccountID != uuid.Nil && !t.Pending && Str(t.Source) != SourceFileImport {
+			keyed = append(keyed, r)
+		}
+	}
+	if len(keyed) == 0 {
+		return nil
+	}
+	keys := keysOf(keyed, func(*NewTransaction) bool { return true })
+	stored := map[string]bool{}
+	var held []struct {
+		AccountID  uuid.UUID `bun:"account_id"`
+		Source     *string   `bun:"source"`
+		ExternalID *string   `bun:"external_id"`
+	}
+	if err := keys.where(s.db.NewSelect().Model((*Transaction)(nil)).Column("account_id", "source", "external_id").
+		Where("family_id = ?", familyID), "", keys.exts).Scan(ctx, &held); err != nil {
+		return dbErr("find stored keys", err)
+	}
+	for _, h := range held {
+		stored[h.AccountID.String()+"\x00"+Str(h.Source)+"\x00"+Str(h.ExternalID)] = true
+	}
+	var aliases []TransactionAlias
+	if err := s.db.NewSelect().Model(&aliases).Where("ta.family_id = ?", familyID).
+		Where("ta.account_id IN (?)", bun.List(keys.accounts)).Where("ta.source IN (?)", bun.List(keys.sources)).
+		Where("ta.external_id IN (?)", bun.List(keys.exts)).Scan(ctx); err != nil {
+		return dbErr("find matched keys", err)
+	}
+	aliasOf := map[string]uuid.UUID{}
+	for _, a := range aliases {
+		aliasOf[a.AccountID.String()+"\x00"+a.Source+"\x00"+a.ExternalID] = a.TransactionID
+	}
+
+	matchers := map[string]*rowMatcher{}
+	found := map[*NewTransaction]uuid.UUID{}
+	var made []TransactionAlias
+	for _, r := range keyed {
+		k, _ := ingestKey(r.Row)
+		if stored[k] {
+			continue
+		}
+		if id, ok := aliasOf[k]; ok {
+			found[r] = id
+			continue
+		}
+		group := r.Row.AccountID.String() + "\x00" + Str(r.Row.Source)
+		m := matchers[group]
+		if m == nil {
+			from, to := arrivalSpan(keyed, r.Row.AccountID, Str(r.Row.Source))
+			var err error
+			if m, err = s.loadArrivalMatcher(ctx, familyID, r.Row.AccountID, Str(r.Row.Source), from, to); err != nil {
+				return err
+			}
+			matchers[group] = m
+		}
+		if id, ok := m.match(r.Row.Date, r.Row.Amount, r.Row.Name, false); ok {
+			found[r] = id
+			made = append(made, TransactionAlias{AccountID: r.Row.AccountID, FamilyID: familyID, Source: Str(r.Row.Source),
+				ExternalID: *r.Row.ExternalID, TransactionID: id, Reason: AliasMatched, CreatedAt: s.now()})
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	if err := s.insertAliases(ctx, made); err != nil {
+		return err
+	}
+	ids := make([]uuid.UUID, 0, len(found))
+	for _, id := range found {
+		ids = append(ids, id)
+	}
+	var txs []*Transaction
+	if err := s.transactionSelect(&txs, familyID).Where("t.id IN (?)", bun.List(ids)).Scan(ctx); err != nil {
+		return dbErr("get matched transactions", err)
+	}
+	if err := s.loadTransactionLinks(ctx, familyID, txs); err != nil {
+		return err
+	}
+	byID := make(map[uuid.UUID]*Transaction, len(txs))
+	for _, t := range txs {
+		byID[t.ID] = t
+	}
+	for r, id := range found {
+		// A matched transaction deleted since is not there to answer
+		// for the row: the row is then written as new.
+		if t := byID[id]; t != nil {
+			r.Status, r.Row = IngestDuplicate, t
+		}
+	}
+	return nil
+}
+
+// arrivalSpan is the first and last day of the keyed rows of one account
+// and source.
+func arrivalSpan(rows []*NewTransaction, accountID uuid.UUID, source string) (from, to civil.Date) {
+	for _, r := range rows {
+		if r.Row.AccountID != accountID || Str(r.Row.Source) != source {
+			continue
+		}
+		if from == "" || r.Row.Date < from {
+			from = r.Row.Date
+		}
+		if r.Row.Date > to {
+			to = r.Row.Date
+		}
+	}
+	return from, to
+}

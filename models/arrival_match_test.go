@@ -1,0 +1,80 @@
+package models_test
+
+import (
+	"context"
+	"testing"
+
+	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/importfile"
+	"coffer/models/modelstest"
+	"coffer/models/money"
+)
+
+// keyedRow is an API client's row carrying its bank's id.
+func keyedRow(f *modelstest.FamilyFixture, ext, day string, amount int64, name string) *models.NewTransaction {
+	return &models.NewTransaction{Row: &models.Transaction{AccountID: f.Account.ID, Date: civil.Date(day),
+		Amount: money.Amount(amount), Currency: f.Account.Currency, Name: name, ExternalID: &ext}}
+}
+
+// TestBulkAfterFileDoubles: an app sending its bank's movements with their
+// ids, after the family imported the same days from the bank's CSV and
+// renamed every row, doubled the overlap (only its own ids were checked).
+// Now each keyed row the account holds from the file is answered with
+// that row, a repeat of the key too; two identical purchases in the file
+// answer for two rows and no more; a row without an id (a person's entry)
+// is always written.
+func TestBulkAfterFileDoubles(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "arrivals")
+	runImport(t, s, importWith(t, s, f, importfile.CSV, usChecking, csvSettings(usCheckingSettings)))
+	renameAll(t, s, f)
+
+	rows := []*models.NewTransaction{
+		keyedRow(f, "b1", "2024-01-03", 421700, "AMAZON MKTPLACE PMTS AMZN.COM/BILL WA"),
+		keyedRow(f, "b2", "2024-01-05", 385000, "SHELL OIL 57444 SPRINGFIELD IL"),
+		keyedRow(f, "b3", "2024-01-05", 385000, "SHELL OIL 57444 SPRINGFIELD IL"),
+		keyedRow(f, "b4", "2024-01-05", 385000, "SHELL OIL 57444 SPRINGFIELD IL"), // a third: not in the file
+		keyedRow(f, "b5", "2024-01-09", 154900, "NETFLIX.COM 866-579-7172 CA"),
+	}
+	if _, err := s.IngestTransactions(ctx, f.Family.ID, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := []models.IngestStatus{models.IngestDuplicate, models.IngestDuplicate, models.IngestDuplicate, models.IngestCreated, models.IngestCreated}
+	for i, r := range rows {
+		if r.Status != want[i] {
+			t.Errorf("row %d: %s %v, want %s", i, r.Status, r.Problems, want[i])
+		}
+	}
+	if rows[0].Row.Name != "Renamed 2024-01-03" || rows[1].Row.ID == rows[2].Row.ID {
+		t.Errorf("duplicates answered with %q, %s and %s", rows[0].Row.Name, rows[1].Row.ID, rows[2].Row.ID)
+	}
+	if n := countImported(t, s, f); n != 6 {
+		t.Fatalf("%d transactions, want 4 from the file and 2 new", n)
+	}
+
+	// The same keys again: the same rows, nothing written.
+	again := []*models.NewTransaction{keyedRow(f, "b1", "2024-01-03", 421700, "AMAZON MKTPLACE PMTS AMZN.COM/BILL WA"),
+		keyedRow(f, "b4", "2024-01-05", 385000, "SHELL OIL 57444 SPRINGFIELD IL")}
+	if _, err := s.IngestTransactions(ctx, f.Family.ID, again); err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Status != models.IngestDuplicate || again[0].Row.ID != rows[0].Row.ID || again[1].Status != models.IngestExisting {
+		t.Errorf("replays: %s %s, %s", again[0].Status, again[0].Row.ID, again[1].Status)
+	}
+	// Another id for a movement already claimed is another movement.
+	other := []*models.NewTransaction{keyedRow(f, "b9", "2024-01-03", 421700, "AMAZON MKTPLACE PMTS AMZN.COM/BILL WA")}
+	if _, err := s.IngestTransactions(ctx, f.Family.ID, other); err != nil || other[0].Status != models.IngestCreated {
+		t.Fatalf("a second id for a claimed movement: %s %v", other[0].Status, err)
+	}
+	// A person's entry looking like a file row is written.
+	typed, created, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
+		Date: "2024-01-02", Amount: -25000000, Currency: "USD", Name: "PAYROLL ACME CORP DIRECT DEP PPD ID: 9000123"}, nil)
+	if err != nil || !created || typed == nil {
+		t.Fatalf("a person's entry: created %v, %v", created, err)
+	}
+	if n := countImported(t, s, f); n != 8 {
+		t.Fatalf("%d transactions, want 8", n)
+	}
+}
