@@ -32,6 +32,7 @@ func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid
 		Name        string       `bun:"name"`
 		Fingerprint *string      `bun:"fingerprint"`
 	}
+	from, to = widen(from, to)
 	claimed := s.db.NewSelect().Model((*TransactionAlias)(nil)).Column("transaction_id").
 		Where("family_id = ?", familyID).Where("account_id = ?", accountID).Where("source = ?", source)
 	err := s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "date", "amount", "name", "fingerprint").
@@ -49,16 +50,7 @@ func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid
 		return nil, dbErr("find transactions an arrival matches", err)
 	}
 	for _, e := range existing {
-		fp := Fingerprint(e.Date, e.Amount, e.Name)
-		if e.Fingerprint != nil {
-			fp = *e.Fingerprint
-		}
-		d, a, text, ok := splitFingerprint(fp)
-		if !ok {
-			d, a, text = e.Date, int64(e.Amount), e.Name
-		}
-		k := dayAmount(d, a)
-		m.byDayAmount[k] = append(m.byDayAmount[k], &matchable{id: e.ID, text: text})
+		m.add(&matchable{id: e.ID}, e.Fingerprint, e.Date, e.Amount, e.Name)
 	}
 	return m, nil
 }

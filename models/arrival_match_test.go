@@ -78,3 +78,43 @@ func TestBulkAfterFileDoubles(t *testing.T) {
 		t.Fatalf("%d transactions, want 8", n)
 	}
 }
+
+// TestCardPaymentMirroredBeforeCardFileDoubles: a payment to the card,
+// recorded as a transfer from checking (by a person or a rule), wrote the
+// card's side; the card's own file then brought the same payment, dated
+// two days later under the bank's text, and the card showed it twice.
+// Now the file's row is the side already there; another payment of the
+// same amount a week later is another movement and comes in.
+func TestCardPaymentMirroredBeforeCardFileDoubles(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "cardpay")
+	card := &models.Account{FamilyID: f.Family.ID, Name: "Visa", AccountType: "credit_card", Currency: "USD"}
+	if err := s.CreateAccount(ctx, card); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateTransfer(ctx, f.Family.ID, models.NewTransfer{FromAccountID: f.Account.ID, ToAccountID: card.ID,
+		Date: "2024-01-10", Amount: 5000000}); err != nil {
+		t.Fatal(err)
+	}
+	file := "date,name,amount\n" +
+		"01/08/2024,GROCERY OUTLET,-52.45\n" +
+		"01/12/2024,PAYMENT THANK YOU,500.00\n" +
+		"01/19/2024,PAYMENT THANK YOU,500.00\n"
+	p, err := importfile.Parse([]byte(file), importfile.CSV, csvSettings(nil))
+	if err != nil || p.InvalidRows() > 0 {
+		t.Fatalf("parse: %v %d invalid", err, p.InvalidRows())
+	}
+	im := &models.Import{FamilyID: f.Family.ID, AccountID: card.ID, Type: importfile.CSV, RawFile: file, Settings: csvSettings(nil)}
+	if err := s.CreateImport(ctx, im, p); err != nil {
+		t.Fatal(err)
+	}
+	done := runImport(t, s, im)
+	if done.ImportedRowsCount != 2 || done.DuplicateRowsCount != 1 {
+		t.Fatalf("card file: %d imported, %d skipped; want 2 and 1", done.ImportedRowsCount, done.DuplicateRowsCount)
+	}
+	n, err := s.DB().NewSelect().Table("transactions").Where("account_id = ?", card.ID).Count(ctx)
+	if err != nil || n != 3 {
+		t.Fatalf("%d card rows (%v), want the transfer's side and 2 from the file", n, err)
+	}
+}

@@ -24,6 +24,7 @@ type ImportRun struct {
 // their current names): the rule every file format shares.
 type rowMatcher struct {
 	byDayAmount map[string][]*matchable
+	made        []*matchable // rows coffer made (see madeFingerprint), by amount and a few days
 }
 
 // matchable is one transaction of the account a row may match.
@@ -32,6 +33,30 @@ type matchable struct {
 	text   string
 	fileID bool // it holds a file's own id (a FITID): a row with another id is another movement
 	used   bool // each transaction answers for one row
+
+	day    civil.Date // of a made row
+	amount int64
+}
+
+// add files a transaction under its fingerprint (or, for one written
+// before fingerprints were taken, under what it is now).
+func (m *rowMatcher) add(c *matchable, fp *string, day civil.Date, amount money.Amount, name string) {
+	f := Fingerprint(day, amount, name)
+	if fp != nil {
+		f = *fp
+	}
+	d, a, text, ok := splitFingerprint(f)
+	if !ok {
+		d, a, text = day, int64(amount), name
+	}
+	c.text = text
+	if text == "" {
+		c.day, c.amount = d, a
+		m.made = append(m.made, c)
+		return
+	}
+	k := dayAmount(d, a)
+	m.byDayAmount[k] = append(m.byDayAmount[k], c)
 }
 
 func dayAmount(d civil.Date, a int64) string { return string(d) + "|" + money.Amount(a).String() }
@@ -42,6 +67,12 @@ func dayAmount(d civil.Date, a int64) string { return string(d) + "|" + money.Am
 // that was not found among the account's ids can still match a row that
 // came without one (a CSV line of the same movement), never one that
 // came with a different id.
+//
+// Failing that, a row matches the closest unclaimed row coffer made of the
+// same amount within TransferMatchDays: the side of a transfer a rule or
+// a person wrote into this account before its bank sent the movement (a
+// card's payment, mirrored from the checking account, then in the card's
+// file dated a day or two later).
 func (m *rowMatcher) match(d civil.Date, a money.Amount, text string, hasID bool) (uuid.UUID, bool) {
 	for _, c := range m.byDayAmount[dayAmount(d, int64(a))] {
 		if c.used || (hasID && c.fileID) || !sameBankText(c.text, text) {
@@ -50,7 +81,33 @@ func (m *rowMatcher) match(d civil.Date, a money.Amount, text string, hasID bool
 		c.used = true
 		return c.id, true
 	}
-	return uuid.Nil, false
+	var best *matchable
+	gap := TransferMatchDays + 1
+	for _, c := range m.made {
+		if c.used || c.amount != int64(a) {
+			continue
+		}
+		if g := abs(daysBetween(c.day, d)); g < gap {
+			best, gap = c, g
+		}
+	}
+	if best == nil {
+		return uuid.Nil, false
+	}
+	best.used = true
+	return best.id, true
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// widen is a span of days with the room a made row's match needs around it.
+func widen(from, to civil.Date) (civil.Date, civil.Date) {
+	return civil.DateOf(from.Time().AddDate(0, 0, -TransferMatchDays)), civil.DateOf(to.Time().AddDate(0, 0, TransferMatchDays))
 }
 
 // findDuplicates marks the rows that the account already holds. A row
@@ -138,6 +195,7 @@ func (s *Store) loadMatchable(ctx context.Context, im *Import, except []uuid.UUI
 	if span.From == nil || span.To == nil {
 		return m, nil
 	}
+	*span.From, *span.To = widen(*span.From, *span.To)
 	var existing []struct {
 		ID          uuid.UUID    `bun:"id"`
 		Date        civil.Date   `bun:"date"`
@@ -167,17 +225,8 @@ func (s *Store) loadMatchable(ctx context.Context, im *Import, except []uuid.UUI
 		return nil, dbErr("find duplicate transactions", err)
 	}
 	for _, e := range existing {
-		fp := Fingerprint(e.Date, e.Amount, e.Name)
-		if e.Fingerprint != nil {
-			fp = *e.Fingerprint
-		}
-		d, a, text, ok := splitFingerprint(fp)
-		if !ok {
-			d, a, text = e.Date, int64(e.Amount), e.Name
-		}
-		k := dayAmount(d, a)
-		m.byDayAmount[k] = append(m.byDayAmount[k], &matchable{id: e.ID, text: text,
-			fileID: e.ExternalID != nil && e.Source != nil && *e.Source == SourceFileImport})
+		m.add(&matchable{id: e.ID, fileID: e.ExternalID != nil && e.Source != nil && *e.Source == SourceFileImport},
+			e.Fingerprint, e.Date, e.Amount, e.Name)
 	}
 	return m, nil
 }

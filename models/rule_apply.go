@@ -308,6 +308,7 @@ func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleRes
 		mirror.Name = "Transfer to " + from.Name
 		tr.OutflowTransactionID, tr.InflowTransactionID = mirror.ID, t.ID
 	}
+	madeFingerprint(mirror)
 	if _, err := s.db.NewInsert().Model(mirror).Exec(ctx); err != nil {
 		return uuid.Nil, dbErr("create transfer side", err)
 	}

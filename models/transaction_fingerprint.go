@@ -41,6 +41,16 @@ func takeFingerprint(t *Transaction) {
 	}
 }
 
+// madeFingerprint marks a row coffer made rather than received: the side
+// of a transfer a person recorded, or that a rule mirrored into the other
+// account. It has no bank text, so the bank's own row of the movement,
+// when it comes, matches it by amount within a few days (see
+// rowMatcher.match) instead of doubling it.
+func madeFingerprint(t *Transaction) {
+	fp := Fingerprint(t.Date, t.Amount, "")
+	t.Fingerprint = &fp
+}
+
 // splitFingerprint reads a fingerprint back; ok is false for one that is
 // not of the form.
 func splitFingerprint(fp string) (day civil.Date, amount int64, text string, ok bool) {

@@ -83,6 +83,7 @@ func (s *Store) CreateTransfer(ctx context.Context, familyID uuid.UUID, nt NewTr
 			t.ID = NewID()
 			t.CreatedAt = tx.now()
 			t.UpdatedAt = t.CreatedAt
+			madeFingerprint(t)
 			if _, err := tx.db.NewInsert().Model(t).Exec(ctx); err != nil {
 				return dbErr("create transfer transaction", err)
 			}
