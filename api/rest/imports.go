@@ -107,6 +107,16 @@ type importRowJSON struct {
 	Status        string   `json:"status"`
 	Errors        []string `json:"errors"`
 	TransactionID *string  `json:"transaction_id"`
+	// DuplicateOf is, for a pending row of an import not yet published,
+	// the transaction of the account it will be skipped as.
+	DuplicateOf *duplicateOfJSON `json:"duplicate_of"`
+}
+
+type duplicateOfJSON struct {
+	ID     string `json:"id"`
+	Date   string `json:"date"`
+	Amount string `json:"amount"`
+	Name   string `json:"name"`
 }
 
 func renderRow(pos, line int, date *civil.Date, amount *money.Amount, raw importfile.Row, status string, problems []string, tx *uuid.UUID) importRowJSON {
@@ -438,7 +448,18 @@ func (h *Handler) listImportRows(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(dataListJSON[importRowJSON]{Data: renderAll(lines, renderImportLine), Meta: metaOf(page, total)})
+	skips, err := h.store.ImportSkips(c.UserContext(), KeyOf(c).FamilyID, id)
+	if err != nil {
+		return err
+	}
+	out := renderAll(lines, renderImportLine)
+	for i := range lines {
+		if sk, ok := skips[lines[i].ID]; ok {
+			t := sk.Transaction
+			out[i].DuplicateOf = &duplicateOfJSON{ID: t.ID.String(), Date: string(t.Date), Amount: t.Amount.String(), Name: t.Name}
+		}
+	}
+	return c.JSON(dataListJSON[importRowJSON]{Data: out, Meta: metaOf(page, total)})
 }
 
 func (h *Handler) publishImportNow(c *fiber.Ctx) error {

@@ -103,3 +103,35 @@ func toStrings(v any) []string {
 	}
 	return out
 }
+
+// TestImportRowsSayWhatWillBeSkipped: before an import is published, its
+// rows say which of them are already in the account, with the transaction
+// each matches (renamed since it arrived), and publishing skips exactly
+// those; another family sees no such import.
+func TestImportRowsSayWhatWillBeSkipped(t *testing.T) {
+	e := apitest.NewEnv(t)
+	a := e.Alpha
+	made := e.Do("POST", "/api/v1/transactions", a.Key, map[string]any{"transaction": map[string]any{
+		"account_id": a.Account.ID.String(), "date": "2024-01-15", "amount": "1200", "name": "RENT ACME PROPERTIES",
+		"nature": "expense"}}).WantJSON(t, 201)
+	e.Do("PATCH", "/api/v1/transactions/"+made["id"].(string), a.Key, map[string]any{"transaction": map[string]any{"name": "Rent"}}).WantJSON(t, 200)
+	file := "Date,Description,Amount\n2024-01-15,RENT ACME PROPERTIES,-1200.00\n2024-01-16,SALARY,3000.00\n"
+	im := e.Do("POST", "/api/v1/imports", a.Key, map[string]any{"type": "TransactionImport", "account_id": a.Account.ID.String(),
+		"raw_file_content": file, "date_col_label": "Date", "name_col_label": "Description", "amount_col_label": "Amount",
+		"date_format": "%Y-%m-%d"}).WantJSON(t, 201)["data"].(map[string]any)
+	rows := e.Do("GET", "/api/v1/imports/"+im["id"].(string)+"/rows", a.Key, nil).WantJSON(t, 200)["data"].([]any)
+	dup := rows[0].(map[string]any)["duplicate_of"]
+	if d, ok := dup.(map[string]any); !ok || d["id"] != made["id"] || d["name"] != "Rent" || d["amount"] != "1200.0000" {
+		t.Fatalf("first row duplicate_of %v", dup)
+	}
+	if rows[1].(map[string]any)["duplicate_of"] != nil {
+		t.Fatalf("second row: %v", rows[1])
+	}
+	e.Do("GET", "/api/v1/imports/"+im["id"].(string)+"/rows", e.Beta.Key, nil).WantJSON(t, 404)
+	e.Do("POST", "/api/v1/imports/"+im["id"].(string)+"/publish", a.Key, nil).WantJSON(t, 202)
+	e.FinishImport(t, a.Family.ID.String(), im["id"].(string))
+	got := e.Do("GET", "/api/v1/imports/"+im["id"].(string), a.Key, nil).WantJSON(t, 200)["data"].(map[string]any)
+	if st := got["stats"].(map[string]any); st["imported_rows_count"] != float64(1) || st["duplicate_rows_count"] != float64(1) {
+		t.Fatalf("after publishing: %v", got)
+	}
+}
