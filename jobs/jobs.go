@@ -78,6 +78,7 @@ func (h *Handlers) Table() Table {
 		TypeRolesSync:       {Handler: h.RolesSync},
 		TypeSecretsBackfill: {Handler: h.SecretsBackfill},
 		TypeFamilyPurge:     {Handler: h.FamilyPurge},
+		TypeFamilyReset:     {Handler: h.FamilyReset},
 		TypeOAuthCleanup:    {Handler: h.OAuthCleanup},
 		TypeImportPublish:   {Handler: h.ImportPublish},
 		TypeImportRevert:    {Handler: h.ImportRevert},

@@ -119,3 +119,49 @@ func (s *Store) Families(ctx context.Context) ([]FamilySummary, error) {
 		Scan(ctx)
 	return fs, dbErr("list families", err)
 }
+
+// FamilyCurrencies are the currencies the family keeps money in: its own
+// first, then its accounts' others, in code order.
+func (s *Store) FamilyCurrencies(ctx context.Context, familyID uuid.UUID) ([]string, error) {
+	f, err := s.Family(ctx, familyID)
+	if err != nil {
+		return nil, err
+	}
+	var others []string
+	if err := s.db.NewSelect().Model((*Account)(nil)).ColumnExpr("DISTINCT currency").Where("family_id = ?", familyID).
+		Where("currency <> ?", f.Currency).OrderExpr("currency").Scan(ctx, &others); err != nil {
+		return nil, dbErr("list family currencies", err)
+	}
+	return append([]string{f.Currency}, others...), nil
+}
+
+// commaCurrencies are the currencies whose people mostly write 1.234,56;
+// spaceCurrencies those who write 1 234,56. Every other currency's
+// convention is 1,234.56. A family's currency picks its default.
+var (
+	commaCurrencies = map[string]bool{"EUR": true, "BRL": true, "DKK": true, "IDR": true, "TRY": true, "ARS": true,
+		"CLP": true, "COP": true, "ISK": true, "RSD": true, "VND": true}
+	spaceCurrencies = map[string]bool{"SEK": true, "NOK": true, "PLN": true, "CZK": true, "HUF": true, "UAH": true,
+		"RUB": true, "BGN": true, "RON": true, "ZAR": true}
+)
+
+// UsualNumberFormat is how amounts are usually written where currency is
+// used, by example: "1,234.56", "1.234,56" or "1 234,56".
+func UsualNumberFormat(currency string) string {
+	switch {
+	case commaCurrencies[currency]:
+		return "1.234,56"
+	case spaceCurrencies[currency]:
+		return "1 234,56"
+	}
+	return "1,234.56"
+}
+
+// Numbers is the number format the family chose, or its currency's usual
+// one.
+func (f *Family) Numbers() string {
+	if f.NumberFormat != "" {
+		return f.NumberFormat
+	}
+	return UsualNumberFormat(f.Currency)
+}

@@ -37,6 +37,12 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Post("/chats/:id/proposals/:pid/reject", write, h.rejectProposal)
 	v1.Get("/chats/:id/stream", read, h.streamChat)
 	v1.Patch("/auth/enable_ai", write, h.enableAI)
+	v1.Delete("/users/me", write, h.deleteMe)
+	v1.Delete("/users/reset", write, h.resetFamily)
+	v1.Get("/users/reset/status", read, h.resetStatus)
+	v1.Get("/usage", read, h.usage)
+	v1.Get("/family_settings", read, h.familySettings)
+	v1.Post("/sync", write, h.syncFamily)
 	v1.Get("/assistant", read, h.showAssistant)
 	v1.Patch("/assistant", write, h.updateAssistant)
 

@@ -22,16 +22,6 @@ var (
 	spaceGroups   = numberFormat{Group: ' ', Decimal: ',', Example: "1 234,56"}
 )
 
-// commaCurrencies are the currencies whose people mostly write 1.234,56;
-// spaceCurrencies those who write 1 234,56. Every other currency's
-// convention is 1,234.56. A family's currency picks its default.
-var (
-	commaCurrencies = map[string]bool{"EUR": true, "BRL": true, "DKK": true, "IDR": true, "TRY": true, "ARS": true,
-		"CLP": true, "COP": true, "ISK": true, "RSD": true, "VND": true}
-	spaceCurrencies = map[string]bool{"SEK": true, "NOK": true, "PLN": true, "CZK": true, "HUF": true, "UAH": true,
-		"RUB": true, "BGN": true, "RON": true, "ZAR": true}
-)
-
 // numberFormats are the formats a family can choose, by their example.
 var numberFormats = []numberFormat{pointDecimals, commaDecimals, spaceGroups}
 
@@ -47,11 +37,11 @@ func familyNumbers(f *models.Family) numberFormat {
 
 // numberFormatOf is the usual number format of a currency's country.
 func numberFormatOf(currency string) numberFormat {
-	switch {
-	case commaCurrencies[currency]:
-		return commaDecimals
-	case spaceCurrencies[currency]:
-		return spaceGroups
+	usual := models.UsualNumberFormat(currency)
+	for _, n := range numberFormats {
+		if n.Example == usual {
+			return n
+		}
 	}
 	return pointDecimals
 }
