@@ -16,66 +16,98 @@ import (
 // transaction, under the new door's id, now and whenever it comes again.
 const AliasMatched = "matched"
 
+// arrivalCandidates is the condition, shared with the partial index that
+// serves it, of the rows an arriving keyed row may be the same movement
+// as: a person's or coffer's own (no key), a file's or a bank sync's.
+// Rows an API client keyed are its own records, matched by their keys.
+const arrivalCandidates = "(external_id IS NULL OR source IN ('file_import', 'simplefin'))"
+
 // loadArrivalMatcher reads the account's transactions that an arriving
-// keyed row of source may be the same movement as: live, posted rows whose
-// fingerprints fall between from and to, that came by another door (a row
-// of source with its own id is another movement of that door, or the same
-// one found by that id) and that no row of source has claimed before (an
-// alias of source points to it). The fingerprint, taken when each row
-// arrived, decides (see rowMatcher.match), never its current name.
-func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid.UUID, source string, from, to civil.Date) (*rowMatcher, error) {
-	m := &rowMatcher{byDayAmount: map[string][]*matchable{}}
+// keyed row of source may be the same movement as: live, posted rows
+// whose fingerprints fall between from and to (widened for made rows),
+// of another door (see arrivalCandidates; a row of source is that door's
+// own, found by its key). Those an alias of source already ties to a key
+// are claimed: they answer for that key, not for another. any reports
+// whether there was any such row, claimed or not: without one, no row of
+// the span can be a duplicate nor a replay of a match.
+func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid.UUID, source string, from, to civil.Date) (m *rowMatcher, any bool, err error) {
+	m = &rowMatcher{byDayAmount: map[string][]*matchable{}}
+	from, to = widen(from, to)
 	var existing []struct {
 		ID          uuid.UUID    `bun:"id"`
 		Date        civil.Date   `bun:"date"`
 		Amount      money.Amount `bun:"amount"`
 		Name        string       `bun:"name"`
 		Fingerprint *string      `bun:"fingerprint"`
+		Claimed     bool         `bun:"claimed"`
 	}
-	from, to = widen(from, to)
-	claimed := s.db.NewSelect().Model((*TransactionAlias)(nil)).Column("transaction_id").
-		Where("family_id = ?", familyID).Where("account_id = ?", accountID).Where("source = ?", source)
-	err := s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "date", "amount", "name", "fingerprint").
-		Where("family_id = ?", familyID).Where("account_id = ?", accountID).
-		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			// "|" sorts after every digit: the range holds each day's
-			// fingerprints whatever their amount and text.
-			return q.Where("fingerprint >= ? AND fingerprint < ?", string(from)+"|", string(to)+"|~").
-				WhereOr("fingerprint IS NULL AND date >= ? AND date <= ?", from, to)
-		}).
-		Where("deleted_at IS NULL").Where("NOT pending").
-		Where("(source IS NULL OR source <> ? OR external_id IS NULL)", source).
-		Where("id NOT IN (?)", claimed).OrderExpr("id").Scan(ctx, &existing)
+	claimed := s.db.NewSelect().Model((*TransactionAlias)(nil)).ColumnExpr("1").
+		Where("ta.family_id = ?", familyID).Where("ta.account_id = ?", accountID).Where("ta.source = ?", source).
+		Where("ta.transaction_id = t.id")
+	err = s.db.NewSelect().Model((*Transaction)(nil)).Column("id", "date", "amount", "name", "fingerprint").
+		ColumnExpr("EXISTS (?) AS claimed", claimed).
+		Where("t.family_id = ?", familyID).Where("t.account_id = ?", accountID).
+		// "|" sorts after every digit: the range holds each day's
+		// fingerprints whatever their amount and text.
+		Where("t.fingerprint >= ? AND t.fingerprint < ?", string(from)+"|", string(to)+"|~").
+		Where(arrivalCandidates).
+		Where("t.deleted_at IS NULL").Where("NOT t.pending").
+		Where("(t.source IS NULL OR t.source <> ?)", source).OrderExpr("t.id").Scan(ctx, &existing)
 	if err != nil {
-		return nil, dbErr("find transactions an arrival matches", err)
+		return nil, false, dbErr("find transactions an arrival matches", err)
 	}
 	for _, e := range existing {
-		m.add(&matchable{id: e.ID}, e.Fingerprint, e.Date, e.Amount, e.Name)
+		if !e.Claimed {
+			m.add(&matchable{id: e.ID}, e.Fingerprint, e.Date, e.Amount, e.Name)
+		}
 	}
-	return m, nil
+	return m, len(existing) > 0, nil
 }
 
 // matchArrivals finds, for the keyed rows of a batch entering by the
 // pipeline (an API client sending its bank's ids), the ones the account
-// already holds from another door, so that a movement imported from a
-// file first and sent again by an app is not doubled. A row whose key is
-// stored is a replay and left to the pipeline; a row whose key was matched
-// before gets that transaction again; any other is matched by its
-// fingerprint, and the match kept as an alias. Matched rows get
-// IngestDuplicate and the stored transaction; they are not written.
-// Rows without an external id are a person's entries, each its own
-// movement even when it looks like another: they are never matched.
+// already holds from a file, a bank sync or a person, so that a movement
+// imported from a file first and sent again by an app is not doubled. A
+// row whose key is stored is a replay and left to the pipeline; a row
+// whose key was matched before gets that transaction again; any other is
+// matched by its fingerprint, and the match kept as an alias. Matched
+// rows get IngestDuplicate and the stored transaction; they are not
+// written. Rows without an external id are a person's entries, each its
+// own movement even when it looks like another: they are never matched.
+// An account with no candidate rows in the batch's days costs one indexed
+// query, which finds none.
 func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) error {
+	type group struct {
+		accountID uuid.UUID
+		source    string
+		m         *rowMatcher
+	}
+	groups := map[string]*group{}
 	var keyed []*NewTransaction
 	for _, r := range rows {
 		t := r.Row
-		if len(r.Problems) == 0 && t.ExternalID != nil && t.AccountID != uuid.Nil && !t.Pending && Str(t.Source) != SourceFileImport {
-			keyed = append(keyed, r)
+		if len(r.Problems) > 0 || r.Status != "" || t.ExternalID == nil || t.AccountID == uuid.Nil || t.Pending ||
+			Str(t.Source) == SourceFileImport || Str(t.Source) == SourceSimpleFIN {
+			continue
+		}
+		keyed = append(keyed, r)
+		groups[t.AccountID.String()+"\x00"+Str(t.Source)] = &group{accountID: t.AccountID, source: Str(t.Source)}
+	}
+	live := false
+	for _, g := range groups {
+		from, to := arrivalSpan(keyed, g.accountID, g.source)
+		m, any, err := s.loadArrivalMatcher(ctx, familyID, g.accountID, g.source, from, to)
+		if err != nil {
+			return err
+		}
+		if any {
+			g.m, live = m, true
 		}
 	}
-	if len(keyed) == 0 {
+	if !live {
 		return nil
 	}
+
 	keys := keysOf(keyed, func(*NewTransaction) bool { return true })
 	stored := map[string]bool{}
 	var held []struct {
@@ -101,7 +133,6 @@ func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*N
 		aliasOf[a.AccountID.String()+"\x00"+a.Source+"\x00"+a.ExternalID] = a.TransactionID
 	}
 
-	matchers := map[string]*rowMatcher{}
 	found := map[*NewTransaction]uuid.UUID{}
 	var made []TransactionAlias
 	for _, r := range keyed {
@@ -109,22 +140,16 @@ func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*N
 		if stored[k] {
 			continue
 		}
-		if id, ok := aliasOf[k]; ok {
+		if id, ok := aliasOf[k]; ok { // matched before, or by an earlier row of this batch
 			found[r] = id
 			continue
 		}
-		group := r.Row.AccountID.String() + "\x00" + Str(r.Row.Source)
-		m := matchers[group]
-		if m == nil {
-			from, to := arrivalSpan(keyed, r.Row.AccountID, Str(r.Row.Source))
-			var err error
-			if m, err = s.loadArrivalMatcher(ctx, familyID, r.Row.AccountID, Str(r.Row.Source), from, to); err != nil {
-				return err
-			}
-			matchers[group] = m
+		g := groups[r.Row.AccountID.String()+"\x00"+Str(r.Row.Source)]
+		if g.m == nil {
+			continue
 		}
-		if id, ok := m.match(r.Row.Date, r.Row.Amount, r.Row.Name, false); ok {
-			found[r] = id
+		if id, ok := g.m.match(r.Row.Date, r.Row.Amount, r.Row.Name, false); ok {
+			found[r], aliasOf[k] = id, id
 			made = append(made, TransactionAlias{AccountID: r.Row.AccountID, FamilyID: familyID, Source: Str(r.Row.Source),
 				ExternalID: *r.Row.ExternalID, TransactionID: id, Reason: AliasMatched, CreatedAt: s.now()})
 		}

@@ -445,7 +445,7 @@ func (im *importer) loadArrivals(ctx context.Context, rows []ImportRow) error {
 	if from == "" {
 		return nil
 	}
-	m, err := im.tx.loadArrivalMatcher(ctx, im.fam, im.account.ID, SourceSimpleFIN, from, to)
+	m, _, err := im.tx.loadArrivalMatcher(ctx, im.fam, im.account.ID, SourceSimpleFIN, from, to)
 	if err != nil {
 		return err
 	}

@@ -73,6 +73,12 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 	for _, r := range rows {
 		normalize(r, familyID, now)
 	}
+	if err := s.matchArrivals(ctx, familyID, rows); err != nil {
+		return nil, err
+	}
+	if len(rows) == 1 && rows[0].Status == IngestDuplicate {
+		return nil, nil
+	}
 	if accounts, ok, err := s.ingestOne(ctx, familyID, rows); ok || err != nil {
 		if err == nil {
 			s.balanceChange(ctx, familyID, accounts...)
@@ -89,7 +95,7 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 	var write []*NewTransaction
 	held := map[string]bool{}
 	for _, r := range rows {
-		if len(r.Problems) > 0 {
+		if len(r.Problems) > 0 || r.Status != "" { // refused, or a movement already held (matchArrivals)
 			continue
 		}
 		if k, ok := ingestKey(r.Row); ok {
@@ -100,10 +106,6 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 		}
 		write = append(write, r)
 	}
-	if err := s.matchArrivals(ctx, familyID, write); err != nil {
-		return nil, err
-	}
-	write = slices.DeleteFunc(write, func(r *NewTransaction) bool { return r.Status == IngestDuplicate })
 
 	if err := s.applyRules(ctx, familyID, refs, write); err != nil {
 		return nil, err
@@ -169,10 +171,7 @@ func (s *Store) applyRules(ctx context.Context, familyID uuid.UUID, refs *refCac
 // the full path must tell a replay from a refusal (the row is as it came,
 // the rules undone, so that they run there again on it).
 func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (accounts []uuid.UUID, ok bool, err error) {
-	// A keyed row may be a movement another door wrote: the full path
-	// matches it (see matchArrivals).
-	if len(rows) != 1 || len(rows[0].Problems) > 0 || len(rows[0].TagIDs) > 0 || rows[0].Row.ExternalID != nil ||
-		!s.Postgres() || s.db != bun.IDB(s.raw) {
+	if len(rows) != 1 || len(rows[0].Problems) > 0 || len(rows[0].TagIDs) > 0 || !s.Postgres() || s.db != bun.IDB(s.raw) {
 		return nil, false, nil
 	}
 	r := rows[0]
