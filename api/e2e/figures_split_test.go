@@ -147,7 +147,7 @@ func TestFiguresAgreeAfterSplit(t *testing.T) {
 		}, map[string]string{
 			"statement spending": "$159.50", "budget spent": "$159.50", "assistant expense": "$159.50", "assistant list expenses": "$159.50",
 			"dashboard Spending": "$159.50", "dashboard Saved": "$2,840.50",
-			"dashboard left out": "Not counted in these figures: 1 transaction you marked as excluded.",
+			"dashboard left out":     "Not counted in these figures: 1 transaction you marked as excluded.",
 			"statement expense Food": "$145.50", "budget Food": "$145.50", "assistant expense Food": "$145.50",
 		}},
 	}

@@ -54,7 +54,9 @@ func splitPayload(parts ...map[string]any) map[string]any {
 	return map[string]any{"split": map[string]any{"splits": append([]map[string]any{}, parts...)}}
 }
 
-func part(name string, amount any) map[string]any { return map[string]any{"name": name, "amount": amount} }
+func part(name string, amount any) map[string]any {
+	return map[string]any{"name": name, "amount": amount}
+}
 
 // ledger is every row of the alpha family (split parents included), as
 // "name amount excluded", and the account's balance once recalculated:
