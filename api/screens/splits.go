@@ -34,12 +34,12 @@ type splitLine struct {
 
 type splitData struct {
 	choices
-	Tx        *models.Transaction
-	Form      *form
-	Lines     []splitLine
-	Remaining money.Amount // what is left to allocate, in the transaction's direction
-	Allocated bool         // every row has a valid amount
-	Back      string
+	Tx         *models.Transaction
+	Form       *form
+	Lines      []splitLine
+	Remaining  money.Amount // what is left to allocate, in the transaction's direction
+	Unreadable bool         // a row's amount could not be read: it counts as nothing
+	Back       string
 }
 
 // splitParent is the transaction of the path, or the parent of the part
@@ -85,12 +85,15 @@ func (h *Handler) renderSplit(c *fiber.Ctx, status int, t *models.Transaction, f
 	if err != nil {
 		return err
 	}
-	d := splitData{choices: ch, Tx: t, Form: f, Lines: lines, Remaining: t.Amount.Abs(), Allocated: true, Back: back}
+	d := splitData{choices: ch, Tx: t, Form: f, Lines: lines, Remaining: t.Amount.Abs(), Back: back}
 	for _, l := range lines {
-		if a, ok := f.numbers.parse(l.Amount); ok && l.Amount != "" {
+		if l.Amount == "" {
+			continue
+		}
+		if a, ok := f.numbers.parse(l.Amount); ok {
 			d.Remaining -= a
 		} else {
-			d.Allocated = false
+			d.Unreadable = true
 		}
 	}
 	return h.pages.Render(c, status, "transaction_split", web.Page{Nav: "transactions", Title: "Split transaction", Data: d})
