@@ -322,6 +322,9 @@ func (s *Store) TransferCandidates(ctx context.Context, familyID, id uuid.UUID) 
 	if err != nil {
 		return nil, err
 	}
+	if t.IsSplitParent() || t.SplitParentID != nil {
+		return []Transaction{}, nil // neither side of a transfer (see PairTransfer)
+	}
 	from := civil.DateOf(t.Date.Time().AddDate(0, 0, -TransferPairDays))
 	to := civil.DateOf(t.Date.Time().AddDate(0, 0, TransferPairDays))
 	var ts []Transaction
