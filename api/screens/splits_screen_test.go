@@ -103,6 +103,22 @@ func TestSplitEditorScreen(t *testing.T) {
 			t.Errorf("%s does not show the parts beneath the parent:\n%s", p, list)
 		}
 	}
+	// A split a bank sync changed is flagged in the list, the register and the editor.
+	if _, err := e.Store.DB().NewUpdate().Model((*models.Transaction)(nil)).Set("split_needs_review = ?", true).
+		Where("id = ?", tx.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/transactions", "/accounts/" + e.Alpha.Account.ID.String()} {
+		if list := string(b.Get(p).Body); !strings.Contains(list, "amount changed: review the split") {
+			t.Errorf("%s does not flag the split for review", p)
+		}
+	}
+	if page := string(b.Get(path).Body); !strings.Contains(page, `id="review-note"`) {
+		t.Errorf("the editor does not say the split needs review:\n%s", page)
+	}
+	if r := e.Do("GET", "/api/v1/transactions/"+tx.ID.String(), e.Alpha.ReadKey, nil).WantJSON(t, 200); r["split_needs_review"] != true {
+		t.Errorf("the API does not say the split needs review: %v", r["split_needs_review"])
+	}
 	// The edit screen of the parent links to the editor; a part says what it is.
 	if edit := string(b.Get("/transactions/" + tx.ID.String() + "/edit").Body); !strings.Contains(edit, "split into 2 parts") || !strings.Contains(edit, "Unsplit") {
 		t.Errorf("the parent's edit screen:\n%s", edit)
