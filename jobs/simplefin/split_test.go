@@ -83,3 +83,55 @@ func TestSyncChangesSplitParent(t *testing.T) {
 		t.Fatalf("after the review: review %v", p3.SplitNeedsReview)
 	}
 }
+
+// TestSyncSplitParentWorkerKilled: a worker dies holding the step that
+// changes a split parent's amount; the step taken again once its lease
+// runs out ends as an undisturbed run does: the parts once, as they were,
+// the parent excluded with its new amount and the split marked for review.
+func TestSyncSplitParentWorkerKilled(t *testing.T) {
+	s := newSyncSetup(t)
+	ctx := context.Background()
+	fam := s.f.Family.ID
+	day := time.Now().UTC().Add(-48 * time.Hour)
+	data := &bridgetest.Dataset{Accounts: []bridgetest.Account{{ID: "A1", Name: "Checking", Currency: "USD", Balance: "1000.00",
+		BalanceDate: day.Unix(), Org: "First Bank",
+		Transactions: []bridgetest.Txn{{ID: "T1", Posted: day.Unix(), Amount: "-180.00", Description: "WAREHOUSE STORE"}}}}}
+	s.synced(t, data)
+	row := byExternalID(s.imported(t))["T1"]
+	if _, err := s.store.SplitTransaction(ctx, fam, row.ID, []models.SplitPart{
+		{Name: "Groceries", Amount: 120_0000}, {Name: "Household", Amount: 60_0000}}); err != nil {
+		t.Fatal(err)
+	}
+	data.Accounts[0].Transactions[0].Amount = "-185.00"
+	s.bridge.SetDataset(data)
+	sy := s.newSync(t, false)
+	if err := s.h.Sync(ctx, task(t, syncTask(sy))); err != nil {
+		t.Fatal(err)
+	}
+	parent, _ := s.store.Sync(ctx, fam, sy.ID)
+	if _, err := s.store.LeaseSync(ctx, fam, parent.Children[0].ID, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.run(t, sy); err != nil || got.Status != models.SyncRunning {
+		t.Fatalf("while leased: %v %s", err, got.Status)
+	}
+	if p, _ := s.store.Transaction(ctx, fam, row.ID); p.Amount != 180_0000 || p.SplitNeedsReview {
+		t.Fatalf("before the step ran: amount %v review %v", p.Amount, p.SplitNeedsReview)
+	}
+	realNow := s.store.Now
+	s.store.Now = func() time.Time { return realNow().Add(2 * time.Minute) }
+	if got, err := s.run(t, sy); err != nil || got.Status != models.SyncCompleted {
+		t.Fatalf("after the lease ran out: %v %+v", err, got)
+	}
+	p, err := s.store.Transaction(ctx, fam, row.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Amount != 185_0000 || !p.IsSplitParent() || !p.SplitNeedsReview || len(p.Splits) != 2 ||
+		p.Splits[0].Amount != 120_0000 || p.Splits[1].Amount != 60_0000 {
+		t.Fatalf("after the retried step: amount %v split %v review %v parts %d", p.Amount, p.IsSplitParent(), p.SplitNeedsReview, len(p.Splits))
+	}
+	if n := len(s.imported(t)); n != 1 {
+		t.Fatalf("%d imported rows, want 1", n)
+	}
+}
