@@ -357,8 +357,9 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 
 // DeleteTransaction removes a transaction (and the transfer it was part
 // of, or the parts it was split into) and returns its account, whose
-// balance changes. A split part is refused: the split is changed instead. An imported row is
-// tombstoned instead, so that the next import does not bring it back.
+// balance changes. An imported row is tombstoned instead, so that the
+// next import does not bring it back. A split part is refused: the split
+// is changed instead.
 func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (accountID uuid.UUID, err error) {
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var t Transaction
