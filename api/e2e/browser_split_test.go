@@ -100,6 +100,14 @@ func TestBrowserSplitEditor(t *testing.T) {
 		fits("the list")
 		shot("4-list")
 
+		c.Run("the split transaction's edit screen", chromedp.Navigate(base+"/transactions/"+tx.ID.String()+"/edit"),
+			chromedp.WaitVisible(`#split-note`))
+		if note := c.Text(`#split-note`); !strings.Contains(note, "split into 2 parts") {
+			t.Errorf("edit screen note: %s", note)
+		}
+		fits("the edit screen")
+		shot("6-edit")
+
 		c.Run("the register", chromedp.Navigate(base+"/accounts/"+e.Alpha.Account.ID.String()), chromedp.WaitVisible(`#register`))
 		if body := c.Text(`#register`); !strings.Contains(body, "Split into the parts below") {
 			t.Errorf("register: %s", body)
