@@ -51,7 +51,7 @@ func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid
 		// fingerprints whatever their amount and text.
 		Where("t.fingerprint >= ? AND t.fingerprint < ?", string(from)+"|", string(to)+"|~").
 		Where(arrivalCandidates).
-		Where("t.deleted_at IS NULL").Where("NOT t.pending").
+		Where("t.deleted_at IS NULL").Where("NOT t.pending").Where("t.split_parent_id IS NULL"). // a part never arrived
 		Where("(t.source IS NULL OR t.source <> ?)", source).OrderExpr("t.id").Scan(ctx, &existing)
 	if err != nil {
 		return nil, false, dbErr("find transactions an arrival matches", err)

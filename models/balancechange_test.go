@@ -60,6 +60,20 @@ func TestBalanceChangeReported(t *testing.T) {
 	savings.OpeningBalance = 7
 	reports("opening balance", []uuid.UUID{savings.ID}, func() error { return s.UpdateAccount(ctx, savings, "opening_balance") })
 	reports("name only", nil, func() error { return s.UpdateAccount(ctx, savings, "name") })
+	split := &models.Transaction{FamilyID: fam, AccountID: acct, Date: "2024-01-01", Amount: 100, Currency: "USD", Name: "split"}
+	if _, _, err := s.CreateTransaction(ctx, split, nil); err != nil {
+		t.Fatal(err)
+	}
+	parts := []models.SplitPart{{Name: "a", Amount: 60}, {Name: "b", Amount: 40}}
+	reports("split", []uuid.UUID{acct}, func() error { _, err := s.SplitTransaction(ctx, fam, split.ID, parts); return err })
+	reports("split again", []uuid.UUID{acct}, func() error { _, err := s.ReplaceSplit(ctx, fam, split.ID, parts); return err })
+	reports("unsplit", []uuid.UUID{acct}, func() error { _, err := s.Unsplit(ctx, fam, split.ID); return err })
+	reports("a refused split", nil, func() error {
+		if _, err := s.SplitTransaction(ctx, fam, split.ID, parts[:1]); err == nil {
+			return errors.New("a split that does not add up was accepted")
+		}
+		return nil
+	})
 
 	// Inside a transaction: nothing before the commit, all of it after.
 	reports("in a transaction", []uuid.UUID{acct}, func() error {

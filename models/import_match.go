@@ -216,7 +216,7 @@ func (s *Store) loadMatchable(ctx context.Context, im *Import, except []uuid.UUI
 			return q.Where("fingerprint >= ? AND fingerprint < ?", string(*span.From)+"|", string(*span.To)+"|~").
 				WhereOr("fingerprint IS NULL AND date >= ? AND date <= ?", *span.From, *span.To)
 		}).
-		Where("deleted_at IS NULL").Where("(import_id IS NULL OR import_id <> ?)", im.ID).
+		Where("deleted_at IS NULL").Where("split_parent_id IS NULL").Where("(import_id IS NULL OR import_id <> ?)", im.ID).
 		Where("id NOT IN (?)", claimed).OrderExpr("id")
 	if len(except) > 0 {
 		q.Where("id NOT IN (?)", bun.List(except))

@@ -25,13 +25,15 @@ func (l *LeftOut) Any() bool { return l.OtherCurrency > 0 || l.Excluded > 0 }
 
 // leftOutSQL counts, by currency and exclusion, the rows of family ?0
 // from ?1 to ?2 that countedWhereSQL would count but for their currency
-// or their excluded mark.
+// or their excluded mark. A split parent is not left out: its parts are
+// counted in its place.
 const leftOutSQL = `
 SELECT t.currency, t.currency <> f.currency AS other, t.excluded, COUNT(*) AS n
 FROM transactions t` + countedJoinsSQL + `
 WHERE t.family_id = ?0 AND t.date >= ?1 AND t.date <= ?2
   AND t.deleted_at IS NULL AND a.status = 'active'
   AND (t.excluded OR t.currency <> f.currency)
+  AND COALESCE(t.excluded_reason, '') <> 'split'
   AND t.id NOT IN (SELECT tr.inflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)
   AND t.id NOT IN (SELECT tr.outflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)
 GROUP BY t.currency, t.currency <> f.currency, t.excluded`

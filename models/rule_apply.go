@@ -46,7 +46,7 @@ func (r *RuleResult) ApplyTo(t *Transaction, tagIDs []uuid.UUID) []uuid.UUID {
 
 // ruleRowColumns are the columns rules read of a stored transaction.
 var ruleRowColumns = []string{"id", "account_id", "date", "amount", "currency", "name", "notes", "category_id",
-	"merchant_id", "excluded", "locked_fields"}
+	"merchant_id", "excluded", "locked_fields", "split_parent_id"}
 
 // ruleRows reads the family's live transactions for rules: those after
 // the id after (uuid.Nil: from the first), in id order, at most limit;
@@ -54,8 +54,10 @@ var ruleRowColumns = []string{"id", "account_id", "date", "amount", "currency", 
 // query each.
 func (s *Store) ruleRows(ctx context.Context, familyID, after uuid.UUID, limit int, ids []uuid.UUID) ([]RuleRow, []Transaction, error) {
 	var ts []Transaction
+	// A split parent is never seen: its parts stand for it, and a rule
+	// must not re-categorise it, nor make it a transfer.
 	q := s.db.NewSelect().Model(&ts).Column(ruleRowColumns...).
-		Where("t.family_id = ?", familyID).Where("t.deleted_at IS NULL")
+		Where("t.family_id = ?", familyID).Where("t.deleted_at IS NULL").Where(notSplitParentSQL)
 	if ids != nil {
 		q.Where("t.id IN (?)", bun.List(ids))
 	} else {
@@ -99,7 +101,7 @@ func (s *Store) ruleRows(ctx context.Context, familyID, after uuid.UUID, limit i
 		t := &ts[i]
 		rows[i] = RuleRow{ID: t.ID, AccountID: t.AccountID, Date: t.Date, Amount: t.Amount, Name: t.Name, Notes: t.Notes,
 			CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tags[t.ID], Excluded: t.Excluded,
-			Transfer: inTransfer[t.ID], Locked: t.LockedFields}
+			Transfer: inTransfer[t.ID], Split: t.SplitParentID != nil, Locked: t.LockedFields}
 	}
 	return rows, ts, nil
 }
@@ -178,7 +180,7 @@ UPDATE transactions AS t SET
     excluded = t.excluded OR v.excluded,
     rule_id = v.rule_id,
     updated_at = ?
-FROM v WHERE t.family_id = ? AND t.id = v.id`
+FROM v WHERE t.family_id = ? AND t.id = v.id AND COALESCE(t.excluded_reason, '') <> 'split'`
 
 // writeRuleResults writes what rules changed: one UPDATE per batch of
 // changed rows, one INSERT of the new tag links, and for each new transfer

@@ -79,6 +79,7 @@ type RuleRow struct {
 	TagIDs     []uuid.UUID
 	Excluded   bool
 	Transfer   bool     // part of a transfer already
+	Split      bool     // a part of a split: never made a transfer
 	Locked     []string // fields a person set: rules leave them alone
 }
 
@@ -481,7 +482,7 @@ func (res *RuleResult) act(a *compiledAction) bool {
 		row.Excluded = true
 		return mark("excluded")
 	case ActTransfer:
-		if row.Transfer || row.AccountID == a.id || row.Amount == 0 {
+		if row.Transfer || row.Split || row.AccountID == a.id || row.Amount == 0 {
 			return false
 		}
 		row.Transfer = true

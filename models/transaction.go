@@ -50,12 +50,19 @@ type Transaction struct {
 	// ImportID is the file import that wrote the row. Read only (t.* of
 	// the register): the import writes it itself (see importedTx).
 	ImportID *uuid.UUID `bun:"import_id,scanonly"`
+	// SplitParentID is set on a part of a split: the row it was split
+	// from, which stays excluded (ExcludedSplit) while its parts count.
+	SplitParentID *uuid.UUID `bun:"split_parent_id"`
+	// SplitNeedsReview is raised on a split parent whose amount a bank
+	// sync changed: its parts no longer add up to it.
+	SplitNeedsReview bool `bun:"split_needs_review"`
 
-	Account  *Account      `bun:"rel:belongs-to,join:account_id=id,join:family_id=family_id"`
-	Category *Category     `bun:"rel:belongs-to,join:category_id=id,join:family_id=family_id"`
-	Merchant *Merchant     `bun:"rel:belongs-to,join:merchant_id=id,join:family_id=family_id"`
-	Tags     []Tag         `bun:"-"`
-	Transfer *TransferLink `bun:"-"`
+	Account  *Account       `bun:"rel:belongs-to,join:account_id=id,join:family_id=family_id"`
+	Category *Category      `bun:"rel:belongs-to,join:category_id=id,join:family_id=family_id"`
+	Merchant *Merchant      `bun:"rel:belongs-to,join:merchant_id=id,join:family_id=family_id"`
+	Tags     []Tag          `bun:"-"`
+	Transfer *TransferLink  `bun:"-"`
+	Splits   []*Transaction `bun:"-"` // a split parent's parts, when loaded (see Transaction)
 }
 
 // TransactionTag links a transaction to one of its tags.
@@ -169,6 +176,9 @@ func (s *Store) Transaction(ctx context.Context, familyID, id uuid.UUID) (*Trans
 	}
 	txs := []*Transaction{t}
 	if err := s.loadTransactionLinks(ctx, familyID, txs); err != nil {
+		return nil, err
+	}
+	if err := s.loadSplits(ctx, familyID, txs); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -292,10 +302,14 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 	t.UpdatedAt = s.now()
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var before Transaction
-		err := tx.db.NewSelect().Model(&before).Column("account_id", "source", "locked_fields").
+		err := tx.db.NewSelect().Model(&before).Column("account_id", "source", "locked_fields", "amount", "date", "currency",
+			"excluded", "excluded_reason", "split_parent_id").
 			Where("family_id = ?", t.FamilyID).Where("id = ?", t.ID).Where("deleted_at IS NULL").Scan(ctx)
 		if err != nil {
 			return dbErr("get transaction", err)
+		}
+		if err := splitGuard(&before, t, columns); err != nil {
+			return err
 		}
 		previousAccount = before.AccountID
 		tagsChanged := false
@@ -342,18 +356,28 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 }
 
 // DeleteTransaction removes a transaction (and the transfer it was part
-// of) and returns its account, whose balance changes. An imported row is
-// tombstoned instead, so that the next import does not bring it back.
+// of, or the parts it was split into) and returns its account, whose
+// balance changes. An imported row is tombstoned instead, so that the
+// next import does not bring it back. A split part is refused: the split
+// is changed instead.
 func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (accountID uuid.UUID, err error) {
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var t Transaction
-		err := tx.db.NewSelect().Model(&t).Column("account_id", "source").
+		err := tx.db.NewSelect().Model(&t).Column("account_id", "source", "excluded", "excluded_reason", "split_parent_id").
 			Where("family_id = ?", familyID).Where("id = ?", id).Where("deleted_at IS NULL").Scan(ctx)
 		if err != nil {
 			return dbErr("get transaction", err)
 		}
+		if t.SplitParentID != nil {
+			return Invalid(MsgSplitDelete)
+		}
 		accountID = t.AccountID
 		tx.balanceChange(ctx, familyID, accountID)
+		if t.IsSplitParent() { // its parts go with it, even when it is only tombstoned
+			if err := tx.deleteParts(ctx, familyID, id); err != nil {
+				return err
+			}
+		}
 		if t.Source != nil && *t.Source == SourceSimpleFIN {
 			now := tx.now()
 			res, err := tx.db.NewUpdate().Model((*Transaction)(nil)).Set("deleted_at = ?", now).Set("updated_at = ?", now).

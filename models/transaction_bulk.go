@@ -41,6 +41,7 @@ func (s *Store) BulkSetCategory(ctx context.Context, familyID uuid.UUID, ids []u
 	res, err := s.db.NewUpdate().Model((*Transaction)(nil)).
 		Set("category_id = ?", categoryID).Set("updated_at = ?", s.now()).Set(s.lockSet("category")).
 		Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").
+		Where("COALESCE(excluded_reason, '') <> 'split'"). // a split parent's parts carry the categories
 		Exec(ctx)
 	if err != nil {
 		return 0, dbErr("bulk set category", err)

@@ -119,6 +119,9 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		if err := tx.writeImported(ctx, copyRows, im.writes); err != nil {
 			return err
 		}
+		if err := tx.followSplitParents(ctx, fam, im.review, im.redated); err != nil {
+			return err
+		}
 		if err := tx.insertTags(ctx, tags); err != nil {
 			return err
 		}
@@ -171,6 +174,12 @@ type importer struct {
 	writes  []Transaction
 	created []int // the indexes in writes of new rows
 	aliases []TransactionAlias
+	// review is the split parents whose amount the bank changed: their
+	// parts stay as a person made them, and the split is marked for review.
+	review []uuid.UUID
+	// redated is the split parents whose day the bank changed: their
+	// parts move with them, so that they stay on the parent's day.
+	redated []uuid.UUID
 }
 
 // load reads the account's imported rows the answer can touch: those in
@@ -508,6 +517,16 @@ func (im *importer) update(st *storedTx, r *ImportRow, ext string) bool {
 		deref(next.ContentKey) == deref(st.ContentKey) && next.meta == st.meta && st.ProviderMeta != nil {
 		return false
 	}
+	if st.Excluded && deref(st.ExcludedReason) == ExcludedSplit {
+		// A split parent stays excluded whatever the bank says; a new
+		// amount leaves its parts as they are, to be reviewed.
+		if next.Amount != st.Amount {
+			im.review = append(im.review, st.ID)
+		}
+		if next.Date != st.Date {
+			im.redated = append(im.redated, st.ID)
+		}
+	}
 	meta, _ := json.Marshal(r.Meta)
 	src, metaS, conn := SourceSimpleFIN, string(meta), im.o.ConnectionID
 	im.writes = append(im.writes, Transaction{ID: st.ID, FamilyID: im.fam, AccountID: im.account.ID, Date: next.Date,
@@ -563,4 +582,25 @@ func (s *Store) alignBalance(ctx context.Context, a *Account, bank money.Amount,
 	}
 	_, err := s.db.NewRaw(alignOpeningSQL, target, today, s.now(), a.FamilyID, a.ID, target, today).Exec(ctx)
 	return dbErr("align balance", err)
+}
+
+// followSplitParents marks for review the split parents whose amount an
+// import changed, and moves the parts of those whose day it changed to
+// the parent's new day.
+func (s *Store) followSplitParents(ctx context.Context, familyID uuid.UUID, review, redated []uuid.UUID) error {
+	if len(review) > 0 {
+		if _, err := s.db.NewUpdate().Model((*Transaction)(nil)).Set("split_needs_review = ?", true).
+			Where("family_id = ?", familyID).Where("id IN (?)", bun.List(review)).Exec(ctx); err != nil {
+			return dbErr("mark split for review", err)
+		}
+	}
+	if len(redated) > 0 {
+		if _, err := s.db.NewUpdate().Model((*Transaction)(nil)).
+			Set("date = (SELECT p.date FROM transactions p WHERE p.family_id = t.family_id AND p.id = t.split_parent_id)").
+			Set("updated_at = ?", s.now()).
+			Where("t.family_id = ?", familyID).Where("t.split_parent_id IN (?)", bun.List(redated)).Exec(ctx); err != nil {
+			return dbErr("move split parts", err)
+		}
+	}
+	return nil
 }

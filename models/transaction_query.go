@@ -34,6 +34,10 @@ type TransactionFilter struct {
 	Kinds []string
 	// Pending keeps only pending (true) or only settled (false) rows.
 	Pending *bool
+	// WithSplitParents keeps split parents, whose parts stand for them:
+	// the screens show a parent with its parts beneath it; any list that
+	// is summed (the API, the assistant) shows the parts alone.
+	WithSplitParents bool
 	// Order is the list order: "" (newest first), "date_asc",
 	// "amount_desc" or "amount_asc" (by size, then newest first).
 	Order string
@@ -78,12 +82,13 @@ func (f TransactionFilter) orderSQL() string {
 const transferLegSQL = `t.id IN (SELECT tr.inflow_transaction_id FROM transfers tr WHERE tr.family_id = ?
 	UNION SELECT tr.outflow_transaction_id FROM transfers tr WHERE tr.family_id = ?)`
 
-// LatestTransactions returns the family's n newest transactions, as the
-// first page of Transactions without a filter would, without counting
+// LatestTransactions returns the family's n newest transactions (split
+// parts, not their parents), as the first page of Transactions without a
+// filter would, without counting
 // every row: it reads the first n entries of the list index.
 func (s *Store) LatestTransactions(ctx context.Context, familyID uuid.UUID, n int) ([]*Transaction, error) {
 	var txs []*Transaction
-	if err := s.transactionSelect(&txs, familyID).OrderExpr(transactionOrderSQL).Limit(int64(n)).Scan(ctx); err != nil {
+	if err := s.transactionSelect(&txs, familyID).Where(notSplitParentSQL).OrderExpr(transactionOrderSQL).Limit(int64(n)).Scan(ctx); err != nil {
 		return nil, dbErr("latest transactions", err)
 	}
 	if err := s.loadTransactionLinks(ctx, familyID, txs); err != nil {
@@ -93,6 +98,9 @@ func (s *Store) LatestTransactions(ctx context.Context, familyID uuid.UUID, n in
 }
 
 func (f TransactionFilter) apply(q *bun.SelectQuery, familyID uuid.UUID) {
+	if !f.WithSplitParents {
+		q.Where(notSplitParentSQL)
+	}
 	if len(f.AccountIDs) > 0 {
 		q.Where("t.account_id IN (?)", bun.List(f.AccountIDs))
 	}

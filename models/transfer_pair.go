@@ -42,7 +42,7 @@ const notPairedSQL = `t.id NOT IN (SELECT tr.inflow_transaction_id FROM transfer
 // pairSide reads what pairing looks at of one live transaction.
 func (s *Store) pairSide(ctx context.Context, familyID, id uuid.UUID) (*Transaction, error) {
 	t := new(Transaction)
-	err := s.db.NewSelect().Model(t).Column("id", "account_id", "date", "amount", "currency", "name", "excluded").
+	err := s.db.NewSelect().Model(t).Column("id", "account_id", "date", "amount", "currency", "name", "excluded", "excluded_reason", "split_parent_id").
 		Where("t.family_id = ?", familyID).Where("t.id = ?", id).Where("t.deleted_at IS NULL").Scan(ctx)
 	return t, dbErr("read transfer side", err)
 }
@@ -90,6 +90,13 @@ func (s *Store) PairTransfer(ctx context.Context, familyID, id, otherID uuid.UUI
 					return err
 				}
 				return Invalid(side.msg)
+			}
+		}
+		// A split parent counts through its parts, and a part is a share
+		// of one payment: neither is one side of a transfer.
+		for _, side := range []*Transaction{a, b} {
+			if side.IsSplitParent() || side.SplitParentID != nil {
+				return Invalid("A split transaction or a part of one cannot be a transfer")
 			}
 		}
 		in, out := b, a
@@ -182,7 +189,7 @@ func (s *Store) otherSide(ctx context.Context, familyID, accountID uuid.UUID, t 
 		Where("t.family_id = ?", familyID).Where("t.account_id = ?", accountID).
 		Where("t.date >= ?", from).Where("t.date <= ?", to).
 		Where("t.amount = ?", -t.Amount).Where("t.currency = ?", t.Currency).
-		Where("t.deleted_at IS NULL").Where("NOT t.excluded").
+		Where("t.deleted_at IS NULL").Where("NOT t.excluded").Where(notSplitSQL).
 		Where(notPairedSQL, familyID).Where(rejected, familyID, t.ID).
 		OrderExpr("t.created_at, t.id").Limit(20).Scan(ctx)
 	if err != nil {
@@ -229,7 +236,7 @@ func (s *Store) SuggestedTransfers(ctx context.Context, familyID uuid.UUID, limi
 	rows, err := s.db.NewSelect().Model((*Transaction)(nil)).Column("t.id", "t.account_id", "t.date", "t.amount", "t.currency").
 		Join("JOIN accounts AS a ON a.id = t.account_id AND a.family_id = t.family_id").
 		Where("t.family_id = ?", familyID).Where("a.status = ?", AccountActive).
-		Where("t.deleted_at IS NULL").Where("NOT t.excluded").Where("t.amount <> 0").
+		Where("t.deleted_at IS NULL").Where("NOT t.excluded").Where("t.amount <> 0").Where(notSplitSQL).
 		Where(notPairedSQL, familyID).OrderExpr("t.date DESC, t.created_at DESC, t.id DESC").Rows(ctx) // transactions_family_order_idx
 	if err != nil {
 		return nil, dbErr("suggest transfers", err)
@@ -315,6 +322,9 @@ func (s *Store) TransferCandidates(ctx context.Context, familyID, id uuid.UUID) 
 	if err != nil {
 		return nil, err
 	}
+	if t.IsSplitParent() || t.SplitParentID != nil {
+		return []Transaction{}, nil // neither side of a transfer (see PairTransfer)
+	}
 	from := civil.DateOf(t.Date.Time().AddDate(0, 0, -TransferPairDays))
 	to := civil.DateOf(t.Date.Time().AddDate(0, 0, TransferPairDays))
 	var ts []Transaction
@@ -322,7 +332,7 @@ func (s *Store) TransferCandidates(ctx context.Context, familyID, id uuid.UUID) 
 		Where("t.family_id = ?", familyID).Where("t.account_id <> ?", t.AccountID).
 		Where("t.date >= ?", from).Where("t.date <= ?", to).
 		Where("t.amount = ?", -t.Amount).Where("t.currency = ?", t.Currency).
-		Where("t.deleted_at IS NULL").Where(notPairedSQL, familyID).
+		Where("t.deleted_at IS NULL").Where(notSplitSQL).Where(notPairedSQL, familyID).
 		OrderExpr("t.date DESC, t.id").Limit(50).Scan(ctx)
 	if err != nil {
 		return nil, dbErr("list transfer candidates", err)

@@ -24,6 +24,10 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Put("/transactions/:id", write, h.updateTransaction)
 	v1.Delete("/transactions/:id", write, h.deleteTransaction)
 	v1.Patch("/transactions/:id/transfer", write, h.pairTransfer)
+	v1.Post("/transactions/:id/split", write, h.createSplit)
+	v1.Patch("/transactions/:id/split", write, h.updateSplit)
+	v1.Put("/transactions/:id/split", write, h.updateSplit)
+	v1.Delete("/transactions/:id/split", write, h.deleteSplit)
 
 	v1.Get("/chats", read, h.listChats)
 	v1.Post("/chats", write, h.createChat)

@@ -168,6 +168,12 @@ type transactionJSON struct {
 	Pending           bool             `json:"pending"`
 	CreatedAt         string           `json:"created_at"`
 	UpdatedAt         string           `json:"updated_at"`
+	// A split parent shows its parts and whether a bank sync changed its
+	// amount since; a part names its parent and whether it is excluded.
+	Splits           []transactionJSON `json:"splits,omitempty"`
+	SplitNeedsReview *bool             `json:"split_needs_review,omitempty"`
+	SplitParentID    *string           `json:"split_parent_id,omitempty"`
+	Excluded         *bool             `json:"excluded,omitempty"`
 }
 
 func renderTransaction(t *models.Transaction) transactionJSON {
@@ -212,6 +218,18 @@ func renderTransaction(t *models.Transaction) transactionJSON {
 			ref.OtherAccount = &other
 		}
 		out.Transfer = ref
+	}
+	if t.IsSplitParent() {
+		review := t.SplitNeedsReview
+		out.SplitNeedsReview = &review
+		out.Splits = make([]transactionJSON, len(t.Splits))
+		for i, p := range t.Splits {
+			out.Splits[i] = renderTransaction(p)
+		}
+	}
+	if t.SplitParentID != nil {
+		parent, excluded := t.SplitParentID.String(), t.Excluded
+		out.SplitParentID, out.Excluded = &parent, &excluded
 	}
 	return out
 }

@@ -269,7 +269,7 @@ func (h *Handler) showAccount(c *fiber.Ctx) error {
 	var total int
 	if search := clipQuery(c.Query("q")); search != "" {
 		d.Query.Set("q", search)
-		f := models.TransactionFilter{AccountIDs: []uuid.UUID{a.ID}, Search: search}
+		f := models.TransactionFilter{AccountIDs: []uuid.UUID{a.ID}, Search: search, WithSplitParents: true}
 		rows, n, err := h.store.Transactions(ctx, a.FamilyID, f, p)
 		if err != nil {
 			return err
@@ -288,6 +288,7 @@ func (h *Handler) showAccount(c *fiber.Ctx) error {
 		}
 		total = n
 	}
+	d.Rows = groupSplits(d.Rows, func(l registerLine) *models.Transaction { return l.Transaction })
 	d.Pager = newPager(d.Query, p, total)
 	today := civil.DateOf(h.now())
 	year := models.Period{From: civil.DateOf(h.now().AddDate(-1, 0, 0)), To: today}

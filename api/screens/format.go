@@ -87,6 +87,8 @@ var funcs = template.FuncMap{
 	"deref_amount": func(a *money.Amount) money.Amount { return *a },
 	"add_amount":   func(a, b money.Amount) money.Amount { return a + b },
 	"plus":         func(a, b int) int { return a + b },
+	"neg":          func(a money.Amount) money.Amount { return -a },
+	"stampOf":      stamp,
 	"plural":       plural,
 	"lines":        func(s string) []string { return strings.Split(s, "\n") },
 	"thousands":    thousands,

@@ -73,7 +73,7 @@ type Handler struct {
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
-		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transfer_form", "transfer_pair", "transfers_suggested",
+		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "chats", "chat",
 		"rules", "rule_form", "assistant_usage")
 	if err != nil {
@@ -112,6 +112,9 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/transactions/bulk", screen(signedIn, h.bulkTransactions)...)
 	app.Get("/transactions/:id/edit", screen(signedIn, h.editTransaction)...)
 	app.Post("/transactions/:id", screen(signedIn, h.updateTransaction)...)
+	app.Get("/transactions/:id/split", screen(signedIn, h.splitEditor)...)
+	app.Post("/transactions/:id/split", screen(signedIn, h.saveSplit)...)
+	app.Post("/transactions/:id/unsplit", screen(signedIn, h.unsplit)...)
 	app.Get("/transactions/:id/delete", screen(signedIn, h.confirmDeleteTransaction)...)
 	app.Post("/transactions/:id/delete", screen(signedIn, h.deleteTransaction)...)
 	app.Get("/transfers/new", screen(signedIn, h.newTransfer)...)

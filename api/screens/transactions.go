@@ -134,11 +134,13 @@ func (h *Handler) listTransactions(c *fiber.Ctx) error {
 		return err
 	}
 	f, q, problems := readFilter(c)
+	f.WithSplitParents = true // drawn with their parts beneath them
 	p := pageOf(c, 50)
 	rows, total, err := h.store.Transactions(c.UserContext(), fam, f, p)
 	if err != nil {
 		return err
 	}
+	rows = groupSplits(rows, func(t *models.Transaction) *models.Transaction { return t })
 	back, lines := "/transactions?"+q.Encode(), make([]listLine, len(rows))
 	for i, t := range rows {
 		lines[i] = newListLine(t, back)
@@ -414,7 +416,12 @@ func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.store.DeleteTransaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id); err != nil {
+	_, err = h.store.DeleteTransaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
+	var inv *models.InvalidError
+	if errors.As(err, &inv) { // a split part: the split is changed instead
+		return h.site.Redirect(c, "/transactions/"+id.String()+"/split", strings.Join(inv.Problems, " ")+".")
+	}
+	if err != nil {
 		return err
 	}
 	return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction deleted.")
