@@ -118,3 +118,26 @@ func TestCardPaymentMirroredBeforeCardFileDoubles(t *testing.T) {
 		t.Fatalf("%d card rows (%v), want the transfer's side and 2 from the file", n, err)
 	}
 }
+
+// TestReimportAfterSplit: a row split into parts is still the row the
+// bank sent: the same file imported again skips it, and no part is taken
+// for a movement of the file.
+func TestReimportAfterSplit(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "splitre")
+	set := csvSettings(usCheckingSettings)
+	runImport(t, s, importWith(t, s, f, importfile.CSV, usChecking, set))
+	var amazon models.Transaction
+	if err := s.DB().NewSelect().Model(&amazon).Where("family_id = ?", f.Family.ID).Where("amount = ?", 421700).Scan(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SplitTransaction(ctx, f.Family.ID, amazon.ID, []models.SplitPart{
+		{Name: "Books", Amount: 211700}, {Name: "Toys", Amount: 210000}}); err != nil {
+		t.Fatal(err)
+	}
+	again := runImport(t, s, importWith(t, s, f, importfile.CSV, usCheckingLater, set))
+	if again.ImportedRowsCount != 1 || again.DuplicateRowsCount != 3 {
+		t.Fatalf("after the split: %d imported, %d skipped; want 1 and 3", again.ImportedRowsCount, again.DuplicateRowsCount)
+	}
+}
