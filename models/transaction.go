@@ -47,6 +47,11 @@ type Transaction struct {
 	// Fingerprint is the row as it arrived (see Fingerprint), what
 	// duplicate checks compare; a person's edits leave it as it was.
 	Fingerprint *string `bun:"fingerprint"`
+	// Cleared: the bank statement shows the row (a person ticked it).
+	Cleared bool `bun:"cleared"`
+	// ReconciliationID is the finished reconciliation that included the
+	// row; while it is set the row is locked (see ErrReconciled).
+	ReconciliationID *uuid.UUID `bun:"reconciliation_id"`
 	// ImportID is the file import that wrote the row. Read only (t.* of
 	// the register): the import writes it itself (see importedTx).
 	ImportID *uuid.UUID `bun:"import_id,scanonly"`
@@ -285,17 +290,28 @@ func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, 
 // UpdateTransaction writes a person's edit: the named columns of a
 // transaction of t.FamilyID and, when tagIDs is not nil, its tags, in one
 // database transaction, and locks the fields edited (see lockEdited), so
-// that neither an import nor a rule overwrites them later. It returns the
+// that neither an import nor a rule overwrites them later. A row a
+// finished reconciliation locked is refused (ErrReconciled) unless the
+// edit unlocks it: columns name reconciliation_id and t's is nil. It returns the
 // account the transaction was on before, whose balance also changes when
 // the account does.
 func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns []string, tagIDs *[]uuid.UUID) (previousAccount uuid.UUID, err error) {
 	t.UpdatedAt = s.now()
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var before Transaction
-		err := tx.db.NewSelect().Model(&before).Column("account_id", "source", "locked_fields").
+		err := tx.db.NewSelect().Model(&before).Column("account_id", "source", "locked_fields", "reconciliation_id").
 			Where("family_id = ?", t.FamilyID).Where("id = ?", t.ID).Where("deleted_at IS NULL").Scan(ctx)
 		if err != nil {
 			return dbErr("get transaction", err)
+		}
+		// A reconciled row changes only together with its unlocking (the
+		// column reconciliation_id written back to NULL).
+		unlock := slices.Contains(columns, "reconciliation_id")
+		if unlock {
+			t.ReconciliationID = nil // an edit never locks: only FinishReconciliation does
+		}
+		if before.Reconciled() && !unlock && (len(columns) > 0 || tagIDs != nil) {
+			return ErrReconciled
 		}
 		previousAccount = before.AccountID
 		tagsChanged := false
@@ -343,14 +359,18 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 
 // DeleteTransaction removes a transaction (and the transfer it was part
 // of) and returns its account, whose balance changes. An imported row is
-// tombstoned instead, so that the next import does not bring it back.
+// tombstoned instead, so that the next import does not bring it back. A
+// reconciled row is refused (ErrReconciled).
 func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (accountID uuid.UUID, err error) {
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var t Transaction
-		err := tx.db.NewSelect().Model(&t).Column("account_id", "source").
+		err := tx.db.NewSelect().Model(&t).Column("account_id", "source", "reconciliation_id").
 			Where("family_id = ?", familyID).Where("id = ?", id).Where("deleted_at IS NULL").Scan(ctx)
 		if err != nil {
 			return dbErr("get transaction", err)
+		}
+		if t.Reconciled() {
+			return ErrReconciled
 		}
 		accountID = t.AccountID
 		tx.balanceChange(ctx, familyID, accountID)

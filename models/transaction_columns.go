@@ -59,6 +59,8 @@ var transactionColumns = []txColumn{
 	{"import_id", writeFile, func(t *Transaction) any { return t.ImportID }, func(t *Transaction) any { return pgUUID(t.ImportID) }},
 	{"locked_fields", writeNone, nil, nil},
 	{"deleted_at", writeNone, nil, nil},
+	{"cleared", writeNone, nil, nil},           // a person's tick (see SetCleared)
+	{"reconciliation_id", writeNone, nil, nil}, // set by FinishReconciliation
 	{"created_at", writeNew | writeFile | writeSync, func(t *Transaction) any { return t.CreatedAt }, func(t *Transaction) any { return t.CreatedAt }},
 	{"updated_at", writeNew | writeFile | writeSync | writeSyncUpdate, func(t *Transaction) any { return t.UpdatedAt }, func(t *Transaction) any { return t.UpdatedAt }},
 }
