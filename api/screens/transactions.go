@@ -414,7 +414,9 @@ func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.store.DeleteTransaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id); err != nil {
+	if _, err := h.store.DeleteTransaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id); errors.Is(err, models.ErrReconciled) {
+		return h.site.Redirect(c, "/transactions/"+id.String()+"/edit", "This transaction is reconciled; unlock it first to delete it.")
+	} else if err != nil {
 		return err
 	}
 	return h.site.Redirect(c, returnTo(c, "/transactions"), "Transaction deleted.")
