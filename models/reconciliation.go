@@ -253,9 +253,9 @@ func (s *Store) FinishReconciliation(ctx context.Context, familyID, accountID, u
 		}
 		if cleared != rc.StatementBalance {
 			cur := money.MustCurrency(a.Currency)
-			return Invalid(fmt.Sprintf("The cleared balance is %s and the statement says %s: a difference of %s. "+
+			return Invalid(fmt.Sprintf("Not finished: the cleared balance is %s and the statement says %s, %s apart. "+
 				"Tick the rows the statement shows until the difference is zero.",
-				cleared.Format(cur), rc.StatementBalance.Format(cur), (rc.StatementBalance - cleared).Format(cur)))
+				cleared.Format(cur), rc.StatementBalance.Format(cur), (rc.StatementBalance - cleared).Abs().Format(cur)))
 		}
 		now := tx.now()
 		q := tx.db.NewUpdate().Model((*Transaction)(nil)).Set("reconciliation_id = ?", rc.ID).Set("updated_at = ?", now).

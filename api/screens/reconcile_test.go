@@ -72,7 +72,7 @@ func TestReconcileScreens(t *testing.T) {
 	// Pay and coffee: 1000 + 500 - 30 = 1470, not 1380: saved, not finished.
 	r = b.Post(acct+"/reconcile/rows", url.Values{"shown": all, "cleared": {all[0], all[2]}, "finish": {"1"}})
 	body = string(r.Body)
-	if r.Status != 422 || !strings.Contains(body, "a difference of -$90.00") || !strings.Contains(body, "$1,470.00") {
+	if r.Status != 422 || !strings.Contains(body, "$90.00 apart") || !strings.Contains(body, "$1,470.00") {
 		t.Fatalf("finish with a difference: %d %s", r.Status, body)
 	}
 	if tx := apitest.Stored(t, e, coffee.ID); !tx.Cleared || tx.Reconciled() {
