@@ -217,3 +217,45 @@ func newTag(t *testing.T, s *models.Store, familyID uuid.UUID) uuid.UUID {
 	}
 	return tag.ID
 }
+
+// TestTransferWithReconciledSideKept: deleting a transfer one of whose
+// sides is reconciled is refused, and both sides stay.
+func TestTransferWithReconciledSideKept(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "transfer")
+	fam, acct := f.Family.ID, f.Account.ID
+	savings := &models.Account{FamilyID: fam, Name: "Savings", AccountType: "depository", Currency: "USD"}
+	if err := s.CreateAccount(ctx, savings); err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.CreateTransfer(ctx, fam, models.NewTransfer{FromAccountID: acct, ToAccountID: savings.ID, Amount: 50_0000, Date: "2026-01-02"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.Transfer(ctx, fam, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetCleared(ctx, fam, acct, nil, []uuid.UUID{tr.OutflowTransactionID}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.ClearedBalance(ctx, fam, acct, "2026-01-31")
+	if err != nil || b != -50_0000 {
+		t.Fatalf("cleared balance %v, %v; want -50.00", b, err)
+	}
+	if _, err := s.StartReconciliation(ctx, fam, acct, f.User.ID, "2026-01-31", b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.FinishReconciliation(ctx, fam, acct, f.User.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteTransfer(ctx, fam, id); !errors.Is(err, models.ErrReconciled) {
+		t.Fatalf("delete a transfer with a reconciled side: %v, want ErrReconciled", err)
+	}
+	for _, side := range []uuid.UUID{tr.InflowTransactionID, tr.OutflowTransactionID} {
+		if _, err := s.Transaction(ctx, fam, side); err != nil {
+			t.Fatalf("side %s after the refused delete: %v", side, err)
+		}
+	}
+}
