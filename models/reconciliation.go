@@ -196,6 +196,11 @@ func (s *Store) SetCleared(ctx context.Context, familyID, accountID uuid.UUID, s
 		}
 	}
 	return s.RunInTx(ctx, func(tx *Store) error {
+		// Ticks and a finish of the same account take turns, so that a
+		// finish locks exactly the rows its sum counted.
+		if _, err := tx.lockAccount(ctx, familyID, accountID); err != nil {
+			return err
+		}
 		var rows []Transaction
 		if err := tx.db.NewSelect().Model(&rows).Column("t.id", "t.reconciliation_id").
 			Where("t.family_id = ?", familyID).Where("t.account_id = ?", accountID).
