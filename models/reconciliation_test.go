@@ -201,6 +201,9 @@ func TestRuleRunSkipsReconciled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if got, err := s.RuleRun(ctx, fam, run.ID); err != nil || got.TransactionsReconciled != 1 || got.Status != models.RuleRunSuccess {
+		t.Fatalf("run: %+v, %v; want one row left alone as reconciled", got, err)
+	}
 	if got, _ := s.Transaction(ctx, fam, f.rows[1].ID); got.Name != "Groceries" {
 		t.Fatalf("the locked row was renamed to %q", got.Name)
 	}

@@ -31,12 +31,15 @@ type RuleRun struct {
 	TransactionsQueued    int        `bun:"transactions_queued"`
 	TransactionsProcessed int        `bun:"transactions_processed"`
 	TransactionsModified  int        `bun:"transactions_modified"`
-	PendingJobsCount      int        `bun:"pending_jobs_count"`
-	Cursor                *uuid.UUID `bun:"progress_cursor"` // last transaction id of the last committed batch
-	ErrorMessage          *string    `bun:"error_message"`
-	ExecutedAt            time.Time  `bun:"executed_at"`
-	CreatedAt             time.Time  `bun:"created_at"`
-	UpdatedAt             time.Time  `bun:"updated_at"`
+	// TransactionsReconciled counts the rows it left alone because a
+	// finished reconciliation locked them.
+	TransactionsReconciled int        `bun:"transactions_reconciled"`
+	PendingJobsCount       int        `bun:"pending_jobs_count"`
+	Cursor                 *uuid.UUID `bun:"progress_cursor"` // last transaction id of the last committed batch
+	ErrorMessage           *string    `bun:"error_message"`
+	ExecutedAt             time.Time  `bun:"executed_at"`
+	CreatedAt              time.Time  `bun:"created_at"`
+	UpdatedAt              time.Time  `bun:"updated_at"`
 
 	Rule *Rule `bun:"rel:belongs-to,join:rule_id=id,join:family_id=family_id"`
 }
@@ -170,6 +173,9 @@ func (s *Store) RuleRunStep(ctx context.Context, familyID, runID uuid.UUID, size
 		}
 		results := make([]RuleResult, len(rows))
 		for i := range rows {
+			if rows[i].Reconciled {
+				run.TransactionsReconciled++ // Apply leaves it alone
+			}
 			if run.AllRules {
 				results[i] = rs.Apply(rows[i])
 			} else {
@@ -187,7 +193,7 @@ func (s *Store) RuleRunStep(ctx context.Context, familyID, runID uuid.UUID, size
 			run.Cursor = &rows[len(rows)-1].ID
 		}
 		run.UpdatedAt = tx.now()
-		columns := []string{"transactions_processed", "transactions_modified", "progress_cursor", "updated_at"}
+		columns := []string{"transactions_processed", "transactions_modified", "transactions_reconciled", "progress_cursor", "updated_at"}
 		if len(rows) < size {
 			done = true
 			run.Status, run.PendingJobsCount = RuleRunSuccess, 0
