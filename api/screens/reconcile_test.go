@@ -157,3 +157,41 @@ func TestReconcileScreens(t *testing.T) {
 		t.Fatalf("after unlock and edit: %+v", got)
 	}
 }
+
+// TestReconcileLiability: a card's statement is what is owed, and the
+// other side of zero is a balance in the holder's favour, stored negative.
+func TestReconcileLiability(t *testing.T) {
+	e := apitest.NewEnv(t)
+	b := apitest.SignedInBrowser(t, e)
+	card := &models.Account{FamilyID: e.Alpha.Family.ID, Name: "Visa", AccountType: "credit_card", Currency: "USD"}
+	if err := e.Store.CreateAccount(t.Context(), card); err != nil {
+		t.Fatal(err)
+	}
+	path := "/accounts/" + card.ID.String() + "/reconcile"
+	if body := string(b.Get(path).Body); !strings.Contains(body, "Owed (what you owe)") || !strings.Contains(body, "In your favour") {
+		t.Fatalf("card statement form: %s", body)
+	}
+	if r := b.Post(path, url.Values{"date": {"2026-01-31"}, "balance": {"45.10"}, "sign": {"negative"}}); r.Status != 303 {
+		t.Fatalf("statement: %d %s", r.Status, r.Body)
+	}
+	open, err := e.Store.OpenReconciliation(t.Context(), e.Alpha.Family.ID, card.ID)
+	if err != nil || open.StatementBalance != -45_1000 {
+		t.Fatalf("open: %+v %v", open, err)
+	}
+	body := string(b.Get(path).Body)
+	if !strings.Contains(body, `value="45.10"`) || !strings.Contains(body, `id="sign-negative" checked`) || !strings.Contains(body, "No rows left to tick") {
+		t.Fatalf("reconcile screen of the card: %s", body)
+	}
+	// Nothing to tick and a difference of 45.10: the finish is refused;
+	// cancelled, the account has no reconciliation left.
+	if r := b.Post("/accounts/"+card.ID.String()+"/reconcile/rows", url.Values{"finish": {"1"}}); r.Status != 422 || !strings.Contains(string(r.Body), "$45.10 apart") {
+		t.Fatalf("finish: %d %s", r.Status, r.Body)
+	}
+	b.Get(path)
+	if r := b.Post("/accounts/"+card.ID.String()+"/reconcile/cancel", nil); r.Status != 303 {
+		t.Fatalf("cancel: %d", r.Status)
+	}
+	if _, n, err := e.Store.Reconciliations(t.Context(), e.Alpha.Family.ID, card.ID, models.Page{Number: 1, Size: 5}); err != nil || n != 0 {
+		t.Fatalf("after cancel: %d, %v", n, err)
+	}
+}
