@@ -31,17 +31,18 @@ type RuleRun struct {
 	TransactionsQueued    int        `bun:"transactions_queued"`
 	TransactionsProcessed int        `bun:"transactions_processed"`
 	TransactionsModified  int        `bun:"transactions_modified"`
-	// TransactionsReconciled counts the rows it left alone because a
-	// finished reconciliation locked them.
-	TransactionsReconciled int        `bun:"transactions_reconciled"`
-	PendingJobsCount       int        `bun:"pending_jobs_count"`
-	Cursor                 *uuid.UUID `bun:"progress_cursor"` // last transaction id of the last committed batch
-	ErrorMessage           *string    `bun:"error_message"`
-	ExecutedAt             time.Time  `bun:"executed_at"`
-	CreatedAt              time.Time  `bun:"created_at"`
-	UpdatedAt              time.Time  `bun:"updated_at"`
+	PendingJobsCount      int        `bun:"pending_jobs_count"`
+	Cursor                *uuid.UUID `bun:"progress_cursor"` // last transaction id of the last committed batch
+	ErrorMessage          *string    `bun:"error_message"`
+	ExecutedAt            time.Time  `bun:"executed_at"`
+	CreatedAt             time.Time  `bun:"created_at"`
+	UpdatedAt             time.Time  `bun:"updated_at"`
 
 	Rule *Rule `bun:"rel:belongs-to,join:rule_id=id,join:family_id=family_id"`
+
+	// TransactionsReconciled counts the rows the run left alone because
+	// a finished reconciliation locked them.
+	TransactionsReconciled int `bun:"transactions_reconciled"`
 }
 
 // RuleRunFilter narrows a list of runs; zero fields do not filter.

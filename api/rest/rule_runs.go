@@ -18,29 +18,31 @@ type ruleRunRuleJSON struct {
 }
 
 type ruleRunJSON struct {
-	ID                    string  `json:"id"`
-	RuleID                *string `json:"rule_id"`
-	RuleName              *string `json:"rule_name"`
-	ExecutionType         string  `json:"execution_type"`
-	Status                string  `json:"status"`
-	TransactionsQueued    int     `json:"transactions_queued"`
-	TransactionsProcessed int     `json:"transactions_processed"`
-	TransactionsModified  int     `json:"transactions_modified"`
+	ID                    string           `json:"id"`
+	RuleID                *string          `json:"rule_id"`
+	RuleName              *string          `json:"rule_name"`
+	ExecutionType         string           `json:"execution_type"`
+	Status                string           `json:"status"`
+	TransactionsQueued    int              `json:"transactions_queued"`
+	TransactionsProcessed int              `json:"transactions_processed"`
+	TransactionsModified  int              `json:"transactions_modified"`
+	PendingJobsCount      int              `json:"pending_jobs_count"`
+	ExecutedAt            string           `json:"executed_at"`
+	ErrorMessage          *string          `json:"error_message"`
+	Rule                  *ruleRunRuleJSON `json:"rule"`
+	CreatedAt             string           `json:"created_at"`
+	UpdatedAt             string           `json:"updated_at"`
+
 	// TransactionsReconciled is coffer's own: rows left alone as reconciled.
-	TransactionsReconciled int              `json:"transactions_reconciled"`
-	PendingJobsCount       int              `json:"pending_jobs_count"`
-	ExecutedAt             string           `json:"executed_at"`
-	ErrorMessage           *string          `json:"error_message"`
-	Rule                   *ruleRunRuleJSON `json:"rule"`
-	CreatedAt              string           `json:"created_at"`
-	UpdatedAt              string           `json:"updated_at"`
+	TransactionsReconciled int `json:"transactions_reconciled"`
 }
 
 func renderRuleRun(r *models.RuleRun) ruleRunJSON {
 	out := ruleRunJSON{ID: r.ID.String(), RuleID: optID(r.RuleID), RuleName: r.RuleName, ExecutionType: r.ExecutionType,
 		Status: r.Status, TransactionsQueued: r.TransactionsQueued, TransactionsProcessed: r.TransactionsProcessed,
-		TransactionsModified: r.TransactionsModified, TransactionsReconciled: r.TransactionsReconciled, PendingJobsCount: r.PendingJobsCount, ExecutedAt: timestamp(r.ExecutedAt),
-		ErrorMessage: r.ErrorMessage, CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
+		TransactionsModified: r.TransactionsModified, PendingJobsCount: r.PendingJobsCount, ExecutedAt: timestamp(r.ExecutedAt),
+		ErrorMessage: r.ErrorMessage, CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt),
+		TransactionsReconciled: r.TransactionsReconciled}
 	if r.Rule != nil && r.RuleID != nil {
 		out.Rule = &ruleRunRuleJSON{ID: r.Rule.ID.String(), Name: r.Rule.Name, ResourceType: r.Rule.ResourceType, Active: r.Rule.Active}
 	}
