@@ -292,9 +292,9 @@ func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, 
 // database transaction, and locks the fields edited (see lockEdited), so
 // that neither an import nor a rule overwrites them later. A row a
 // finished reconciliation locked is refused (ErrReconciled) unless the
-// edit unlocks it: columns name reconciliation_id and t's is nil. It returns the
-// account the transaction was on before, whose balance also changes when
-// the account does.
+// edit unlocks it: columns name reconciliation_id, which is written NULL.
+// It returns the account the transaction was on before, whose balance
+// also changes when the account does.
 func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns []string, tagIDs *[]uuid.UUID) (previousAccount uuid.UUID, err error) {
 	t.UpdatedAt = s.now()
 	err = s.RunInTx(ctx, func(tx *Store) error {
