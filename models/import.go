@@ -443,7 +443,9 @@ func (s *Store) PublishImportSkipping(ctx context.Context, familyID, id uuid.UUI
 }
 
 // StartRevert moves a revertable import to reverting; the caller then
-// queues the revert job.
+// queues the revert job. An import some of whose rows a finished
+// reconciliation holds is refused, saying so: a revert never removes a
+// reconciled row.
 func (s *Store) StartRevert(ctx context.Context, familyID, id uuid.UUID) (*Import, error) {
 	im, err := s.Import(ctx, familyID, id)
 	if err != nil {
@@ -451,6 +453,9 @@ func (s *Store) StartRevert(ctx context.Context, familyID, id uuid.UUID) (*Impor
 	}
 	if !im.Revertable() {
 		return nil, Invalid("Only a complete or failed import can be reverted; this one is " + im.Status)
+	}
+	if err := s.checkImportUnreconciled(ctx, familyID, id); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	res, err := s.db.NewUpdate().Model((*Import)(nil)).Set("status = ?", ImportReverting).Set("updated_at = ?", now).

@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -247,6 +249,18 @@ func (s *Store) RevertImport(ctx context.Context, familyID, id uuid.UUID) (*Impo
 		if im.Status != ImportReverting {
 			return nil
 		}
+		// A row reconciled since the revert was asked for: the revert
+		// stops, removing nothing, and says why.
+		if err := tx.checkImportUnreconciled(ctx, familyID, id); err != nil {
+			var inv *InvalidError
+			if !errors.As(err, &inv) {
+				return err
+			}
+			im.Status, im.Error, im.UpdatedAt = ImportRevertFailed, Ptr(strings.Join(inv.Problems, " ")), tx.now()
+			_, err := tx.db.NewUpdate().Model(im).Column("status", "error", "updated_at").
+				Where("im.family_id = ?", familyID).Where("im.id = ?", id).Exec(ctx)
+			return dbErr("stop revert", err)
+		}
 		if err := tx.importBalances(ctx, im); err != nil { // read before the rows go
 			return err
 		}
@@ -264,6 +278,20 @@ func (s *Store) RevertImport(ctx context.Context, familyID, id uuid.UUID) (*Impo
 		return dbErr("revert import", err)
 	})
 	return im, err
+}
+
+// checkImportUnreconciled refuses (an *InvalidError) a revert of an
+// import some of whose rows a finished reconciliation holds.
+func (s *Store) checkImportUnreconciled(ctx context.Context, familyID, id uuid.UUID) error {
+	n, err := s.db.NewSelect().Model((*Transaction)(nil)).Where("family_id = ?", familyID).Where("import_id = ?", id).
+		Where("reconciliation_id IS NOT NULL").Count(ctx)
+	if err != nil {
+		return dbErr("count reconciled import rows", err)
+	}
+	if n > 0 {
+		return Invalid(fmt.Sprintf("%d of this import's transactions are reconciled; unlock them first to revert it", n))
+	}
+	return nil
 }
 
 // NormalizedName is how duplicate detection compares names: case and

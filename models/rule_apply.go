@@ -46,7 +46,7 @@ func (r *RuleResult) ApplyTo(t *Transaction, tagIDs []uuid.UUID) []uuid.UUID {
 
 // ruleRowColumns are the columns rules read of a stored transaction.
 var ruleRowColumns = []string{"id", "account_id", "date", "amount", "currency", "name", "notes", "category_id",
-	"merchant_id", "excluded", "locked_fields", "split_parent_id"}
+	"merchant_id", "excluded", "locked_fields", "split_parent_id", "reconciliation_id"}
 
 // ruleRows reads the family's live transactions for rules: those after
 // the id after (uuid.Nil: from the first), in id order, at most limit;
@@ -101,7 +101,7 @@ func (s *Store) ruleRows(ctx context.Context, familyID, after uuid.UUID, limit i
 		t := &ts[i]
 		rows[i] = RuleRow{ID: t.ID, AccountID: t.AccountID, Date: t.Date, Amount: t.Amount, Name: t.Name, Notes: t.Notes,
 			CategoryID: t.CategoryID, MerchantID: t.MerchantID, TagIDs: tags[t.ID], Excluded: t.Excluded,
-			Transfer: inTransfer[t.ID], Split: t.SplitParentID != nil, Locked: t.LockedFields}
+			Transfer: inTransfer[t.ID], Split: t.SplitParentID != nil, Locked: t.LockedFields, Reconciled: t.Reconciled()}
 	}
 	return rows, ts, nil
 }
@@ -180,10 +180,11 @@ UPDATE transactions AS t SET
     excluded = t.excluded OR v.excluded,
     rule_id = v.rule_id,
     updated_at = ?
-FROM v WHERE t.family_id = ? AND t.id = v.id AND COALESCE(t.excluded_reason, '') <> 'split'`
+FROM v WHERE t.family_id = ? AND t.id = v.id AND COALESCE(t.excluded_reason, '') <> 'split' AND t.reconciliation_id IS NULL`
 
 // writeRuleResults writes what rules changed: one UPDATE per batch of
-// changed rows, one INSERT of the new tag links, and for each new transfer
+// changed rows (never a reconciled one, should it have been locked since
+// it was read), one INSERT of the new tag links, and for each new transfer
 // its other side. It returns how many rows changed and the accounts whose
 // balances changed (an exclusion, a transfer's new side), and reports
 // those (see OnBalanceChange).

@@ -81,6 +81,7 @@ type RuleRow struct {
 	Transfer   bool     // part of a transfer already
 	Split      bool     // a part of a split: never made a transfer
 	Locked     []string // fields a person set: rules leave them alone
+	Reconciled bool     // locked by a finished reconciliation: rules leave the whole row alone
 }
 
 // RuleResult is what the rules did to one row: Row is the row after them;
@@ -365,7 +366,8 @@ func ruleText(s string) string {
 // action on a field, rules further down leave that field alone, even when
 // the value was already right or the field is locked; tags are additive
 // and claim nothing. A matching rule with stop_processing ends the run
-// for the row. Fields in row.Locked are never written.
+// for the row. Fields in row.Locked are never written, nor is a reconciled
+// row.
 func (rs *RuleSet) Apply(row RuleRow) RuleResult {
 	return rs.apply(row, uuid.Nil)
 }
@@ -378,7 +380,7 @@ func (rs *RuleSet) ApplyOnly(row RuleRow, only uuid.UUID) RuleResult {
 
 func (rs *RuleSet) apply(row RuleRow, only uuid.UUID) RuleResult {
 	res := RuleResult{Row: row}
-	if rs == nil {
+	if rs == nil || row.Reconciled {
 		return res
 	}
 	var claimed [6]bool // by action index in RuleActionTypes order, tags excepted

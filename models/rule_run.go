@@ -39,6 +39,10 @@ type RuleRun struct {
 	UpdatedAt             time.Time  `bun:"updated_at"`
 
 	Rule *Rule `bun:"rel:belongs-to,join:rule_id=id,join:family_id=family_id"`
+
+	// TransactionsReconciled counts the rows the run left alone because
+	// a finished reconciliation locked them.
+	TransactionsReconciled int `bun:"transactions_reconciled"`
 }
 
 // RuleRunFilter narrows a list of runs; zero fields do not filter.
@@ -170,6 +174,9 @@ func (s *Store) RuleRunStep(ctx context.Context, familyID, runID uuid.UUID, size
 		}
 		results := make([]RuleResult, len(rows))
 		for i := range rows {
+			if rows[i].Reconciled {
+				run.TransactionsReconciled++ // Apply leaves it alone
+			}
 			if run.AllRules {
 				results[i] = rs.Apply(rows[i])
 			} else {
@@ -187,7 +194,7 @@ func (s *Store) RuleRunStep(ctx context.Context, familyID, runID uuid.UUID, size
 			run.Cursor = &rows[len(rows)-1].ID
 		}
 		run.UpdatedAt = tx.now()
-		columns := []string{"transactions_processed", "transactions_modified", "progress_cursor", "updated_at"}
+		columns := []string{"transactions_processed", "transactions_modified", "transactions_reconciled", "progress_cursor", "updated_at"}
 		if len(rows) < size {
 			done = true
 			run.Status, run.PendingJobsCount = RuleRunSuccess, 0

@@ -47,6 +47,11 @@ type Transaction struct {
 	// Fingerprint is the row as it arrived (see Fingerprint), what
 	// duplicate checks compare; a person's edits leave it as it was.
 	Fingerprint *string `bun:"fingerprint"`
+	// Cleared: the bank statement shows the row (a person ticked it).
+	Cleared bool `bun:"cleared"`
+	// ReconciliationID is the finished reconciliation that included the
+	// row; while it is set the row is locked (see ErrReconciled).
+	ReconciliationID *uuid.UUID `bun:"reconciliation_id"`
 	// ImportID is the file import that wrote the row. Read only (t.* of
 	// the register): the import writes it itself (see importedTx).
 	ImportID *uuid.UUID `bun:"import_id,scanonly"`
@@ -295,18 +300,29 @@ func (s *Store) setTransactionTags(ctx context.Context, familyID, id uuid.UUID, 
 // UpdateTransaction writes a person's edit: the named columns of a
 // transaction of t.FamilyID and, when tagIDs is not nil, its tags, in one
 // database transaction, and locks the fields edited (see lockEdited), so
-// that neither an import nor a rule overwrites them later. It returns the
-// account the transaction was on before, whose balance also changes when
-// the account does.
+// that neither an import nor a rule overwrites them later. A row a
+// finished reconciliation locked is refused (ErrReconciled) unless the
+// edit unlocks it: columns name reconciliation_id, which is written NULL.
+// It returns the account the transaction was on before, whose balance
+// also changes when the account does.
 func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns []string, tagIDs *[]uuid.UUID) (previousAccount uuid.UUID, err error) {
 	t.UpdatedAt = s.now()
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var before Transaction
 		err := tx.db.NewSelect().Model(&before).Column("account_id", "source", "locked_fields", "amount", "date", "currency",
-			"excluded", "excluded_reason", "split_parent_id").
+			"excluded", "excluded_reason", "split_parent_id", "reconciliation_id").
 			Where("family_id = ?", t.FamilyID).Where("id = ?", t.ID).Where("deleted_at IS NULL").Scan(ctx)
 		if err != nil {
 			return dbErr("get transaction", err)
+		}
+		// A reconciled row changes only together with its unlocking (the
+		// column reconciliation_id written back to NULL).
+		unlock := slices.Contains(columns, "reconciliation_id")
+		if unlock {
+			t.ReconciliationID = nil // an edit never locks: only FinishReconciliation does
+		}
+		if before.Reconciled() && !unlock && (len(columns) > 0 || tagIDs != nil) {
+			return ErrReconciled
 		}
 		if err := splitGuard(&before, t, columns); err != nil {
 			return err
@@ -359,14 +375,18 @@ func (s *Store) UpdateTransaction(ctx context.Context, t *Transaction, columns [
 // of, or the parts it was split into) and returns its account, whose
 // balance changes. An imported row is tombstoned instead, so that the
 // next import does not bring it back. A split part is refused: the split
-// is changed instead.
+// is changed instead. A reconciled row is refused (ErrReconciled).
 func (s *Store) DeleteTransaction(ctx context.Context, familyID, id uuid.UUID) (accountID uuid.UUID, err error) {
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		var t Transaction
-		err := tx.db.NewSelect().Model(&t).Column("account_id", "source", "excluded", "excluded_reason", "split_parent_id").
+		err := tx.db.NewSelect().Model(&t).Column("account_id", "source", "excluded", "excluded_reason", "split_parent_id",
+			"reconciliation_id").
 			Where("family_id = ?", familyID).Where("id = ?", id).Where("deleted_at IS NULL").Scan(ctx)
 		if err != nil {
 			return dbErr("get transaction", err)
+		}
+		if t.Reconciled() {
+			return ErrReconciled
 		}
 		if t.SplitParentID != nil {
 			return Invalid(MsgSplitDelete)

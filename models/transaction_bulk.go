@@ -26,7 +26,8 @@ func checkBulk(ids []uuid.UUID) error {
 // live transactions of the family, another family's included, are
 // ignored: the count tells the caller how many were. A category that is
 // not the family's is refused. It is a person's edit: the category is
-// locked on each row, so that the rules never overwrite it.
+// locked on each row, so that the rules never overwrite it. A row a
+// finished reconciliation locked is left as it is, and not counted.
 func (s *Store) BulkSetCategory(ctx context.Context, familyID uuid.UUID, ids []uuid.UUID, categoryID *uuid.UUID) (int, error) {
 	if err := checkBulk(ids); err != nil {
 		return 0, err
@@ -42,7 +43,7 @@ func (s *Store) BulkSetCategory(ctx context.Context, familyID uuid.UUID, ids []u
 		Set("category_id = ?", categoryID).Set("updated_at = ?", s.now()).Set(s.lockSet("category")).
 		Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").
 		Where("COALESCE(excluded_reason, '') <> 'split'"). // a split parent's parts carry the categories
-		Exec(ctx)
+		Where("reconciliation_id IS NULL").Exec(ctx)
 	if err != nil {
 		return 0, dbErr("bulk set category", err)
 	}
@@ -56,14 +57,15 @@ const bulkTagSQL = `
 INSERT INTO transaction_tags (transaction_id, tag_id, family_id)
 SELECT t.id, tg.id, t.family_id
 FROM transactions t JOIN tags tg ON tg.family_id = t.family_id
-WHERE t.family_id = ?0 AND t.id IN (?1) AND t.deleted_at IS NULL AND tg.id IN (?2)
+WHERE t.family_id = ?0 AND t.id IN (?1) AND t.deleted_at IS NULL AND t.reconciliation_id IS NULL AND tg.id IN (?2)
 ON CONFLICT (transaction_id, tag_id) DO NOTHING`
 
 // BulkAddTags adds tags to the family's transactions among ids, keeping
 // the tags they have, and returns how many transactions it applied to.
 // Ids that are not live transactions of the family are ignored, as in
 // BulkSetCategory; a tag that is not the family's is refused. The tags
-// are locked on each row, as a person's edit.
+// are locked on each row, as a person's edit. Reconciled rows are left
+// as they are, and not counted.
 func (s *Store) BulkAddTags(ctx context.Context, familyID uuid.UUID, ids, tagIDs []uuid.UUID) (int, error) {
 	if err := checkBulk(ids); err != nil {
 		return 0, err
@@ -81,7 +83,8 @@ func (s *Store) BulkAddTags(ctx context.Context, familyID uuid.UUID, ids, tagIDs
 	var n int
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		c, err := tx.db.NewSelect().Model((*Transaction)(nil)).
-			Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").Count(ctx)
+			Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").
+			Where("reconciliation_id IS NULL").Count(ctx)
 		if err != nil {
 			return dbErr("count bulk transactions", err)
 		}
@@ -90,7 +93,8 @@ func (s *Store) BulkAddTags(ctx context.Context, familyID uuid.UUID, ids, tagIDs
 			return dbErr("bulk add tags", err)
 		}
 		_, err = tx.db.NewUpdate().Model((*Transaction)(nil)).Set(tx.lockSet("tags")).
-			Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").Exec(ctx)
+			Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("deleted_at IS NULL").
+			Where("reconciliation_id IS NULL").Exec(ctx)
 		return dbErr("lock bulk tags", err)
 	})
 	return n, err

@@ -61,6 +61,8 @@ var transactionColumns = []txColumn{
 	{"deleted_at", writeNone, nil, nil},
 	{"split_parent_id", writeNone, nil, nil},
 	{"split_needs_review", writeNone, nil, nil},
+	{"cleared", writeNone, nil, nil},           // a person's tick (see SetCleared)
+	{"reconciliation_id", writeNone, nil, nil}, // set by FinishReconciliation
 	{"created_at", writeNew | writeFile | writeSync, func(t *Transaction) any { return t.CreatedAt }, func(t *Transaction) any { return t.CreatedAt }},
 	{"updated_at", writeNew | writeFile | writeSync | writeSyncUpdate, func(t *Transaction) any { return t.UpdatedAt }, func(t *Transaction) any { return t.UpdatedAt }},
 }

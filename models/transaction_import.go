@@ -62,6 +62,9 @@ type storedTx struct {
 	ContentKey     *string      `bun:"content_key"`
 	ProviderMeta   *string      `bun:"provider_meta"`
 	CreatedAt      time.Time    `bun:"created_at"`
+	// ReconciliationID set: a finished reconciliation locked the row, and
+	// the bank's later versions of it are skipped.
+	ReconciliationID *uuid.UUID `bun:"reconciliation_id"`
 
 	meta ProviderMeta
 	used bool // claimed by an answer row in this run
@@ -100,7 +103,8 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 			rows = kept
 			if _, err := tx.db.NewUpdate().Model((*Transaction)(nil)).Set("excluded = TRUE").Set("excluded_reason = 'pending_disabled'").
 				Set("updated_at = ?", now).Where("family_id = ?", fam).Where("account_id = ?", accountID).
-				Where("source = ?", SourceSimpleFIN).Where("pending").Where("NOT excluded").Where("deleted_at IS NULL").Exec(ctx); err != nil {
+				Where("source = ?", SourceSimpleFIN).Where("pending").Where("NOT excluded").Where("deleted_at IS NULL").
+				Where("reconciliation_id IS NULL").Exec(ctx); err != nil {
 				return dbErr("exclude pending", err)
 			}
 		}
@@ -139,6 +143,7 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		res, err := tx.db.NewUpdate().Model((*Transaction)(nil)).Set("excluded = TRUE").Set("excluded_reason = 'stale_pending'").
 			Set("updated_at = ?", now).Where("family_id = ?", fam).Where("account_id = ?", accountID).
 			Where("source = ?", SourceSimpleFIN).Where("pending").Where("NOT excluded").Where("deleted_at IS NULL").
+			Where("reconciliation_id IS NULL").
 			Where("date < ?", stale).Exec(ctx)
 		if err != nil {
 			return dbErr("exclude stale pending", err)
@@ -491,8 +496,13 @@ func (im *importer) insert(r *ImportRow) {
 }
 
 // update writes r over st, keeping every field the user locked; it
-// reports false (and writes nothing) when nothing would change.
+// reports false (and writes nothing) when nothing would change, or when a
+// finished reconciliation locked the row: the bank's later version of a
+// reconciled row is skipped whole.
 func (im *importer) update(st *storedTx, r *ImportRow, ext string) bool {
+	if st.ReconciliationID != nil {
+		return false
+	}
 	next := *st
 	if !st.locked("date") {
 		next.Date = r.Date

@@ -130,7 +130,8 @@ func (s *Store) transferAccounts(ctx context.Context, familyID uuid.UUID, nt New
 }
 
 // DeleteTransfer removes a transfer and both of its transactions and
-// returns the two accounts whose balances change.
+// returns the two accounts whose balances change. A side a finished
+// reconciliation locked is refused (ErrReconciled).
 func (s *Store) DeleteTransfer(ctx context.Context, familyID, id uuid.UUID) (accounts []uuid.UUID, err error) {
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		tr, err := tx.Transfer(ctx, familyID, id)
@@ -138,6 +139,15 @@ func (s *Store) DeleteTransfer(ctx context.Context, familyID, id uuid.UUID) (acc
 			return err
 		}
 		accounts = []uuid.UUID{tr.Outflow.AccountID, tr.Inflow.AccountID}
+		locked, err := tx.db.NewSelect().Model((*Transaction)(nil)).Where("family_id = ?", familyID).
+			Where("id IN (?)", bun.List([]uuid.UUID{tr.InflowTransactionID, tr.OutflowTransactionID})).
+			Where("reconciliation_id IS NOT NULL").Count(ctx)
+		if err != nil {
+			return dbErr("check transfer sides", err)
+		}
+		if locked > 0 {
+			return ErrReconciled
+		}
 		tx.balanceChange(ctx, familyID, accounts...)
 		_, err = tx.db.NewDelete().Model((*Transaction)(nil)).
 			Where("family_id = ?", familyID).

@@ -56,6 +56,7 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Patch("/accounts/:id", write, h.updateAccount)
 	v1.Put("/accounts/:id", write, h.updateAccount)
 	v1.Delete("/accounts/:id", write, h.deleteAccount)
+	v1.Get("/accounts/:id/reconciliations", read, h.listReconciliations)
 
 	v1.Get("/categories", read, h.listCategories)
 	v1.Post("/categories", write, h.createCategory)

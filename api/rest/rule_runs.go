@@ -32,13 +32,17 @@ type ruleRunJSON struct {
 	Rule                  *ruleRunRuleJSON `json:"rule"`
 	CreatedAt             string           `json:"created_at"`
 	UpdatedAt             string           `json:"updated_at"`
+
+	// TransactionsReconciled is coffer's own: rows left alone as reconciled.
+	TransactionsReconciled int `json:"transactions_reconciled"`
 }
 
 func renderRuleRun(r *models.RuleRun) ruleRunJSON {
 	out := ruleRunJSON{ID: r.ID.String(), RuleID: optID(r.RuleID), RuleName: r.RuleName, ExecutionType: r.ExecutionType,
 		Status: r.Status, TransactionsQueued: r.TransactionsQueued, TransactionsProcessed: r.TransactionsProcessed,
 		TransactionsModified: r.TransactionsModified, PendingJobsCount: r.PendingJobsCount, ExecutedAt: timestamp(r.ExecutedAt),
-		ErrorMessage: r.ErrorMessage, CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt)}
+		ErrorMessage: r.ErrorMessage, CreatedAt: timestamp(r.CreatedAt), UpdatedAt: timestamp(r.UpdatedAt),
+		TransactionsReconciled: r.TransactionsReconciled}
 	if r.Rule != nil && r.RuleID != nil {
 		out.Rule = &ruleRunRuleJSON{ID: r.Rule.ID.String(), Name: r.Rule.Name, ResourceType: r.Rule.ResourceType, Active: r.Rule.Active}
 	}

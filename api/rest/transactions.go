@@ -184,7 +184,10 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var cols []string
+	cols := reconcileMembers(f, t)
+	if err := f.err(); err != nil {
+		return err
+	}
 	set := func(col string, apply func()) {
 		apply()
 		cols = append(cols, col)

@@ -166,6 +166,8 @@ type transactionJSON struct {
 	Tags              []tagRefJSON     `json:"tags"`
 	Transfer          *transferRefJSON `json:"transfer"`
 	Pending           bool             `json:"pending"`
+	Cleared           bool             `json:"cleared"`
+	Reconciled        bool             `json:"reconciled"`
 	CreatedAt         string           `json:"created_at"`
 	UpdatedAt         string           `json:"updated_at"`
 	// A split parent shows its parts and whether a bank sync changed its
@@ -193,6 +195,8 @@ func renderTransaction(t *models.Transaction) transactionJSON {
 		Classification:    "expense",
 		Tags:              make([]tagRefJSON, 0, len(t.Tags)),
 		Pending:           t.Pending,
+		Cleared:           t.Cleared,
+		Reconciled:        t.Reconciled(),
 		CreatedAt:         timestamp(t.CreatedAt),
 		UpdatedAt:         timestamp(t.UpdatedAt),
 	}

@@ -254,6 +254,8 @@ type accountData struct {
 	Pager   pager
 	Chart   template.HTML
 	Series  []models.SeriesPoint
+	// Reconciliations are the account's checks against its statements.
+	Reconciliations accountReconciliations
 }
 
 // showAccount is an account's register: its transactions, newest first,
@@ -296,5 +298,8 @@ func (h *Handler) showAccount(c *fiber.Ctx) error {
 		return err
 	}
 	d.Chart = lineChart(a.Name+" balance over the last year", a.Currency, d.Series)
+	if d.Reconciliations, err = h.accountReconciliations(c, a); err != nil {
+		return err
+	}
 	return h.pages.Render(c, fiber.StatusOK, "account", web.Page{Nav: "accounts", Title: a.Name, Data: d})
 }

@@ -75,7 +75,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "chats", "chat",
-		"rules", "rule_form", "assistant_usage")
+		"rules", "rule_form", "assistant_usage", "reconcile")
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +105,10 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/accounts/:id/archive", screen(signedIn, h.archiveAccount)...)
 	app.Get("/accounts/:id/delete", screen(signedIn, h.confirmDeleteAccount)...)
 	app.Post("/accounts/:id/delete", screen(signedIn, h.deleteAccount)...)
+	app.Get("/accounts/:id/reconcile", screen(signedIn, h.reconcileScreen)...)
+	app.Post("/accounts/:id/reconcile", screen(signedIn, h.startReconcile)...)
+	app.Post("/accounts/:id/reconcile/rows", screen(signedIn, h.saveReconcile)...)
+	app.Post("/accounts/:id/reconcile/cancel", screen(signedIn, h.cancelReconcile)...)
 
 	app.Get("/transactions", screen(signedIn, h.listTransactions)...)
 	app.Get("/transactions/new", screen(signedIn, h.newTransaction)...)
@@ -117,6 +121,7 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/transactions/:id/unsplit", screen(signedIn, h.unsplit)...)
 	app.Get("/transactions/:id/delete", screen(signedIn, h.confirmDeleteTransaction)...)
 	app.Post("/transactions/:id/delete", screen(signedIn, h.deleteTransaction)...)
+	app.Post("/transactions/:id/unlock", screen(signedIn, h.unlockTransaction)...)
 	app.Get("/transfers/new", screen(signedIn, h.newTransfer)...)
 	app.Post("/transfers", screen(signedIn, h.createTransfer)...)
 	app.Get("/transfers/suggested", screen(signedIn, h.suggestedTransfers)...)

@@ -421,6 +421,9 @@ func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
 	if errors.As(err, &inv) { // a split part: the split is changed instead
 		return h.site.Redirect(c, "/transactions/"+id.String()+"/split", strings.Join(inv.Problems, " ")+".")
 	}
+	if errors.Is(err, models.ErrReconciled) {
+		return h.site.Redirect(c, "/transactions/"+id.String()+"/edit", "This transaction is reconciled; unlock it first to delete it.")
+	}
 	if err != nil {
 		return err
 	}

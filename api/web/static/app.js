@@ -241,6 +241,34 @@
     src.addEventListener('error', (e) => { src.close(); if (e.data) end(); else later(); });
   };
 
+  // The reconciliation screen: as rows are ticked, the cleared balance and
+  // the difference follow, before the ticks are saved. The figures' table
+  // carries the statement and the saved cleared balance, and each box what
+  // its row does to the balance, in ten-thousandths; saving still decides.
+  const reconcileFigures = (figures) => {
+    const form = document.getElementById('reconcile-rows');
+    if (!form) return;
+    const boxes = [...form.querySelectorAll('input[type=checkbox][data-effect]')];
+    const saved = new Map(boxes.map((b) => [b, b.checked]));
+    const fmt = new Intl.NumberFormat('en-US', { style: 'currency', currency: figures.dataset.currency });
+    const show = (units) => fmt.format(units / 10000);
+    const update = () => {
+      let cleared = Number(figures.dataset.cleared);
+      for (const b of boxes) {
+        if (b.checked !== saved.get(b)) cleared += (b.checked ? 1 : -1) * Number(b.dataset.effect);
+      }
+      const diff = Number(figures.dataset.statement) - cleared;
+      document.getElementById('cleared-balance').textContent = show(cleared);
+      document.getElementById('difference').firstElementChild.textContent = show(diff);
+      const status = document.getElementById('reconcile-status');
+      if (status) {
+        status.textContent = diff === 0 ? 'The difference is zero: you can finish.'
+          : 'Difference ' + show(diff) + ': keep ticking the rows the statement shows.';
+      }
+    };
+    form.addEventListener('change', update);
+  };
+
   // Back and submit again must send the form's first one-time token (its
   // hidden csrf_token), so that the server knows the form was sent: a
   // browser that loads the page again on back gets new tokens, and
@@ -267,5 +295,6 @@
   keepFormTokens();
   document.querySelectorAll('form[data-live]').forEach(liveFilter);
   document.querySelectorAll('[data-stream]').forEach(chatStream);
+  document.querySelectorAll('#reconcile-figures').forEach(reconcileFigures);
   enhance(document);
 })();
