@@ -155,6 +155,9 @@ func TestReconciledRowLocked(t *testing.T) {
 	if n, err := s.BulkSetCategory(ctx, fam, []uuid.UUID{pay.ID}, nil); err != nil || n != 0 {
 		t.Fatalf("bulk category: %d, %v; want 0", n, err)
 	}
+	if _, err := s.SplitTransaction(ctx, fam, pay.ID, []models.SplitPart{{Name: "a", Amount: pay.Amount}}); !errors.Is(err, models.ErrReconciled) {
+		t.Fatalf("split of a locked row: %v, want ErrReconciled", err)
+	}
 	if err := s.UnlockTransaction(ctx, other.Family.ID, pay.ID); !errors.Is(err, models.ErrNotFound) {
 		t.Fatalf("unlock by another family: %v, want ErrNotFound", err)
 	}

@@ -66,6 +66,9 @@ type splitRow struct {
 	Excluded       bool         `bun:"excluded"`
 	ExcludedReason *string      `bun:"excluded_reason"`
 	SplitParentID  *uuid.UUID   `bun:"split_parent_id"`
+	// ReconciliationID locks the row: a reconciled row is neither split
+	// nor has its split changed (ErrReconciled).
+	ReconciliationID *uuid.UUID `bun:"reconciliation_id"`
 }
 
 func (r *splitRow) parent() bool { return r.Excluded && deref(r.ExcludedReason) == ExcludedSplit }
@@ -83,6 +86,9 @@ func (s *Store) lockSplitRow(ctx context.Context, familyID, id uuid.UUID, resolv
 	}
 	if resolve && r.SplitParentID != nil {
 		return s.lockSplitRow(ctx, familyID, *r.SplitParentID, false)
+	}
+	if r.ReconciliationID != nil {
+		return nil, ErrReconciled
 	}
 	return r, nil
 }
@@ -303,7 +309,15 @@ func (s *Store) checkCategory(ctx context.Context, familyID, id uuid.UUID) []str
 
 // deleteParts deletes the parts of split parent id.
 func (s *Store) deleteParts(ctx context.Context, familyID, id uuid.UUID) error {
-	_, err := s.db.NewDelete().Model((*Transaction)(nil)).
+	locked, err := s.db.NewSelect().Model((*Transaction)(nil)).Where("family_id = ?", familyID).
+		Where("split_parent_id = ?", id).Where("reconciliation_id IS NOT NULL").Exists(ctx)
+	if err != nil {
+		return dbErr("check split parts", err)
+	}
+	if locked { // a reconciled part stays until a person unlocks it
+		return ErrReconciled
+	}
+	_, err = s.db.NewDelete().Model((*Transaction)(nil)).
 		Where("family_id = ?", familyID).Where("split_parent_id = ?", id).Exec(ctx)
 	return dbErr("delete split parts", err)
 }

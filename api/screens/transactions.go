@@ -417,12 +417,12 @@ func (h *Handler) deleteTransaction(c *fiber.Ctx) error {
 		return err
 	}
 	_, err = h.store.DeleteTransaction(c.UserContext(), web.SessionOf(c).User.FamilyID, id)
+	if errors.Is(err, models.ErrReconciled) {
+		return h.site.Redirect(c, "/transactions/"+id.String()+"/edit", "This transaction is reconciled; unlock it first to delete it.")
+	}
 	var inv *models.InvalidError
 	if errors.As(err, &inv) { // a split part: the split is changed instead
 		return h.site.Redirect(c, "/transactions/"+id.String()+"/split", strings.Join(inv.Problems, " ")+".")
-	}
-	if errors.Is(err, models.ErrReconciled) {
-		return h.site.Redirect(c, "/transactions/"+id.String()+"/edit", "This transaction is reconciled; unlock it first to delete it.")
 	}
 	if err != nil {
 		return err
