@@ -166,6 +166,8 @@ func resourceOf(route string) string {
 		return "Chat"
 	case "accounts":
 		return "Account"
+	case "valuations":
+		return "Valuation"
 	case "categories":
 		return "Category"
 	case "merchants":
