@@ -137,6 +137,15 @@ func (s *Store) CreateValuation(ctx context.Context, v *Valuation) (created bool
 	return created, err
 }
 
+// reload reads v again, with the adjustment its write settled.
+func (s *Store) reload(ctx context.Context, v *Valuation) error {
+	got, err := s.Valuation(ctx, v.FamilyID, v.ID)
+	if err == nil {
+		*v = *got
+	}
+	return err
+}
+
 // UpdateValuation writes the date, amount and notes of a valuation of
 // v.FamilyID. Another valuation on the new day is ErrConflict; only an
 // opening may be undated.
@@ -190,7 +199,14 @@ func (s *Store) settleValuations(ctx context.Context, v *Valuation) error {
 		return err
 	}
 	s.balanceChange(ctx, v.FamilyID, v.AccountID)
-	return nil
+	if v.ID == uuid.Nil {
+		return nil
+	}
+	err := s.reload(ctx, v)
+	if errors.Is(err, ErrNotFound) {
+		return nil // deleted
+	}
+	return err
 }
 
 // lockAccount reads the account's balance inputs; on PostgreSQL it holds
