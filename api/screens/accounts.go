@@ -257,6 +257,10 @@ type registerLine struct {
 	*models.Transaction
 	Valuation *models.Valuation
 	Balance   *money.Amount
+	// Moved is a valuation's adjustment as a transaction's amount would
+	// be stored (positive: money out of an asset, more owed on a debt),
+	// so that it shows as money in or out.
+	Moved money.Amount
 }
 
 type accountData struct {
@@ -322,7 +326,14 @@ func (h *Handler) accountPage(c *fiber.Ctx, status int, a *models.Account, value
 			return err
 		}
 		for i := range rows {
-			d.Rows = append(d.Rows, registerLine{Transaction: &rows[i].Transaction, Valuation: rows[i].Valuation, Balance: &rows[i].Balance})
+			line := registerLine{Transaction: &rows[i].Transaction, Valuation: rows[i].Valuation, Balance: &rows[i].Balance}
+			if v := rows[i].Valuation; v != nil {
+				line.Moved = -v.Adjustment
+				if models.Liability(a.AccountType) {
+					line.Moved = v.Adjustment
+				}
+			}
+			d.Rows = append(d.Rows, line)
 		}
 		total = n
 	}
