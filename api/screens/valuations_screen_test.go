@@ -110,3 +110,35 @@ func TestUpdateValueScreen(t *testing.T) {
 		t.Errorf("another family's valuation: %d", r.Status)
 	}
 }
+
+// TestOFXLedgerBalanceOffered: a published OFX import offers the
+// statement's ledger balance as the account's balance on its day, and the
+// offer's button sets it.
+func TestOFXLedgerBalanceOffered(t *testing.T) {
+	e := apitest.NewEnv(t)
+	b := apitest.SignedInBrowser(t, e)
+	ofx := "OFXHEADER:100\r\nDATA:OFXSGML\r\nVERSION:102\r\nSECURITY:NONE\r\nENCODING:USASCII\r\nCHARSET:1252\r\nCOMPRESSION:NONE\r\nOLDFILEUID:NONE\r\nNEWFILEUID:NONE\r\n\r\n" +
+		"<OFX><SIGNONMSGSRSV1><SONRS><STATUS><CODE>0<SEVERITY>INFO</STATUS><DTSERVER>20260131<LANGUAGE>ENG</SONRS></SIGNONMSGSRSV1>" +
+		"<BANKMSGSRSV1><STMTTRNRS><TRNUID>1<STATUS><CODE>0<SEVERITY>INFO</STATUS><STMTRS><CURDEF>USD<BANKACCTFROM><BANKID>1<ACCTID>2<ACCTTYPE>CHECKING</BANKACCTFROM>" +
+		"<BANKTRANLIST><DTSTART>20260101<DTEND>20260131" +
+		"<STMTTRN><TRNTYPE>DEBIT<DTPOSTED>20260110<TRNAMT>-25.00<FITID>A1<NAME>Shop</STMTTRN>" +
+		"<STMTTRN><TRNTYPE>CREDIT<DTPOSTED>20260115<TRNAMT>100.00<FITID>A2<NAME>Pay</STMTTRN>" +
+		"</BANKTRANLIST><LEDGERBAL><BALAMT>1234.56<DTASOF>20260131</LEDGERBAL></STMTRS></STMTTRNRS></BANKMSGSRSV1></OFX>\n"
+	created := e.Do("POST", "/api/v1/imports", e.Alpha.Key, map[string]any{"account_id": e.Alpha.Account.ID.String(),
+		"type": "OfxImport", "raw_file_content": ofx, "publish": "true"}).WantJSON(t, 201)
+	data, _ := created["data"].(map[string]any)
+	id, _ := data["id"].(string)
+	e.FinishImport(t, e.Alpha.Family.ID.String(), id)
+	page := b.Get("/imports/" + id)
+	if !strings.Contains(string(page.Body), "Set balance on 2026-01-31 to $1,234.56") || !strings.Contains(string(page.Body), "the ledger makes it $75.00") {
+		t.Fatalf("no offer of the ledger balance: %.3000s", page.Body)
+	}
+	r := b.Post("/accounts/"+e.Alpha.Account.ID.String()+"/valuations", url.Values{"csrf_token": {pageFormToken(t, page)},
+		"date": {"2026-01-31"}, "amount": {"1234.56"}, "notes": {"Statement balance"}})
+	if r.Status != 303 {
+		t.Fatalf("set: %d %.500s", r.Status, r.Body)
+	}
+	if got, err := e.Store.BalanceOn(context.Background(), e.Alpha.Family.ID, e.Alpha.Account.ID, "2026-01-31"); err != nil || got != money.Amount(1234_5600) {
+		t.Errorf("balance on the statement's day %v %v", got, err)
+	}
+}
