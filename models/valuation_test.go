@@ -374,6 +374,13 @@ func TestValuationWrites(t *testing.T) {
 	if after := b.stored(t, a); after != before {
 		t.Errorf("balance %s after a refused write, was %s", after, before)
 	}
+	reported = nil
+	got.Amount = mustAmount(t, "800")
+	must(t, b.s.UpdateValuation(ctx, got))
+	if len(reported) != 1 || reported[0] != a.ID || short(got.Adjustment) != "300" {
+		t.Errorf("update: reported %v, adjustment %s", reported, got.Adjustment)
+	}
+	later = got
 	// The opening balance cannot be deleted; a valuation can.
 	open, _, err := b.s.Valuations(ctx, b.fam, models.ValuationFilter{AccountID: &a.ID}, models.Page{Number: 3, Size: 1})
 	must(t, err)
