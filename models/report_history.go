@@ -19,8 +19,10 @@ type BalanceFilter struct {
 }
 
 // BalanceDay is an account's balance at the end of a day on which it
-// moved, and what moved it. Days without a counted transaction have no
-// row: the balance is the one of the row before.
+// moved, and what moved it. Days without a counted transaction or a
+// valuation have no row: the balance is the one of the row before. A
+// valuation's adjustment moves the day's balance without being an inflow
+// or an outflow.
 type BalanceDay struct {
 	AccountID   uuid.UUID  `bun:"account_id"`
 	AccountName string     `bun:"account_name"`
