@@ -139,14 +139,6 @@ func (s *Store) ReconcileRows(ctx context.Context, rc *Reconciliation) ([]Transa
 	return rows, n, dbErr("list rows to reconcile", err)
 }
 
-// clearedMovementSQL is movementSQL over the cleared rows up to a day.
-const clearedMovementSQL = `
-SELECT CAST(COALESCE(SUM(t.amount / 4294967296), 0) AS BIGINT),
-       CAST(COALESCE(SUM(t.amount % 4294967296), 0) AS BIGINT)
-FROM transactions t
-WHERE t.family_id = ? AND t.account_id = ? AND t.currency = ? AND t.date <= ?
-  AND t.deleted_at IS NULL AND NOT t.excluded AND t.cleared`
-
 // ClearedBalance is the balance the account's cleared rows give on day
 // date (see clearedBalance); another family's account is ErrNotFound.
 func (s *Store) ClearedBalance(ctx context.Context, familyID, accountID uuid.UUID, date civil.Date) (money.Amount, error) {
@@ -158,21 +150,23 @@ func (s *Store) ClearedBalance(ctx context.Context, familyID, accountID uuid.UUI
 }
 
 // clearedBalance is the one place the cleared balance of a reconciliation
-// is worked out: the account's opening balance plus what its cleared rows
-// dated up to date did to it (asset = opening − Σamount, liability =
-// opening + Σamount, as balanceAfter). When valuations land, this becomes
-// BalanceOn(date) minus the effect of the uncleared rows up to date, so
-// that a valuation counts as the bank's; change it here only.
+// is worked out: the balance on date (see balanceOn) as the cleared rows
+// alone give it. A valuation is the bank's own figure and counts as
+// cleared; the rows before it are in it already.
 func (s *Store) clearedBalance(ctx context.Context, a *Account, date civil.Date) (money.Amount, error) {
-	var high, low int64
-	if err := s.db.NewRaw(clearedMovementSQL, a.FamilyID, a.ID, a.Currency, date).Scan(ctx, &high, &low); err != nil {
-		return 0, dbErr("cleared balance", err)
+	l, err := s.readLedgerOf(ctx, a, daySumsClearedSQL)
+	if err != nil {
+		return 0, err
 	}
-	b, ok := balanceAfter(a.AccountType, a.OpeningBalance, high, low)
-	if !ok {
+	anchors, err := s.readAnchors(ctx, a.FamilyID, a.ID)
+	if err != nil {
+		return 0, err
+	}
+	b := balanceOn(l, anchors, a.OpeningBalance, date)
+	if !fits(b) {
 		return 0, fmt.Errorf("models: cleared balance of account %s: %w", a.ID, ErrBalanceOverflow)
 	}
-	return b, nil
+	return money.Amount(b.Int64()), nil
 }
 
 // SetCleared records a person's ticks on a reconciliation screen: of the
@@ -288,18 +282,3 @@ func (s *Store) UnlockTransaction(ctx context.Context, familyID, id uuid.UUID) e
 	return affectedOne(res, err, "unlock transaction")
 }
 
-// lockAccount reads an account of the family, locked on PostgreSQL until
-// the transaction ends, so that a reconciliation and a bank sync or file
-// import of the same account take turns. (SQLite's transactions already
-// take the write lock.)
-func (s *Store) lockAccount(ctx context.Context, familyID, accountID uuid.UUID) (*Account, error) {
-	a := new(Account)
-	q := s.db.NewSelect().Model(a).Where("a.family_id = ?", familyID).Where("a.id = ?", accountID)
-	if s.Postgres() {
-		q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, dbErr("lock account", err)
-	}
-	return a, nil
-}

@@ -118,7 +118,10 @@ type SeriesPoint struct {
 // but not yet at the period's start (rebase takes it out). Each acc row
 // has flow, what one stored unit of amount does to the value (an expense
 // lowers an asset and raises a debt). ?5 is the day before ?1. The same
-// rows are counted as RecalculateBalance counts them.
+// rows are counted as RecalculateBalance counts them. A valuation moves
+// the value on its day by its adjustment, as a transaction of
+// vsign·adjustment would (vsign: what one stored unit does to the
+// account's own balance), ?7 being its bucket.
 const seriesSQL = `,
 sums AS (
     SELECT CASE WHEN t.date >= ?1 AND t.date <= ?2 THEN ?3 END AS bucket,
@@ -131,6 +134,18 @@ sums AS (
     WHERE t.family_id = ?0 AND t.deleted_at IS NULL AND NOT t.excluded
       AND t.date > (SELECT MIN(d) FROM (SELECT asof AS d FROM acc UNION ALL SELECT ?5) lo)
       AND t.date <= (SELECT MAX(d) FROM (SELECT asof AS d FROM acc UNION ALL SELECT ?2) hi)
+    GROUP BY 1
+    UNION ALL
+    SELECT CASE WHEN v.date >= ?1 AND v.date <= ?2 THEN ?7 END,
+           SUM(CASE WHEN v.date >= ?1 AND v.date <= ?2 THEN acc.flow * acc.vsign * v.adjustment ELSE 0 END),
+           SUM(CASE WHEN v.date > acc.asof AND v.date < ?1 THEN acc.flow * acc.vsign * v.adjustment
+                    WHEN v.date <= acc.asof AND v.date >= ?1 THEN -acc.flow * acc.vsign * v.adjustment
+                    ELSE 0 END)
+    FROM valuations v
+    JOIN acc ON acc.id = v.account_id
+    WHERE v.family_id = ?0 AND v.adjustment <> 0
+      AND v.date > (SELECT MIN(d) FROM (SELECT asof AS d FROM acc UNION ALL SELECT ?5) lo)
+      AND v.date <= (SELECT MAX(d) FROM (SELECT asof AS d FROM acc UNION ALL SELECT ?2) hi)
     GROUP BY 1
     UNION ALL
     SELECT NULL, 0, 0
@@ -151,7 +166,7 @@ const anchorSQL = `CASE WHEN a.balance_updated_at IS NULL THEN a.opening_balance
 // (spending from an asset, or borrowing more on a debt).
 const netWorthSQL = `WITH acc AS (
     SELECT a.id, a.currency, CASE WHEN ` + liabilitySQL + ` THEN -(` + anchorSQL + `) ELSE ` + anchorSQL + ` END AS anchor,
-           ?4 AS asof, -1 AS flow
+           ?4 AS asof, -1 AS flow, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS vsign
     FROM accounts a JOIN families f ON f.id = a.family_id
     WHERE a.family_id = ?0 AND a.status = 'active' AND a.currency = f.currency
 )` + seriesSQL
@@ -160,7 +175,7 @@ const netWorthSQL = `WITH acc AS (
 // balance is shown: what is owed, for a debt.
 const accountSeriesSQL = `WITH acc AS (
     SELECT a.id, a.currency, ` + anchorSQL + ` AS anchor, ?4 AS asof,
-           CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
+           CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS vsign
     FROM accounts a
     WHERE a.family_id = ?0 AND a.id = ?6
 )` + seriesSQL
@@ -207,7 +222,7 @@ func (s *Store) series(ctx context.Context, query string, familyID, accountID uu
 		Value    money.Amount `bun:"value"`
 	}
 	dayBefore := civil.DateOf(p.From.Time().AddDate(0, 0, -1))
-	err := s.db.NewRaw(query, familyID, p.From, p.To, s.bucketOf(i, "t.date"), s.asofOf(), dayBefore, accountID).Scan(ctx, &rows)
+	err := s.db.NewRaw(query, familyID, p.From, p.To, s.bucketOf(i, "t.date"), s.asofOf(), dayBefore, accountID, s.bucketOf(i, "v.date")).Scan(ctx, &rows)
 	if err != nil {
 		return nil, 0, dbErr("series", err)
 	}

@@ -19,8 +19,10 @@ type BalanceFilter struct {
 }
 
 // BalanceDay is an account's balance at the end of a day on which it
-// moved, and what moved it. Days without a counted transaction have no
-// row: the balance is the one of the row before.
+// moved, and what moved it. Days without a counted transaction or a
+// valuation have no row: the balance is the one of the row before. A
+// valuation's adjustment moves the day's balance without being an inflow
+// or an outflow.
 type BalanceDay struct {
 	AccountID   uuid.UUID  `bun:"account_id"`
 	AccountName string     `bun:"account_name"`
@@ -66,24 +68,26 @@ WITH acc AS (
 // counts them: in the account's currency, not excluded, not deleted.
 const balanceHistorySQL = balanceAccountsSQL + `,
 edge AS (
-    SELECT acc.id, acc.anchor + acc.flow * COALESCE(SUM(CASE WHEN t.date > acc.asof THEN t.amount ELSE -t.amount END), 0) AS balance
+    SELECT acc.id, acc.anchor + acc.flow * COALESCE(SUM(CASE WHEN t.date > acc.asof THEN t.amount ELSE -t.amount END), 0)
+           + COALESCE((SELECT SUM(CASE WHEN v.date > acc.asof THEN v.adjustment ELSE -v.adjustment END)
+                       FROM valuations v WHERE v.family_id = ?0 AND v.account_id = acc.id
+                         AND v.date > CASE WHEN acc.asof < ?4 THEN acc.asof ELSE ?4 END
+                         AND v.date <= CASE WHEN acc.asof < ?4 THEN ?4 ELSE acc.asof END), 0) AS balance
     FROM acc
     LEFT JOIN transactions t ON t.family_id = ?0 AND t.account_id = acc.id AND t.currency = acc.currency
         AND t.deleted_at IS NULL AND NOT t.excluded
         AND t.date > CASE WHEN acc.asof < ?4 THEN acc.asof ELSE ?4 END
         AND t.date <= CASE WHEN acc.asof < ?4 THEN ?4 ELSE acc.asof END
-    GROUP BY acc.id, acc.anchor, acc.flow
+    GROUP BY acc.id, acc.anchor, acc.flow, acc.asof
 ),
 days AS (
-    SELECT t.account_id, t.date, acc.name,
-           SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END) AS inflows,
-           SUM(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS outflows,
-           SUM(t.amount) AS amount, MIN(t.created_at) AS created_at, MAX(t.updated_at) AS updated_at
-    FROM transactions t
-    JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
-    WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
-    GROUP BY t.date, t.account_id, acc.name
-    ORDER BY t.date DESC, lower(acc.name), t.account_id
+    SELECT m.account_id, m.date, acc.name,
+           SUM(m.inflows) AS inflows, SUM(m.outflows) AS outflows,
+           SUM(m.amount) AS amount, MIN(m.created_at) AS created_at, MAX(m.updated_at) AS updated_at
+    FROM (` + balanceMovesSQL + `) m
+    JOIN acc ON acc.id = m.account_id
+    GROUP BY m.date, m.account_id, acc.name
+    ORDER BY m.date DESC, lower(acc.name), m.account_id
     LIMIT ?8
 ),
 running AS (
@@ -100,15 +104,28 @@ FROM running r JOIN acc ON acc.id = r.account_id
 ORDER BY r.date DESC, lower(acc.name), r.account_id
 LIMIT ?6 OFFSET ?5`
 
+// balanceMovesSQL is what moved the accounts' balances from ?3 to ?4:
+// their counted transactions, and their valuations, each a move of its
+// adjustment (as a transaction of flow·adjustment) and neither inflow nor
+// outflow. A day with a valuation has a row even when it moved nothing.
+const balanceMovesSQL = `
+        SELECT t.account_id, t.date, CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END AS inflows,
+               CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END AS outflows, t.amount, t.created_at, t.updated_at
+        FROM transactions t
+        JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
+        WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
+        UNION ALL
+        SELECT v.account_id, v.date, 0, 0, acc.flow * v.adjustment, v.created_at, v.updated_at
+        FROM valuations v
+        JOIN acc ON acc.id = v.account_id
+        WHERE v.family_id = ?0 AND v.date >= ?3 AND v.date <= ?4`
+
 // balanceHistoryCountSQL counts the rows of balanceHistorySQL from the
 // days in range alone, without the running sums.
 const balanceHistoryCountSQL = balanceAccountsSQL + `
 SELECT count(*) FROM (
-    SELECT t.account_id, t.date
-    FROM transactions t
-    JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
-    WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
-    GROUP BY t.account_id, t.date
+    SELECT m.account_id, m.date FROM (` + balanceMovesSQL + `) m
+    GROUP BY m.account_id, m.date
 ) d`
 
 // BalanceHistory lists a page of the family's daily account balances,

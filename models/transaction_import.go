@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"slices"
 	"sort"
 	"time"
@@ -563,25 +564,16 @@ func deref(s *string) string {
 	return *s
 }
 
-// alignOpeningSQL sets the opening balance that makes the derived balance
-// (see RecalculateBalance) equal the bank's: the bank is the truth for an imported
-// account, whatever rows it never sent. It writes only when it changes.
-const alignOpeningSQL = `
-UPDATE accounts SET opening_balance = ? - (CASE WHEN account_type IN ('credit_card', 'loan', 'other_liability') THEN 1 ELSE -1 END) *
-        COALESCE((SELECT SUM(t.amount) FROM transactions t
-                  WHERE t.account_id = accounts.id AND t.family_id = accounts.family_id
-                    AND t.currency = accounts.currency AND t.date <= ?
-                    AND t.deleted_at IS NULL AND NOT t.excluded), 0),
-    updated_at = ?
-WHERE family_id = ? AND id = ? AND opening_balance <> ? - (CASE WHEN account_type IN ('credit_card', 'loan', 'other_liability') THEN 1 ELSE -1 END) *
-        COALESCE((SELECT SUM(t.amount) FROM transactions t
-                  WHERE t.account_id = accounts.id AND t.family_id = accounts.family_id
-                    AND t.currency = accounts.currency AND t.date <= ?
-                    AND t.deleted_at IS NULL AND NOT t.excluded), 0)`
-
 // alignBalance brings a ledger account to the bank's balance, shown the
 // ledger's way: as sent for an asset or untyped account, negated for a
-// credit card (debt positive), its absolute value for a loan.
+// credit card (debt positive), its absolute value for a loan. The bank
+// is the truth for an imported account, whatever rows it never sent, and
+// the difference is never income or spending: while the opening balance
+// is the account's latest valuation, it is moved (the history the bank
+// sent then ends at the bank's figure, as it always did); after a later
+// valuation, today's valuation is set to the bank's figure, so the
+// difference shows as that valuation's adjustment. It writes only when
+// the balance differs.
 func (s *Store) alignBalance(ctx context.Context, a *Account, bank money.Amount, today civil.Date) error {
 	target := bank
 	switch a.AccountType {
@@ -590,7 +582,63 @@ func (s *Store) alignBalance(ctx context.Context, a *Account, bank money.Amount,
 	case "loan":
 		target = bank.Abs()
 	}
-	_, err := s.db.NewRaw(alignOpeningSQL, target, today, s.now(), a.FamilyID, a.ID, target, today).Exec(ctx)
+	l, err := s.readLedger(ctx, a)
+	if err != nil {
+		return err
+	}
+	anchors, err := s.readAnchors(ctx, a.FamilyID, a.ID)
+	if err != nil {
+		return err
+	}
+	now := balanceOn(l, anchors, a.OpeningBalance, today)
+	diff := big.NewInt(int64(target))
+	if diff.Sub(diff, now); diff.Sign() == 0 || !fits(diff) {
+		return nil
+	}
+	latest := -1
+	for i, an := range anchors {
+		if an.day() <= today {
+			latest = i
+		}
+	}
+	if latest <= 0 {
+		v, err := s.opening(ctx, a.FamilyID, a.ID)
+		if err != nil {
+			return err
+		}
+		if latest == 0 && v.ID != anchors[0].ID {
+			return s.setBalanceOn(ctx, a, target, today)
+		}
+		shifted := diff.Add(diff, big.NewInt(int64(v.Amount)))
+		if !fits(shifted) {
+			return nil
+		}
+		v.Amount, v.UpdatedAt = money.Amount(shifted.Int64()), s.now()
+		if err := s.updateOne(ctx, v, v.FamilyID, v.ID, "align balance", "amount"); err != nil {
+			return err
+		}
+		a.OpeningBalance = v.Amount
+		return s.mirrorOpening(ctx, v)
+	}
+	return s.setBalanceOn(ctx, a, target, today)
+}
+
+// setBalanceOn records, inside the caller's transaction, that account a
+// was worth amount at the end of day: today's valuation is created or
+// its amount replaced.
+func (s *Store) setBalanceOn(ctx context.Context, a *Account, amount money.Amount, day civil.Date) error {
+	notes := "Balance reported by the bank"
+	res, err := s.db.NewUpdate().Model((*Valuation)(nil)).Set("amount = ?", amount).Set("updated_at = ?", s.now()).
+		Where("family_id = ?", a.FamilyID).Where("account_id = ?", a.ID).Where("date = ?", day).Exec(ctx)
+	if err != nil {
+		return dbErr("align balance", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
+	now := s.now()
+	_, err = s.db.NewInsert().Model(&Valuation{ID: NewID(), FamilyID: a.FamilyID, AccountID: a.ID, Date: &day,
+		Amount: amount, Kind: ValuationReconciliation, Notes: &notes, CreatedAt: now, UpdatedAt: now}).Exec(ctx)
 	return dbErr("align balance", err)
 }
 

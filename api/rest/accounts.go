@@ -21,7 +21,26 @@ func (h *Handler) listAccounts(c *fiber.Ctx) error {
 }
 
 func (h *Handler) showAccount(c *fiber.Ctx) error {
-	return showOne(c, h.store.Account, renderAccount)
+	a, err := byPathID(c, h.store.Account)
+	if err != nil {
+		return err
+	}
+	return h.renderOneAccount(c, fiber.StatusOK, a)
+}
+
+// renderOneAccount answers one account with the day of its opening
+// balance, which lists leave out (a read per account).
+func (h *Handler) renderOneAccount(c *fiber.Ctx, status int, a *models.Account) error {
+	js := renderAccount(a)
+	d, _, err := h.store.OpeningDate(c.UserContext(), a.FamilyID, a.ID)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		s := string(*d)
+		js.OpeningBalanceDate = &s
+	}
+	return c.Status(status).JSON(js)
 }
 
 // accountFields applies the members present in f to a and returns the
@@ -53,6 +72,10 @@ func accountFields(f *fields, a *models.Account, create bool) []string {
 	if b, ok := f.amount("balance"); ok {
 		a.OpeningBalance = b
 		cols = append(cols, "opening_balance")
+	}
+	if d, ok := openingDate(f); ok {
+		a.OpeningDate = d
+		cols = append(cols, "opening_balance_date")
 	}
 	for _, m := range []struct {
 		name string
@@ -90,7 +113,7 @@ func (h *Handler) createAccount(c *fiber.Ctx) error {
 	if err := h.store.CreateAccount(ctx, a); err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(renderAccount(a))
+	return h.renderOneAccount(c, fiber.StatusCreated, a)
 }
 
 func (h *Handler) updateAccount(c *fiber.Ctx) error {
@@ -112,7 +135,7 @@ func (h *Handler) updateAccount(c *fiber.Ctx) error {
 			return err
 		}
 	}
-	return c.JSON(renderAccount(a))
+	return h.renderOneAccount(c, fiber.StatusOK, a)
 }
 
 func (h *Handler) deleteAccount(c *fiber.Ctx) error {
@@ -134,8 +157,11 @@ type accountJSON struct {
 	InstitutionName   *string `json:"institution_name"`
 	InstitutionDomain *string `json:"institution_domain"`
 	BalanceError      *string `json:"balance_error"`
-	CreatedAt         string  `json:"created_at"`
-	UpdatedAt         string  `json:"updated_at"`
+	// OpeningBalanceDate is the day the opening balance is dated (see
+	// models.Store.OpeningDate); one account's answer only.
+	OpeningBalanceDate *string `json:"opening_balance_date,omitempty"`
+	CreatedAt          string  `json:"created_at"`
+	UpdatedAt          string  `json:"updated_at"`
 }
 
 func renderAccount(a *models.Account) accountJSON {

@@ -146,6 +146,9 @@ func nameMissing(c *fiber.Ctx) error {
 	if !errors.Is(err, models.ErrNotFound) && !(errors.As(err, &he) && he.Code == "not_found") {
 		return err
 	}
+	if he != nil && he.Code == "not_found" && he.Message != "Resource not found" {
+		return err // the handler named the record already (a valuation's account)
+	}
 	if name := resourceOf(c.Route().Path); name != "" {
 		return fmt.Errorf("%w: %w", httperr.NotFoundOf(name), err)
 	}
@@ -166,6 +169,8 @@ func resourceOf(route string) string {
 		return "Chat"
 	case "accounts":
 		return "Account"
+	case "valuations":
+		return "Valuation"
 	case "categories":
 		return "Category"
 	case "merchants":

@@ -58,6 +58,12 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Delete("/accounts/:id", write, h.deleteAccount)
 	v1.Get("/accounts/:id/reconciliations", read, h.listReconciliations)
 
+	v1.Get("/valuations", read, h.listValuations)
+	v1.Post("/valuations", write, h.createValuation)
+	v1.Get("/valuations/:id", read, h.showValuation)
+	v1.Patch("/valuations/:id", write, h.updateValuation)
+	v1.Put("/valuations/:id", write, h.updateValuation)
+
 	v1.Get("/categories", read, h.listCategories)
 	v1.Post("/categories", write, h.createCategory)
 	v1.Get("/categories/:id", read, h.showCategory)

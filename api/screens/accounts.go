@@ -123,6 +123,11 @@ func readAccount(f *form, a *models.Account) {
 	} else {
 		a.OpeningBalance = 0
 	}
+	if d, ok := f.date("opening_balance_date", "Opening balance date", false); ok {
+		a.OpeningDate = &d
+	} else {
+		a.OpeningDate = nil
+	}
 	a.InstitutionName = web.NonEmpty(f.text("institution_name", "Institution", maxName, false))
 }
 
@@ -160,6 +165,11 @@ func (h *Handler) editAccount(c *fiber.Ctx) error {
 	}
 	f.Values = map[string]string{"name": a.Name, "account_type": a.AccountType, "currency": a.Currency,
 		"opening_balance": f.amountValue(a.OpeningBalance), "institution_name": deref(a.InstitutionName)}
+	if d, set, err := h.store.OpeningDate(c.UserContext(), a.FamilyID, a.ID); err != nil {
+		return err
+	} else if set {
+		f.Values["opening_balance_date"] = string(*d)
+	}
 	return h.accountForm(c, fiber.StatusOK, accountFormData{Form: f, Account: a, Updated: stamp(a.UpdatedAt)})
 }
 
@@ -180,7 +190,7 @@ func (h *Handler) updateAccount(c *fiber.Ctx) error {
 	if !f.ok() {
 		return h.accountForm(c, fiber.StatusUnprocessableEntity, accountFormData{Form: f, Account: a, Updated: stamp(a.UpdatedAt)})
 	}
-	if err := h.store.UpdateAccount(c.UserContext(), a, "name", "account_type", "currency", "opening_balance", "institution_name"); err != nil {
+	if err := h.store.UpdateAccount(c.UserContext(), a, "name", "account_type", "currency", "opening_balance", "opening_balance_date", "institution_name"); err != nil {
 		return err
 	}
 	return h.site.Redirect(c, "/accounts/"+a.ID.String(), "Account saved.")
@@ -240,11 +250,17 @@ func (h *Handler) deleteAccount(c *fiber.Ctx) error {
 	return h.site.Redirect(c, "/accounts", "Account "+a.Name+" deleted, with its transactions.")
 }
 
-// registerLine is one row of an account's register; Balance is set when
-// the register is in full (no search), as the balance after the row.
+// registerLine is one row of an account's register: a transaction, or a
+// valuation (Valuation set); Balance is set when the register is in full
+// (no search), as the balance after the row.
 type registerLine struct {
 	*models.Transaction
-	Balance *money.Amount
+	Valuation *models.Valuation
+	Balance   *money.Amount
+	// Moved is a valuation's adjustment as a transaction's amount would
+	// be stored (positive: money out of an asset, more owed on a debt),
+	// so that it shows as money in or out.
+	Moved money.Amount
 }
 
 type accountData struct {
@@ -256,18 +272,44 @@ type accountData struct {
 	Series  []models.SeriesPoint
 	// Reconciliations are the account's checks against its statements.
 	Reconciliations accountReconciliations
+	// Opening is the day the opening balance is dated (nil: none yet);
+	// OpeningSet whether a person set it.
+	Opening    *civil.Date
+	OpeningSet bool
+	// Value is the "Update value" form.
+	Value *form
+	Today civil.Date
 }
 
-// showAccount is an account's register: its transactions, newest first,
-// with the running balance, and the balance over the last year.
+// showAccount is an account's register: its transactions and valuations,
+// newest first, with the running balance, and the balance over the last
+// year.
 func (h *Handler) showAccount(c *fiber.Ctx) error {
-	ctx := c.UserContext()
 	a, err := h.familyAccount(c)
 	if err != nil {
 		return err
 	}
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
+	return h.accountPage(c, fiber.StatusOK, a, f)
+}
+
+// accountPage draws the account page with value as its "Update value"
+// form (as typed, with its problems, after a refused submit).
+func (h *Handler) accountPage(c *fiber.Ctx, status int, a *models.Account, value *form) error {
+	ctx := c.UserContext()
+	var err error
 	p := pageOf(c, 50)
-	d := accountData{Account: a, Query: url.Values{}}
+	today := civil.DateOf(h.now())
+	d := accountData{Account: a, Query: url.Values{}, Value: value, Today: today}
+	if _, ok := value.Values["date"]; !ok {
+		value.Values["date"] = string(today)
+	}
+	if d.Opening, d.OpeningSet, err = h.store.OpeningDate(ctx, a.FamilyID, a.ID); err != nil {
+		return err
+	}
 	var total int
 	if search := clipQuery(c.Query("q")); search != "" {
 		d.Query.Set("q", search)
@@ -286,13 +328,19 @@ func (h *Handler) showAccount(c *fiber.Ctx) error {
 			return err
 		}
 		for i := range rows {
-			d.Rows = append(d.Rows, registerLine{Transaction: &rows[i].Transaction, Balance: &rows[i].Balance})
+			line := registerLine{Transaction: &rows[i].Transaction, Valuation: rows[i].Valuation, Balance: &rows[i].Balance}
+			if v := rows[i].Valuation; v != nil {
+				line.Moved = -v.Adjustment
+				if models.Liability(a.AccountType) {
+					line.Moved = v.Adjustment
+				}
+			}
+			d.Rows = append(d.Rows, line)
 		}
 		total = n
 	}
 	d.Rows = groupSplits(d.Rows, func(l registerLine) *models.Transaction { return l.Transaction })
 	d.Pager = newPager(d.Query, p, total)
-	today := civil.DateOf(h.now())
 	year := models.Period{From: civil.DateOf(h.now().AddDate(-1, 0, 0)), To: today}
 	if d.Series, err = h.store.AccountBalanceSeries(ctx, a.FamilyID, a.ID, year, models.Week); err != nil {
 		return err
@@ -301,5 +349,5 @@ func (h *Handler) showAccount(c *fiber.Ctx) error {
 	if d.Reconciliations, err = h.accountReconciliations(c, a); err != nil {
 		return err
 	}
-	return h.pages.Render(c, fiber.StatusOK, "account", web.Page{Nav: "accounts", Title: a.Name, Data: d})
+	return h.pages.Render(c, status, "account", web.Page{Nav: "accounts", Title: a.Name, Data: d})
 }

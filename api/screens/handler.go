@@ -73,7 +73,7 @@ type Handler struct {
 // New parses the screens' templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
-		"accounts", "account", "account_form", "account_delete", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
+		"accounts", "account", "account_form", "account_delete", "valuation_form", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "chats", "chat",
 		"rules", "rule_form", "assistant_usage", "reconcile")
 	if err != nil {
@@ -109,6 +109,10 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/accounts/:id/reconcile", screen(signedIn, h.startReconcile)...)
 	app.Post("/accounts/:id/reconcile/rows", screen(signedIn, h.saveReconcile)...)
 	app.Post("/accounts/:id/reconcile/cancel", screen(signedIn, h.cancelReconcile)...)
+	app.Post("/accounts/:id/valuations", screen(signedIn, h.createValuation)...)
+	app.Get("/valuations/:id/edit", screen(signedIn, h.editValuation)...)
+	app.Post("/valuations/:id", screen(signedIn, h.updateValuation)...)
+	app.Post("/valuations/:id/delete", screen(signedIn, h.deleteValuation)...)
 
 	app.Get("/transactions", screen(signedIn, h.listTransactions)...)
 	app.Get("/transactions/new", screen(signedIn, h.newTransaction)...)

@@ -56,6 +56,8 @@ type importData struct {
 	Skips        map[uuid.UUID]models.ImportSkip
 	SkippedLines []models.ImportLine
 	Show         string
+	// Ledger is an OFX statement's closing balance, offered once published.
+	Ledger *ledgerOffer
 }
 
 func (h *Handler) listImportsScreen(c *fiber.Ctx) error {
@@ -176,7 +178,19 @@ func (h *Handler) importPage(c *fiber.Ctx, status int, im *models.Import, msg st
 	if d.Account, err = h.store.Account(ctx, fam, im.AccountID); err != nil && !errors.Is(err, models.ErrNotFound) {
 		return err
 	}
+	f, err := h.amountForm(c)
+	if err != nil {
+		return err
+	}
+	if d.Ledger, err = h.offerLedger(ctx, f, im, d.Account); err != nil {
+		return err
+	}
 	if d.Mappings, err = h.store.ImportMappings(ctx, fam); err != nil {
+		return err
+	}
+	if f, err := h.amountForm(c); err != nil {
+		return err
+	} else if d.Ledger, err = h.offerLedger(ctx, f, im, d.Account); err != nil {
 		return err
 	}
 	// The header, the file's problems and its rows were kept when the file
