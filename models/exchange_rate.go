@@ -1,0 +1,152 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/uptrace/bun"
+
+	"coffer/models/civil"
+	"coffer/models/money"
+)
+
+// Sources of an exchange rate.
+const (
+	RateFetched = "fetched" // from the rates service, shared by the instance
+	RateManual  = "manual"  // set by hand by a family, for itself only
+)
+
+// ExchangeRate is the price of one unit of FromCurrency in ToCurrency on
+// Date. A fetched rate has no family; a manual one belongs to FamilyID.
+type ExchangeRate struct {
+	bun.BaseModel `bun:"table:exchange_rates,alias:xr"`
+
+	ID           uuid.UUID  `bun:"id,pk"`
+	FamilyID     *uuid.UUID `bun:"family_id"` // nil: fetched, the instance's
+	FromCurrency string     `bun:"from_currency"`
+	ToCurrency   string     `bun:"to_currency"`
+	Date         civil.Date `bun:"date"`
+	Rate         money.Rate `bun:"rate"` // stored as its exact decimal text
+	Source       string     `bun:"source"`
+	CreatedAt    time.Time  `bun:"created_at"`
+	UpdatedAt    time.Time  `bun:"updated_at"`
+}
+
+// RateFilter narrows a list of rates; empty fields do not filter.
+type RateFilter struct {
+	From, To   string
+	Start, End civil.Date
+}
+
+// ExchangeRates lists a page of the rates the family sees (its own and
+// the instance's fetched ones), the newest day first.
+func (s *Store) ExchangeRates(ctx context.Context, familyID uuid.UUID, f RateFilter, p Page) ([]ExchangeRate, int, error) {
+	var rows []ExchangeRate
+	q := s.db.NewSelect().Model(&rows).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("xr.family_id = ?", familyID).WhereOr("xr.family_id IS NULL")
+		})
+	if f.From != "" {
+		q = q.Where("xr.from_currency = ?", f.From)
+	}
+	if f.To != "" {
+		q = q.Where("xr.to_currency = ?", f.To)
+	}
+	if f.Start != "" {
+		q = q.Where("xr.date >= ?", f.Start)
+	}
+	if f.End != "" {
+		q = q.Where("xr.date <= ?", f.End)
+	}
+	q = q.OrderExpr("xr.date DESC").OrderExpr("xr.created_at DESC").OrderExpr("xr.id DESC")
+	total, err := p.scan(ctx, q)
+	return rows, total, dbErr("list exchange rates", err)
+}
+
+// ExchangeRate returns one rate the family sees: its own or a fetched one.
+// Another family's rate is ErrNotFound.
+func (s *Store) ExchangeRate(ctx context.Context, familyID, id uuid.UUID) (*ExchangeRate, error) {
+	r := new(ExchangeRate)
+	err := s.db.NewSelect().Model(r).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("xr.family_id = ?", familyID).WhereOr("xr.family_id IS NULL")
+		}).
+		Where("xr.id = ?", id).Scan(ctx)
+	return r, dbErr("get exchange rate", err)
+}
+
+// SetRate stores the family's own rate of r's pair and day, replacing the
+// rate it had set for that day: created reports whether the row is new.
+// r comes back as stored (its id and first creation time kept).
+func (s *Store) SetRate(ctx context.Context, familyID uuid.UUID, r *ExchangeRate) (created bool, err error) {
+	now := s.now()
+	r.ID, r.FamilyID, r.Source, r.CreatedAt, r.UpdatedAt = NewID(), &familyID, RateManual, now, now
+	// Insert, or else update: two requests at once both end with one row.
+	res, err := s.db.NewInsert().Model(r).
+		On("CONFLICT (family_id, from_currency, to_currency, date) WHERE family_id IS NOT NULL DO NOTHING").Exec(ctx)
+	if err != nil {
+		return false, dbErr("set exchange rate", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return n == 1, dbErr("set exchange rate", err)
+	}
+	if _, err := s.db.NewUpdate().Model(r).Column("rate", "updated_at").
+		Where("xr.family_id = ?", familyID).Where("xr.from_currency = ?", r.FromCurrency).
+		Where("xr.to_currency = ?", r.ToCurrency).Where("xr.date = ?", r.Date).
+		Exec(ctx); err != nil {
+		return false, dbErr("set exchange rate", err)
+	}
+	err = s.db.NewSelect().Model(r).
+		Where("xr.family_id = ?", familyID).Where("xr.from_currency = ?", r.FromCurrency).
+		Where("xr.to_currency = ?", r.ToCurrency).Where("xr.date = ?", r.Date).Scan(ctx)
+	return false, dbErr("set exchange rate", err)
+}
+
+// Rate is the price of one unit of from in to on date, as the family sees
+// it: of the latest day on or before date that has one (used), the
+// family's own rate before a fetched one, the pair as stored before its
+// inverse (derived exactly). ok is false when there is no rate at all:
+// the caller must not convert (never 1:1). The same currency is 1.
+func (s *Store) Rate(ctx context.Context, familyID uuid.UUID, from, to string, date civil.Date) (rate money.Rate, used civil.Date, ok bool, err error) {
+	if from == to {
+		one, _ := money.ParseRate("1")
+		return one, date, true, nil
+	}
+	var row ExchangeRate
+	err = s.db.NewSelect().Model(&row).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("xr.from_currency = ? AND xr.to_currency = ?", from, to).
+				WhereOr("xr.from_currency = ? AND xr.to_currency = ?", to, from)
+		}).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("xr.family_id = ?", familyID).WhereOr("xr.family_id IS NULL")
+		}).
+		Where("xr.date <= ?", date).
+		OrderExpr("xr.date DESC").
+		OrderExpr("CASE WHEN xr.family_id IS NULL THEN 1 ELSE 0 END").
+		OrderExpr("CASE WHEN xr.from_currency = ? THEN 0 ELSE 1 END", from).
+		Limit(1).Scan(ctx)
+	if err != nil {
+		if err = dbErr("get rate", err); errors.Is(err, ErrNotFound) {
+			err = nil
+		}
+		return money.Rate{}, "", false, err
+	}
+	if row.FromCurrency != from {
+		row.Rate = row.Rate.Inverse()
+	}
+	return row.Rate, row.Date, true, nil
+}
+
+// ForeignCurrencies lists the currencies of the family's accounts other
+// than the family's own, in order.
+func (s *Store) ForeignCurrencies(ctx context.Context, familyID uuid.UUID) ([]string, error) {
+	var codes []string
+	err := s.db.NewSelect().Model((*Account)(nil)).ColumnExpr("DISTINCT a.currency").
+		Join("JOIN families AS f ON f.id = a.family_id").
+		Where("a.family_id = ?", familyID).Where("a.currency <> f.currency").
+		OrderExpr("a.currency").Scan(ctx, &codes)
+	return codes, dbErr("foreign currencies", err)
+}
