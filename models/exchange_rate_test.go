@@ -9,8 +9,8 @@ import (
 
 	"coffer/models"
 	"coffer/models/civil"
-	"coffer/models/money"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 func rateOf(t testing.TB, s string) money.Rate {
