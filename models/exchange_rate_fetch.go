@@ -43,22 +43,23 @@ type RateNeed struct {
 
 // rateNeedsSQL finds every pair of an account's currency and its family's
 // currency that differ, with the earliest day any such account needs: its
-// first transaction's, or today (?0) for an account without one.
+// first transaction's, or today (?0) for an account without one. ?1 is
+// one family, or NULL for every family.
 const rateNeedsSQL = `
 SELECT a.currency AS from_currency, f.currency AS to_currency,
        MIN(COALESCE((SELECT MIN(t.date) FROM transactions t
                      WHERE t.family_id = a.family_id AND t.account_id = a.id AND t.deleted_at IS NULL), ?0)) AS start_date
 FROM accounts a
 JOIN families f ON f.id = a.family_id
-WHERE a.currency <> f.currency
+WHERE a.currency <> f.currency AND (?1 IS NULL OR a.family_id = ?1)
 GROUP BY a.currency, f.currency
 ORDER BY a.currency, f.currency`
 
-// RateNeeds lists, across the instance, the pairs the families' accounts
-// need and from when (never after today).
-func (s *Store) RateNeeds(ctx context.Context, today civil.Date) ([]RateNeed, error) {
+// RateNeeds lists the pairs the accounts of one family (familyID), or of
+// every family (nil), need and from when (never after today).
+func (s *Store) RateNeeds(ctx context.Context, familyID *uuid.UUID, today civil.Date) ([]RateNeed, error) {
 	var rows []RateNeed
-	if err := s.db.NewRaw(rateNeedsSQL, today).Scan(ctx, &rows); err != nil {
+	if err := s.db.NewRaw(rateNeedsSQL, today, familyID).Scan(ctx, &rows); err != nil {
 		return nil, dbErr("rate needs", err)
 	}
 	for i := range rows {

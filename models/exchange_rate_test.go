@@ -170,7 +170,7 @@ func TestRatesFetchRecord(t *testing.T) {
 		}
 	}
 	missing(true) // never fetched
-	needs, err := s.RateNeeds(ctx, "2026-06-10")
+	needs, err := s.RateNeeds(ctx, &a.Family.ID, "2026-06-10")
 	if err != nil || len(needs) != 1 || needs[0] != (models.RateNeed{FromCurrency: "EUR", ToCurrency: "USD", Start: "2026-06-10"}) {
 		t.Fatalf("needs %+v, %v", needs, err)
 	}
@@ -183,7 +183,7 @@ func TestRatesFetchRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing(true) // a transaction before the first day fetched
-	needs, err = s.RateNeeds(ctx, "2026-06-10")
+	needs, err = s.RateNeeds(ctx, nil, "2026-06-10")
 	if err != nil || len(needs) != 1 || needs[0].Start != "2026-03-01" {
 		t.Fatalf("needs %+v, %v", needs, err)
 	}
