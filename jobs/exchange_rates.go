@@ -47,6 +47,9 @@ func ratesRetryDelay(n int, _ error, _ *asynq.Task) time.Duration {
 // QueueExchangeRates queues a fetch of the family's pairs now, after the
 // write that needs it has committed; one already waiting covers it.
 func QueueExchangeRates(ctx context.Context, q *asynq.Client, familyID uuid.UUID) error {
+	if q == nil { // a process without a queue: the daily run fetches them
+		return nil
+	}
 	task, err := NewExchangeRatesFetchTask(&familyID)
 	if err != nil {
 		return err
@@ -57,6 +60,18 @@ func QueueExchangeRates(ctx context.Context, q *asynq.Client, familyID uuid.UUID
 	return nil
 }
 
+// QueueExchangeRatesIfMissing queues the family's rates fetch when one of
+// its accounts (accountIDs) is in another currency than the family's and
+// lacks rates (see models.Store.RatesMissing): one query, and nothing
+// queued for a family in one currency.
+func QueueExchangeRatesIfMissing(ctx context.Context, s *models.Store, q *asynq.Client, familyID uuid.UUID, accountIDs ...uuid.UUID) error {
+	missing, err := s.RatesMissing(ctx, familyID, accountIDs)
+	if err != nil || !missing {
+		return err
+	}
+	return QueueExchangeRates(ctx, q, familyID)
+}
+
 // UseExchangeRates makes the store's balance policy (b, see UseBalances)
 // also queue the fetch of a family's rates when a committed write left
 // one of its accounts in another currency without them: a transaction
@@ -65,12 +80,7 @@ func QueueExchangeRates(ctx context.Context, q *asynq.Client, familyID uuid.UUID
 func UseExchangeRates(s *models.Store, q *asynq.Client, log *slog.Logger, b *Balances) {
 	s.OnBalanceChange(func(ctx context.Context, familyID uuid.UUID, accountIDs []uuid.UUID) {
 		b.Changed(ctx, familyID, accountIDs)
-		ctx = context.WithoutCancel(ctx)
-		missing, err := s.RatesMissing(ctx, familyID, accountIDs)
-		if err == nil && missing {
-			err = QueueExchangeRates(ctx, q, familyID)
-		}
-		if err != nil {
+		if err := QueueExchangeRatesIfMissing(context.WithoutCancel(ctx), s, q, familyID, accountIDs...); err != nil {
 			log.Error("exchange rates after a write", "family_id", familyID, "error", err)
 		}
 	})

@@ -104,18 +104,33 @@ func (s *Store) SetRate(ctx context.Context, familyID uuid.UUID, r *ExchangeRate
 	return false, dbErr("set exchange rate", err)
 }
 
+// RateQuote is the rate a family uses for a pair on a day, and where it
+// comes from.
+type RateQuote struct {
+	Rate     money.Rate
+	Date     civil.Date // the day of the rate used: the day asked, or the latest before it
+	Source   string     // RateFetched or RateManual
+	Inverted bool       // derived from the rate of the other direction
+}
+
 // Rate is the price of one unit of from in to on date, as the family sees
 // it: of the latest day on or before date that has one (used), the
 // family's own rate before a fetched one, the pair as stored before its
 // inverse (derived exactly). ok is false when there is no rate at all:
 // the caller must not convert (never 1:1). The same currency is 1.
 func (s *Store) Rate(ctx context.Context, familyID uuid.UUID, from, to string, date civil.Date) (rate money.Rate, used civil.Date, ok bool, err error) {
+	q, ok, err := s.Quote(ctx, familyID, from, to, date)
+	return q.Rate, q.Date, ok, err
+}
+
+// Quote is Rate with where the rate comes from.
+func (s *Store) Quote(ctx context.Context, familyID uuid.UUID, from, to string, date civil.Date) (RateQuote, bool, error) {
 	if from == to {
 		one, _ := money.ParseRate("1")
-		return one, date, true, nil
+		return RateQuote{Rate: one, Date: date, Source: RateFetched}, true, nil
 	}
 	var row ExchangeRate
-	err = s.db.NewSelect().Model(&row).
+	err := s.db.NewSelect().Model(&row).
 		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("xr.from_currency = ? AND xr.to_currency = ?", from, to).
 				WhereOr("xr.from_currency = ? AND xr.to_currency = ?", to, from)
@@ -132,12 +147,13 @@ func (s *Store) Rate(ctx context.Context, familyID uuid.UUID, from, to string, d
 		if err = dbErr("get rate", err); errors.Is(err, ErrNotFound) {
 			err = nil
 		}
-		return money.Rate{}, "", false, err
+		return RateQuote{}, false, err
 	}
+	q := RateQuote{Rate: row.Rate, Date: row.Date, Source: row.Source}
 	if row.FromCurrency != from {
-		row.Rate = row.Rate.Inverse()
+		q.Rate, q.Inverted = row.Rate.Inverse(), true
 	}
-	return row.Rate, row.Date, true, nil
+	return q, true, nil
 }
 
 // ForeignCurrencies lists the currencies of the family's accounts other

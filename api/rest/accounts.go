@@ -92,7 +92,7 @@ func (h *Handler) createAccount(c *fiber.Ctx) error {
 		return err
 	}
 	if a.Currency != k.Family.Currency { // its rates are fetched now, not at the next daily run
-		if err := jobs.QueueExchangeRates(ctx, h.queue, k.FamilyID); err != nil {
+		if err := jobs.QueueExchangeRatesIfMissing(ctx, h.store, h.queue, k.FamilyID, a.ID); err != nil {
 			h.log.Error("exchange rates for a new account", "family_id", k.FamilyID, "error", err)
 		}
 	}
