@@ -2,7 +2,7 @@ package models
 
 import (
 	"context"
-	"errors"
+	"sort"
 	"time"
 
 	"github.com/google/uuid"
@@ -129,31 +129,54 @@ func (s *Store) Quote(ctx context.Context, familyID uuid.UUID, from, to string, 
 		one, _ := money.ParseRate("1")
 		return RateQuote{Rate: one, Date: date, Source: RateFetched}, true, nil
 	}
-	var row ExchangeRate
-	err := s.db.NewSelect().Model(&row).
-		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("xr.from_currency = ? AND xr.to_currency = ?", from, to).
-				WhereOr("xr.from_currency = ? AND xr.to_currency = ?", to, from)
-		}).
-		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("xr.family_id = ?", familyID).WhereOr("xr.family_id IS NULL")
-		}).
-		Where("xr.date <= ?", date).
-		OrderExpr("xr.date DESC").
-		OrderExpr("CASE WHEN xr.family_id IS NULL THEN 1 ELSE 0 END").
-		OrderExpr("CASE WHEN xr.from_currency = ? THEN 0 ELSE 1 END", from).
-		Limit(1).Scan(ctx)
-	if err != nil {
-		if err = dbErr("get rate", err); errors.Is(err, ErrNotFound) {
-			err = nil
-		}
-		return RateQuote{}, false, err
+	// Four candidates, each the latest on or before the day of one index
+	// range (the family's rate or the instance's, either direction), each
+	// read by a short backward index scan; the best is picked here.
+	var rows []ExchangeRate
+	if err := s.queryHot(ctx, &rows, quoteSQL, familyID, from, to, date); err != nil {
+		return RateQuote{}, false, dbErr("get rate", err)
 	}
+	best := -1
+	for i, r := range rows {
+		if best < 0 || betterRate(r, rows[best], from) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return RateQuote{}, false, nil
+	}
+	row := rows[best]
 	q := RateQuote{Rate: row.Rate, Date: row.Date, Source: row.Source}
 	if row.FromCurrency != from {
 		q.Rate, q.Inverted = row.Rate.Inverse(), true
 	}
 	return q, true, nil
+}
+
+// quoteSQL reads the candidates of Quote: family $1's rate of $2 in $3, of
+// $3 in $2, and the instance's of both, each the latest on or before $4.
+// Each branch is wrapped so that both databases take its LIMIT. It is a
+// prepared statement (see queryHot): a total looks many rates up.
+const quoteSQL = `
+SELECT * FROM (SELECT id, family_id, from_currency, to_currency, date, rate, source, created_at, updated_at FROM exchange_rates WHERE family_id = $1 AND from_currency = $2 AND to_currency = $3 AND date <= $4 ORDER BY date DESC LIMIT 1) a
+UNION ALL
+SELECT * FROM (SELECT id, family_id, from_currency, to_currency, date, rate, source, created_at, updated_at FROM exchange_rates WHERE family_id = $1 AND from_currency = $3 AND to_currency = $2 AND date <= $4 ORDER BY date DESC LIMIT 1) b
+UNION ALL
+SELECT * FROM (SELECT id, family_id, from_currency, to_currency, date, rate, source, created_at, updated_at FROM exchange_rates WHERE family_id IS NULL AND from_currency = $2 AND to_currency = $3 AND date <= $4 ORDER BY date DESC LIMIT 1) c
+UNION ALL
+SELECT * FROM (SELECT id, family_id, from_currency, to_currency, date, rate, source, created_at, updated_at FROM exchange_rates WHERE family_id IS NULL AND from_currency = $3 AND to_currency = $2 AND date <= $4 ORDER BY date DESC LIMIT 1) d`
+
+// betterRate reports whether a is the rate to use rather than b, for a
+// conversion from from: the later day, then the family's own before the
+// instance's, then the direction asked before the inverse.
+func betterRate(a, b ExchangeRate, from string) bool {
+	if a.Date != b.Date {
+		return a.Date > b.Date
+	}
+	if (a.FamilyID != nil) != (b.FamilyID != nil) {
+		return a.FamilyID != nil
+	}
+	return a.FromCurrency == from && b.FromCurrency != from
 }
 
 // ForeignCurrencies lists the currencies of the family's accounts other
@@ -165,4 +188,73 @@ func (s *Store) ForeignCurrencies(ctx context.Context, familyID uuid.UUID) ([]st
 		Where("a.family_id = ?", familyID).Where("a.currency <> f.currency").
 		OrderExpr("a.currency").Scan(ctx, &codes)
 	return codes, dbErr("foreign currencies", err)
+}
+
+// RateSeries is the rates a family uses for one pair over a range of
+// days, read at once: a total over many flows looks each day up in it
+// instead of asking the database per row.
+type RateSeries struct {
+	same bool        // from and to are one currency: 1 on every day
+	days []RateQuote // by day; each the quote of its day, as Quote would answer
+}
+
+// At returns the quote for day, a day of the series' range: as Quote
+// answers, the latest day on or before it. ok is false when there is no
+// rate on or before it.
+func (rs *RateSeries) At(day civil.Date) (RateQuote, bool) {
+	i := sort.Search(len(rs.days), func(i int) bool { return rs.days[i].Date > day })
+	if i == 0 {
+		return RateQuote{}, false
+	}
+	q := rs.days[i-1]
+	if rs.same {
+		q.Date = day
+	}
+	return q, true
+}
+
+// RateSeries reads the rates the family uses for from in to over the days
+// start..end, in two queries: the quote of start, and every rate of the
+// days after it up to end.
+func (s *Store) RateSeries(ctx context.Context, familyID uuid.UUID, from, to string, start, end civil.Date) (*RateSeries, error) {
+	rs := &RateSeries{}
+	first, ok, err := s.Quote(ctx, familyID, from, to, start)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		rs.days = append(rs.days, first)
+	}
+	if from == to {
+		rs.same = true
+		return rs, nil
+	}
+	var rows []ExchangeRate
+	err = s.db.NewSelect().Model(&rows).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("xr.from_currency = ? AND xr.to_currency = ?", from, to).
+				WhereOr("xr.from_currency = ? AND xr.to_currency = ?", to, from)
+		}).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("xr.family_id = ?", familyID).WhereOr("xr.family_id IS NULL")
+		}).
+		Where("xr.date > ?", start).Where("xr.date <= ?", end).
+		OrderExpr("xr.date").
+		OrderExpr("CASE WHEN xr.family_id IS NULL THEN 1 ELSE 0 END").
+		OrderExpr("CASE WHEN xr.from_currency = ? THEN 0 ELSE 1 END", from).
+		Scan(ctx)
+	if err != nil {
+		return nil, dbErr("rate series", err)
+	}
+	for _, row := range rows {
+		if n := len(rs.days); n > 0 && rs.days[n-1].Date == row.Date {
+			continue // the day's first row wins, as in Quote
+		}
+		q := RateQuote{Rate: row.Rate, Date: row.Date, Source: row.Source}
+		if row.FromCurrency != from {
+			q.Rate, q.Inverted = row.Rate.Inverse(), true
+		}
+		rs.days = append(rs.days, q)
+	}
+	return rs, nil
 }

@@ -86,6 +86,65 @@ func TestRateLookup(t *testing.T) {
 	}
 	wantRate(t, s, b, "EUR", "USD", "2026-06-10", "1.3", "2026-06-10")
 	wantRate(t, s, b, "USD", "EUR", "2026-06-10", "0.8", "2026-06-10")
+
+	// A series read at once answers every day as Quote does.
+	for _, f := range []*modelstest.FamilyFixture{a, b} {
+		for _, pair := range [][2]string{{"EUR", "USD"}, {"USD", "EUR"}, {"GBP", "USD"}, {"USD", "USD"}} {
+			rs, err := s.RateSeries(ctx, f.Family.ID, pair[0], pair[1], "2026-05-30", "2026-06-12")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for d := civil.Date("2026-05-30"); d <= "2026-06-12"; d = civil.DateOf(d.Time().AddDate(0, 0, 1)) {
+				want, wantOK, err := s.Quote(ctx, f.Family.ID, pair[0], pair[1], d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, ok := rs.At(d)
+				if ok != wantOK || ok && (!got.Rate.Equal(want.Rate) || got.Date != want.Date || got.Source != want.Source || got.Inverted != want.Inverted) {
+					t.Fatalf("%s %v on %s: series %+v (%v), Quote %+v (%v)", f.Family.Name, pair, d, got, ok, want, wantOK)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkRate: a year of daily rates of three pairs; one lookup of a
+// day, and one series of the year.
+func BenchmarkRate(b *testing.B) {
+	ctx := context.Background()
+	s := modelstest.NewStore(b)
+	f := modelstest.NewFamily(b, s, "bench-rates")
+	start := civil.Date("2025-06-01")
+	for _, from := range []string{"EUR", "GBP", "JPY"} {
+		var series []models.DayRate
+		for d := start.Time(); d.Before(start.Time().AddDate(1, 0, 0)); d = d.AddDate(0, 0, 1) {
+			series = append(series, models.DayRate{Date: civil.DateOf(d), Rate: rateOf(b, "1.0823")})
+		}
+		if err := s.SaveFetchedRates(ctx, from, "USD", start, "2026-05-31", series); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("FamilyBaseline", func(b *testing.B) { // one primary-key read, for scale
+		for i := 0; i < b.N; i++ {
+			if _, err := s.Family(ctx, f.Family.ID); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Quote", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, ok, err := s.Quote(ctx, f.Family.ID, "USD", "GBP", "2026-03-15"); err != nil || !ok {
+				b.Fatal(ok, err)
+			}
+		}
+	})
+	b.Run("SeriesOfAYear", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := s.RateSeries(ctx, f.Family.ID, "GBP", "USD", start, "2026-05-31"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // TestSetRateUpsert: the second rate of a family's pair and day replaces
