@@ -90,7 +90,7 @@ func (s *Store) RatesMissing(ctx context.Context, familyID uuid.UUID, accountIDs
 		return false, nil
 	}
 	var n int
-	if err := s.db.NewRaw(ratesMissingSQL, familyID, bun.In(accountIDs)).Scan(ctx, &n); err != nil {
+	if err := s.db.NewRaw(ratesMissingSQL, familyID, bun.List(accountIDs)).Scan(ctx, &n); err != nil {
 		return false, dbErr("rates missing", err)
 	}
 	return n > 0, nil
