@@ -268,3 +268,28 @@ func TestRatesFetchRecord(t *testing.T) {
 		t.Fatalf("foreign %v, %v", codes, err)
 	}
 }
+
+// BenchmarkRatesMissing is what the write hook adds to every write that
+// moves a balance: for an account in the family's currency (the common
+// case) and for one in another currency with its rates fetched.
+func BenchmarkRatesMissing(b *testing.B) {
+	ctx := context.Background()
+	s := modelstest.NewStore(b)
+	f := modelstest.NewFamily(b, s, "bench-missing")
+	euro := &models.Account{FamilyID: f.Family.ID, Name: "Euros", AccountType: "depository", Currency: "EUR"}
+	if err := s.CreateAccount(ctx, euro); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.SaveFetchedRates(ctx, "EUR", "USD", "2020-01-01", "2026-01-01", nil); err != nil {
+		b.Fatal(err)
+	}
+	for _, a := range []*models.Account{f.Account, euro} {
+		b.Run(a.Currency, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if missing, err := s.RatesMissing(ctx, f.Family.ID, []uuid.UUID{a.ID}); err != nil || missing {
+					b.Fatal(missing, err)
+				}
+			}
+		})
+	}
+}
