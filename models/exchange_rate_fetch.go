@@ -68,14 +68,14 @@ func (s *Store) RateNeeds(ctx context.Context, familyID *uuid.UUID, today civil.
 	return rows, nil
 }
 
-// ratesMissingSQL counts the accounts among ?1 of family ?0 in a currency
-// other than the family's whose pair was never fetched, or that have a
-// transaction before the first day fetched.
+// ratesMissingSQL counts (0 or 1) account $2 of family $1 when it is in
+// another currency than the family's and its pair was never fetched, or
+// it has a transaction before the first day fetched.
 const ratesMissingSQL = `
-SELECT COUNT(*) FROM accounts a
+SELECT COUNT(*) AS n FROM accounts a
 JOIN families f ON f.id = a.family_id
 LEFT JOIN exchange_rate_fetches x ON x.from_currency = a.currency AND x.to_currency = f.currency
-WHERE a.family_id = ?0 AND a.id IN (?1) AND a.currency <> f.currency
+WHERE a.family_id = $1 AND a.id = $2 AND a.currency <> f.currency
   AND (x.covered_from IS NULL OR EXISTS (
         SELECT 1 FROM transactions t
         WHERE t.family_id = a.family_id AND t.account_id = a.id AND t.deleted_at IS NULL AND t.date < x.covered_from))`
@@ -83,17 +83,22 @@ WHERE a.family_id = ?0 AND a.id IN (?1) AND a.currency <> f.currency
 // RatesMissing reports whether any of the family's accounts needs rates
 // that were never fetched: an account in another currency than the
 // family's whose pair was never fetched, or with a transaction dated
-// before the fetched rates. One query, for every write that moves a
-// balance.
+// before the fetched rates. It runs after every write that moves a
+// balance, so it is a prepared statement per account (a write moves one
+// or two), as cheap as a primary-key read.
 func (s *Store) RatesMissing(ctx context.Context, familyID uuid.UUID, accountIDs []uuid.UUID) (bool, error) {
-	if len(accountIDs) == 0 {
-		return false, nil
+	for _, id := range accountIDs {
+		var n []struct {
+			N int `bun:"n"`
+		}
+		if err := s.queryHot(ctx, &n, ratesMissingSQL, familyID, id); err != nil {
+			return false, dbErr("rates missing", err)
+		}
+		if len(n) == 1 && n[0].N > 0 {
+			return true, nil
+		}
 	}
-	var n int
-	if err := s.db.NewRaw(ratesMissingSQL, familyID, bun.List(accountIDs)).Scan(ctx, &n); err != nil {
-		return false, dbErr("rates missing", err)
-	}
-	return n > 0, nil
+	return false, nil
 }
 
 // LatestFetchedRate returns the latest day of a fetched rate of the pair,
