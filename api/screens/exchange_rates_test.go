@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"coffer/api"
 	"coffer/api/apitest"
+	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/civil"
 	"coffer/models/money"
@@ -65,6 +68,16 @@ func TestExchangeRatesScreen(t *testing.T) {
 	has("/settings/exchange_rates", "1 EUR = 1.25 USD", "set by this household", "Rate saved: 1 EUR = 1.25 USD")
 	if _, used, ok, err := e.Store.Rate(ctx, e.Beta.Family.ID, "EUR", "USD", today); err != nil || !ok || used != day {
 		t.Fatalf("beta's rate: used %s, ok %v, %v", used, ok, err)
+	}
+
+	// A new household currency queues the rates totals now need.
+	if r := b.Post("/settings/family", url.Values{"name": {e.Alpha.Family.Name}, "currency": {"EUR"}, "number_format": {""}}); r.Status != 303 {
+		t.Fatalf("currency change: %d", r.Status)
+	}
+	insp := asynq.NewInspector(e.Redis)
+	defer insp.Close()
+	if info, err := insp.GetTaskInfo(jobs.QueueLow, "exchange_rates:fetch:"+e.Alpha.Family.ID.String()); err != nil || info.Type != jobs.TypeExchangeRatesFetch {
+		t.Fatalf("no rates fetch after the currency changed: %v %v", info, err)
 	}
 
 	member := &models.User{FamilyID: e.Alpha.Family.ID, Email: "kid-rates@alpha.example", Role: models.RoleMember, Status: "active"}
