@@ -34,6 +34,8 @@ FUZZ = $(GO) test -run '^$$' -fuzzminimizetime 2s
 
 fuzz:
 	$(FUZZ) -fuzz FuzzParseAmount -fuzztime 7s ./models/money/
+	$(FUZZ) -fuzz FuzzConvert -fuzztime 7s ./models/money/
+	$(FUZZ) -fuzz FuzzParseSeries -fuzztime 5s ./jobs/
 	$(FUZZ) -fuzz FuzzParseDate -fuzztime 10s ./models/civil/
 	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/importfile/
 	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 5000x ./models/importfile/

@@ -98,6 +98,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "coffer: invalid configuration:\n%v\n", err)
 		return 2
 	}
+	// EXCHANGE_RATES_URL set to nothing means manual rates only; a blank
+	// variable reads as unset (the public service) everywhere else.
+	if v, set := os.LookupEnv("EXCHANGE_RATES_URL"); set && strings.TrimSpace(v) == "" {
+		cfg.Rates.URL = ""
+	}
 	if args[0] == "config" {
 		cli.Print(stdout, cfg)
 		return 0
@@ -217,7 +222,9 @@ func openServices(ctx context.Context, cfg *Config, log *slog.Logger) (*services
 	s.watch = rest.NewAuthWatch(s.rdb)
 	s.store.OnAuthChange(rest.AnnounceAuthChange(s.rdb, s.watch))
 	// One balance policy for every write of the process, whichever door.
-	jobs.UseBalances(s.store, s.queue, log)
+	// A write that leaves an account in another currency without rates
+	// queues their fetch too.
+	jobs.UseExchangeRates(s.store, s.queue, log, jobs.UseBalances(s.store, s.queue, log))
 	return s, nil
 }
 
@@ -245,7 +252,8 @@ func serve(ctx context.Context, cfg *Config, log *slog.Logger, cmd string, fn fu
 func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	o := cfg.Worker
 	o.Redis, o.Logger = s.redis, log
-	o.Handlers = &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir}
+	o.Handlers = &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
+		Rates: jobs.NewRatesClient(cfg.Rates)}
 	o.SimpleFIN = &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
 		Bridge: bridge.NewClient(cfg.SimpleFINClient)}
 	o.Assistant = &assistant.Handlers{Store: s.store, Redis: s.rdb, Log: log, Options: cfg.Assistant}
@@ -434,6 +442,7 @@ type Config struct {
 	EncryptionKey     []byte   `env:"SECRETS_ENCRYPTION_KEY" secret:"true"`
 	OldEncryptionKeys [][]byte `env:"SECRETS_ENCRYPTION_OLD_KEYS"` // former keys, decrypt only
 	Retention         jobs.Retention
+	Rates             jobs.RatesOptions // EXCHANGE_RATES_URL: off, or empty, for manual rates only
 
 	Web             api.WebOptions // serveWeb adds what APP_URL and SECRET_KEY_BASE give
 	OAuth           api.OAuthOptions
@@ -477,6 +486,12 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 		e.Problem("SIMPLEFIN_SYNC_TZ is not a time zone: %q", c.Worker.SimplefinSyncTZ)
 	} else {
 		c.SimpleFIN.Location = loc
+	}
+	if strings.EqualFold(c.Rates.URL, "off") {
+		c.Rates.URL = ""
+	}
+	if u := c.Rates.URL; u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+		e.Problem("EXCHANGE_RATES_URL must start with http:// or https://, or be off, got %q", u)
 	}
 	if !strings.HasPrefix(c.AppURL, "http://") && !strings.HasPrefix(c.AppURL, "https://") {
 		e.Problem("APP_URL must start with http:// or https://, got %q", c.AppURL)

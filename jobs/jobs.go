@@ -42,6 +42,8 @@ type Handlers struct {
 	Retention  Retention        // audit retention tier
 	ArchiveDir string           // where audit archive files go
 	Now        func() time.Time // nil: time.Now
+	// Rates is the exchange-rate service; nil: manual rates only.
+	Rates *RatesClient
 	// Hook, when set, is called with the task's context at the named
 	// points of the jobs (tests stop a worker there), each after some of
 	// the job's work has committed.
@@ -71,18 +73,19 @@ func (h *Handlers) hook(ctx context.Context, point string) {
 // Table lists the generic task types with their handlers.
 func (h *Handlers) Table() Table {
 	return Table{
-		TypeAccountBalance:  {Handler: h.AccountBalance},
-		TypeBalanceSweep:    {Handler: h.BalanceSweep},
-		TypeRequeue:         {Handler: h.Requeue},
-		TypeAuditArchive:    {Handler: h.AuditArchive},
-		TypeRolesSync:       {Handler: h.RolesSync},
-		TypeSecretsBackfill: {Handler: h.SecretsBackfill},
-		TypeFamilyPurge:     {Handler: h.FamilyPurge},
-		TypeFamilyReset:     {Handler: h.FamilyReset},
-		TypeOAuthCleanup:    {Handler: h.OAuthCleanup},
-		TypeImportPublish:   {Handler: h.ImportPublish},
-		TypeImportRevert:    {Handler: h.ImportRevert},
-		TypeRuleApply:       {Handler: h.RuleApply},
+		TypeAccountBalance:     {Handler: h.AccountBalance},
+		TypeBalanceSweep:       {Handler: h.BalanceSweep},
+		TypeRequeue:            {Handler: h.Requeue},
+		TypeAuditArchive:       {Handler: h.AuditArchive},
+		TypeRolesSync:          {Handler: h.RolesSync},
+		TypeSecretsBackfill:    {Handler: h.SecretsBackfill},
+		TypeFamilyPurge:        {Handler: h.FamilyPurge},
+		TypeFamilyReset:        {Handler: h.FamilyReset},
+		TypeOAuthCleanup:       {Handler: h.OAuthCleanup},
+		TypeImportPublish:      {Handler: h.ImportPublish},
+		TypeImportRevert:       {Handler: h.ImportRevert},
+		TypeRuleApply:          {Handler: h.RuleApply},
+		TypeExchangeRatesFetch: {Handler: h.ExchangeRatesFetch, RetryDelay: ratesRetryDelay},
 	}
 }
 

@@ -281,4 +281,3 @@ func (s *Store) UnlockTransaction(ctx context.Context, familyID, id uuid.UUID) e
 		Where("family_id = ?", familyID).Where("id = ?", id).Where("deleted_at IS NULL").Exec(ctx)
 	return affectedOne(res, err, "unlock transaction")
 }
-

@@ -198,9 +198,11 @@ func TestSchedulerRegistersPeriodicWork(t *testing.T) {
 		{
 			name: "with a SimpleFIN sync cron",
 			o: worker.Options{BalanceSweepCron: "5 0 * * *", AuditArchiveCron: "30 3 * * *", OAuthCleanupCron: "17 * * * *",
-				SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York", SimpleFIN: &simplefin.Handlers{}},
+				SimplefinSyncCron: "22 2 * * *", SimplefinSyncTZ: "America/New_York", SimpleFIN: &simplefin.Handlers{},
+				ExchangeRatesCron: "20 16 * * *"},
 			want: map[string]string{jobs.TypeBalanceSweep: "5 0 * * *", jobs.TypeAuditArchive: "30 3 * * *", jobs.TypeOAuthCleanup: "17 * * * *",
-				simplefin.TypeSchedule: "CRON_TZ=America/New_York 22 2 * * *", simplefin.TypeSweep: "@every 10m"},
+				simplefin.TypeSchedule: "CRON_TZ=America/New_York 22 2 * * *", simplefin.TypeSweep: "@every 10m",
+				jobs.TypeExchangeRatesFetch: "20 16 * * *"},
 			bad: func(o *worker.Options) { o.SimplefinSyncTZ = "Nowhere/Else" },
 		},
 	} {

@@ -38,6 +38,9 @@ type Options struct {
 	// SimplefinSyncTZ (empty: UTC); empty: never.
 	SimplefinSyncCron string `env:"SIMPLEFIN_SYNC_CRON" default:"22 2 * * *"`
 	SimplefinSyncTZ   string `env:"SIMPLEFIN_SYNC_TZ" default:"UTC"`
+	// ExchangeRatesCron is when the day's exchange rates are fetched (UTC;
+	// the ECB publishes around 16:00 CET); empty: never.
+	ExchangeRatesCron string `env:"EXCHANGE_RATES_CRON" default:"20 16 * * *"`
 	// ShutdownTimeout is how long running tasks get to finish when the
 	// worker stops; the rest go back to the queue. Zero means 25 seconds.
 	ShutdownTimeout time.Duration
@@ -141,8 +144,8 @@ type Periodic struct {
 
 // Periodic lists the periodic tasks of o, as NewScheduler registers them:
 // the balance sweep always, the daily SimpleFIN fan-out (in its zone) and
-// the SimpleFIN sweep when a sync cron is set, audit retention and the
-// OAuth cleanup when their crons are set.
+// the SimpleFIN sweep when a sync cron is set, audit retention, the
+// OAuth cleanup and the exchange rates when their crons are set.
 func (o Options) Periodic() ([]Periodic, error) {
 	list := []Periodic{{Spec: o.BalanceSweepCron, Task: jobs.NewBalanceSweepTask()}}
 	if o.SimplefinSyncCron != "" {
@@ -159,6 +162,13 @@ func (o Options) Periodic() ([]Periodic, error) {
 	}
 	if o.OAuthCleanupCron != "" {
 		list = append(list, Periodic{Spec: o.OAuthCleanupCron, Task: jobs.NewOAuthCleanupTask()})
+	}
+	if o.ExchangeRatesCron != "" {
+		task, err := jobs.NewExchangeRatesFetchTask(nil)
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, Periodic{Spec: o.ExchangeRatesCron, Task: task})
 	}
 	return list, nil
 }

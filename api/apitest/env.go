@@ -91,6 +91,7 @@ func NewEnv(t testing.TB, opts ...func(*api.Options)) *Env {
 	queue := asynq.NewClientFromRedisClient(rdb)
 	logger := slog.New(slog.NewTextHandler(LogWriter{T: t}, nil))
 	balances := jobs.UseBalances(store, queue, logger) // as main.go wires it
+	jobs.UseExchangeRates(store, queue, logger, balances)
 	o := api.Options{
 		Store: store, Redis: rdb, Queue: queue, AuthWatch: watch,
 		Logger:              logger,

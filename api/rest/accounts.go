@@ -3,6 +3,7 @@ package rest
 import (
 	"github.com/gofiber/fiber/v2"
 
+	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/money"
 )
@@ -112,6 +113,11 @@ func (h *Handler) createAccount(c *fiber.Ctx) error {
 	}
 	if err := h.store.CreateAccount(ctx, a); err != nil {
 		return err
+	}
+	if a.Currency != k.Family.Currency { // its rates are fetched now, not at the next daily run
+		if err := jobs.QueueExchangeRatesIfMissing(ctx, h.store, h.queue, k.FamilyID, a.ID); err != nil {
+			h.log.Error("exchange rates for a new account", "family_id", k.FamilyID, "error", err)
+		}
 	}
 	return h.renderOneAccount(c, fiber.StatusCreated, a)
 }

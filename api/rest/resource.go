@@ -191,6 +191,8 @@ func resourceOf(route string) string {
 		return "Rule"
 	case "rule_runs":
 		return "Rule run"
+	case "exchange_rates":
+		return "Exchange rate"
 	}
 	return ""
 }

@@ -129,4 +129,8 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Get("/budget_categories", read, h.listBudgetCategories)
 	v1.Get("/budget_categories/:id", read, h.showBudgetCategory)
 
+	v1.Get("/exchange_rates", read, h.listExchangeRates)
+	v1.Post("/exchange_rates", write, h.createExchangeRate) // a family admin only
+	v1.Get("/exchange_rates/:id", read, h.showExchangeRate)
+
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"coffer/api/web"
+	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/civil"
 	"coffer/models/money"
@@ -144,6 +145,11 @@ func (h *Handler) createAccount(c *fiber.Ctx) error {
 	}
 	if err := h.store.CreateAccount(c.UserContext(), a); err != nil {
 		return err
+	}
+	// An account in another currency gets its rates now, not at the next
+	// daily run.
+	if err := jobs.QueueExchangeRatesIfMissing(c.UserContext(), h.store, h.queue, a.FamilyID, a.ID); err != nil {
+		h.log.Error("exchange rates for a new account", "family_id", a.FamilyID, "error", err)
 	}
 	return h.site.Redirect(c, "/accounts/"+a.ID.String(), "Account "+a.Name+" added.")
 }

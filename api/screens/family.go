@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/api/web"
+	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/money"
 )
@@ -56,9 +57,15 @@ func (h *Handler) saveFamilySettings(c *fiber.Ctx) error {
 	if !f.ok() {
 		return h.familyPage(c, fiber.StatusUnprocessableEntity, f, fam)
 	}
+	changed := fam.Currency != cur
 	fam.Name, fam.Currency, fam.NumberFormat = name, cur, format
 	if err := h.store.UpdateFamily(ctx, fam); err != nil {
 		return err
+	}
+	if changed { // totals now need the rates of every account currency into the new one
+		if err := jobs.QueueExchangeRates(ctx, h.queue, fam.ID); err != nil {
+			h.log.Error("exchange rates for a new household currency", "family_id", fam.ID, "error", err)
+		}
 	}
 	return h.site.Redirect(c, "/settings/family", "Household settings saved.")
 }

@@ -75,7 +75,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "valuation_form", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "chats", "chat",
-		"rules", "rule_form", "assistant_usage", "reconcile")
+		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates")
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +184,8 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Get("/settings/family", screen(signedIn, admin, h.familySettings)...)
 	app.Post("/settings/family", screen(signedIn, admin, h.saveFamilySettings)...)
 	app.Get("/settings/assistant", screen(signedIn, admin, h.assistantUsage)...)
+	app.Get("/settings/exchange_rates", screen(signedIn, h.exchangeRates)...)
+	app.Post("/settings/exchange_rates", screen(signedIn, admin, h.setExchangeRate)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
