@@ -9,11 +9,12 @@ import (
 // resetTables are the tables of a family's financial data, in the order a
 // reset empties them: what points to a row goes before the row. The
 // people stay (users, their keys, sessions, grants and invitations), with
-// their chats with the assistant; the audit log stays too.
+// their chats with the assistant; the audit log stays too. (A family's
+// own exchange rates go; the instance's fetched ones have no family.)
 var resetTables = []string{
 	"chat_proposals", "rule_runs", "rules", "import_mappings", "imports", "budgets", "provider_connections",
 	"rejected_transfers", "transfers", "transaction_tags", "provider_transaction_aliases", "transactions",
-	"accounts", "categories", "merchants", "tags",
+	"valuations", "reconciliations", "accounts", "categories", "merchants", "tags", "exchange_rates",
 }
 
 // ResetCounts are the records of a family's financial data that a reset
