@@ -39,9 +39,9 @@ type totpEnrol struct {
 // setupData is the setup screen: the QR code, the secret to type, and the
 // form that confirms it with a first code.
 type setupData struct {
-	Action   string // where the form posts
-	QR       template.URL
-	Secret   string // grouped by four
+	Action   string        // where the form posts
+	QR       template.HTML // an inline SVG
+	Secret   string        // grouped by four
 	Sealed   string
 	Errors   map[string]string // "code": why the code was refused
 	Required bool              // the family requires it before sign-in completes
@@ -71,7 +71,7 @@ func (h *Handler) setupPage(c *fiber.Ctx, status int, u *models.User, sealed str
 	if err != nil {
 		return err
 	}
-	if d.QR, err = qrDataURI(k); err != nil {
+	if d.QR, err = qrSVG(k); err != nil {
 		return err
 	}
 	d.Secret, d.Sealed = groupSecret(e.Secret), sealed

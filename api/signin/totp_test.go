@@ -52,7 +52,7 @@ func setup(t *testing.T, r apitest.Response) (secret, sealed string) {
 	t.Helper()
 	page := string(r.Body)
 	s, m := secretText.FindStringSubmatch(page), sealedText.FindStringSubmatch(page)
-	if r.Status != 200 || s == nil || m == nil || !strings.Contains(page, `src="data:image/png;base64,`) ||
+	if r.Status != 200 || s == nil || m == nil || !strings.Contains(page, `<svg class="qr"`) ||
 		!strings.Contains(page, `<label for="code">`) {
 		t.Fatalf("setup screen: %d %s", r.Status, page)
 	}
