@@ -120,3 +120,27 @@ func TestTOTPNotAskedOnSSO(t *testing.T) {
 		t.Fatalf("password sign-in: %d %s", r.Status, r.Header.Get("Location"))
 	}
 }
+
+// A person joining by invitation a family that requires a second factor
+// sets one up before their first session.
+func TestTOTPRequiredAtInvitation(t *testing.T) {
+	e, skew := totpEnv(t)
+	if err := e.Store.SetRequireSecondFactor(t.Context(), e.Alpha.Family.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	path, _ := apitest.Invite(t, e, "invited-2fa@example.com", models.RoleMember)
+	b := e.Browser(t)
+	b.Get(path)
+	r := b.Post(path, url.Values{"password": {totpPassword}, "password_confirmation": {totpPassword}})
+	if r.Status != 303 || r.Header.Get("Location") != "/sessions/two_factor/setup" || b.Cookies["session"] != "" {
+		t.Fatalf("join: %d %s %s", r.Status, r.Header.Get("Location"), r.Body)
+	}
+	secret, sealed := setup(t, b.Get("/sessions/two_factor/setup"))
+	r = b.Post("/sessions/two_factor/setup", url.Values{"totp_enrol": {sealed}, "code": {code(t, secret, now(skew))}})
+	if r.Status != 200 || b.Cookies["session"] == "" {
+		t.Fatalf("setup: %d %s", r.Status, r.Body)
+	}
+	if r := b.Get("/"); r.Status != 200 {
+		t.Fatalf("signed in: %d", r.Status)
+	}
+}
