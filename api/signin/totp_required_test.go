@@ -34,7 +34,8 @@ func TestTOTPRequiredByFamily(t *testing.T) {
 	apitest.SetPassword(t, e, member, totpPassword)
 
 	// The app is refused for the member until they set it up on the web.
-	r := e.DoFrom("10.28.2.1", "POST", "/api/v1/auth/login", map[string]any{"email": member.Email, "password": totpPassword, "device": apitest.Phone})
+	ip := e.Browser(t).IP
+	r := e.DoFrom(ip, "POST", "/api/v1/auth/login", map[string]any{"email": member.Email, "password": totpPassword, "device": apitest.Phone})
 	if m := r.WantJSON(t, 403); !strings.Contains(m["error"].(string), "requires two-step verification") {
 		t.Fatalf("app before setup: %v", m)
 	}
@@ -70,7 +71,7 @@ func TestTOTPRequiredByFamily(t *testing.T) {
 	}
 	// The next sign-in asks for a code, and the app answers mfa_required.
 	passwordStep(t, e, member.Email)
-	r = e.DoFrom("10.28.2.1", "POST", "/api/v1/auth/login", map[string]any{"email": member.Email, "password": totpPassword, "device": apitest.Phone})
+	r = e.DoFrom(ip, "POST", "/api/v1/auth/login", map[string]any{"email": member.Email, "password": totpPassword, "device": apitest.Phone})
 	if m := r.WantJSON(t, 401); m["mfa_required"] != true {
 		t.Fatalf("app after setup: %v", m)
 	}
