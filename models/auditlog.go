@@ -24,12 +24,19 @@ const (
 	EventUserSuspended   = "user_suspended"
 	EventUserReactivated = "user_reactivated"
 	EventUserDeleted     = "user_deleted"
+	// The second factor at sign-in: an authenticator app set up or
+	// removed, a recovery code spent, a wrong code at sign-in.
+	EventSecondFactorEnabled = "second_factor_enabled"
+	EventSecondFactorRemoved = "second_factor_removed"
+	EventRecoveryCodeUsed    = "recovery_code_used"
+	EventSecondFactorFailed  = "second_factor_failed"
 )
 
 // AuditEvents lists every event type, in the order screens show them.
 var AuditEvents = []string{EventLogin, EventLoginFailed, EventLogout, EventLogoutIdP, EventLink, EventUnlink,
 	EventJITCreated, EventProviderCreated, EventProviderUpdated, EventProviderDeleted, EventRoleChanged,
-	EventUserSuspended, EventUserReactivated, EventUserDeleted}
+	EventUserSuspended, EventUserReactivated, EventUserDeleted,
+	EventSecondFactorEnabled, EventSecondFactorRemoved, EventRecoveryCodeUsed, EventSecondFactorFailed}
 
 // AuditLog is one audit record. Records are written in the transaction of
 // the change they describe and never updated. UserID is the acting user;

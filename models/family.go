@@ -21,9 +21,12 @@ type Family struct {
 	NumberFormat string `bun:"number_format"`
 	// RulesVersion counts the changes to the family's rules (see
 	// WithFamily).
-	RulesVersion int64     `bun:"rules_version"`
-	CreatedAt    time.Time `bun:"created_at"`
-	UpdatedAt    time.Time `bun:"updated_at"`
+	RulesVersion int64 `bun:"rules_version"`
+	// RequireSecondFactor: every member signing in with a password must
+	// have an authenticator app; one without enrols after the password.
+	RequireSecondFactor bool      `bun:"require_second_factor"`
+	CreatedAt           time.Time `bun:"created_at"`
+	UpdatedAt           time.Time `bun:"updated_at"`
 }
 
 // Family returns one family.
@@ -43,6 +46,20 @@ func (s *Store) UpdateFamily(ctx context.Context, f *Family) error {
 		Exec(ctx)
 	if err != nil {
 		return dbErr("update family", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetRequireSecondFactor turns the family's second-factor requirement on
+// or off.
+func (s *Store) SetRequireSecondFactor(ctx context.Context, familyID uuid.UUID, require bool) error {
+	res, err := s.db.NewUpdate().Model((*Family)(nil)).Set("require_second_factor = ?", require).
+		Set("updated_at = ?", s.now()).Where("id = ?", familyID).Exec(ctx)
+	if err != nil {
+		return dbErr("set require second factor", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
 		return ErrNotFound

@@ -170,6 +170,9 @@ type SignIn struct {
 	IP        *string
 	UserAgent *string
 	MaxAge    time.Duration
+	// SecondFactor is how a password sign-in's second step was passed
+	// ("totp", "recovery_code"); empty when none was asked.
+	SecondFactor string
 }
 
 // audit is a record of an event of this sign-in's browser.
@@ -195,7 +198,11 @@ func (s *Store) LoginWithPassword(ctx context.Context, u *User, override bool, n
 		if err := tx.recordLogin(ctx, u.ID, newHash); err != nil {
 			return err
 		}
-		return tx.CreateAuditLog(ctx, in.audit(EventLogin, u.ID, map[string]any{"method": "password", "override": override, "role": u.Role}))
+		meta := map[string]any{"method": "password", "override": override, "role": u.Role}
+		if in.SecondFactor != "" {
+			meta["second_factor"] = in.SecondFactor
+		}
+		return tx.CreateAuditLog(ctx, in.audit(EventLogin, u.ID, meta))
 	})
 	return token, err
 }

@@ -13,12 +13,13 @@ import (
 
 type familyData struct {
 	Form    *form
+	Family  *models.Family
 	Formats []numberFormat
 	Usual   numberFormat // the format of the family's currency
 }
 
 func (h *Handler) familyPage(c *fiber.Ctx, status int, f *form, fam *models.Family) error {
-	d := familyData{Form: f, Formats: numberFormats, Usual: numberFormatOf(fam.Currency)}
+	d := familyData{Form: f, Family: fam, Formats: numberFormats, Usual: numberFormatOf(fam.Currency)}
 	return h.pages.Render(c, status, "family", web.Page{Title: "Household", Data: d})
 }
 
@@ -68,4 +69,20 @@ func (h *Handler) saveFamilySettings(c *fiber.Ctx) error {
 		}
 	}
 	return h.site.Redirect(c, "/settings/family", "Household settings saved.")
+}
+
+// saveSecondFactorRule turns on or off the family's requirement of a
+// second factor for every member who signs in with a password; members
+// without one set it up at their next such sign-in. Single sign-on is
+// left to the identity provider.
+func (h *Handler) saveSecondFactorRule(c *fiber.Ctx) error {
+	require := c.FormValue("require_second_factor") == "on"
+	if err := h.store.SetRequireSecondFactor(c.UserContext(), web.SessionOf(c).User.FamilyID, require); err != nil {
+		return err
+	}
+	msg := "Two-step verification is no longer required."
+	if require {
+		msg = "Two-step verification is now required: members without it set it up at their next password sign-in."
+	}
+	return h.site.Redirect(c, "/settings/family", msg)
 }

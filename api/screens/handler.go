@@ -183,6 +183,7 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/settings/members/invitations/:id/revoke", screen(signedIn, admin, h.revokeInvitation)...)
 	app.Get("/settings/family", screen(signedIn, admin, h.familySettings)...)
 	app.Post("/settings/family", screen(signedIn, admin, h.saveFamilySettings)...)
+	app.Post("/settings/family/second_factor", screen(signedIn, admin, h.saveSecondFactorRule)...)
 	app.Get("/settings/assistant", screen(signedIn, admin, h.assistantUsage)...)
 	app.Get("/settings/exchange_rates", screen(signedIn, h.exchangeRates)...)
 	app.Post("/settings/exchange_rates", screen(signedIn, admin, h.setExchangeRate)...)

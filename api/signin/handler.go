@@ -72,7 +72,7 @@ type Handler struct {
 // New parses the sign-in templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, nil, "login", "register", "password_forgot", "password_reset", "security", "link", "invitation",
-		"consent", "authorized_apps")
+		"consent", "authorized_apps", "totp_setup", "recovery_codes", "two_factor")
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +96,10 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/sessions/new", screen(h.newSession)...)
 	app.Post("/sessions", screen(h.createSession)...)
 	app.Post("/sessions/logout", screen(h.deleteSession)...)
+	app.Get("/sessions/two_factor", screen(h.twoFactor)...)
+	app.Post("/sessions/two_factor", screen(h.checkTwoFactor)...)
+	app.Get("/sessions/two_factor/setup", screen(h.twoFactorSetup)...)
+	app.Post("/sessions/two_factor/setup", screen(h.confirmTwoFactorSetup)...)
 	app.Delete("/sessions/logout", screen(h.deleteSession)...)
 	app.Get("/registrations/new", screen(h.localOff, h.signupOpen, h.newRegistration)...)
 	app.Post("/registrations", screen(h.localOff, h.signupOpen, h.createRegistration)...)
@@ -105,6 +109,9 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/password/reset", screen(h.localOff, h.resetPassword)...)
 	app.Get("/settings/security", screen(signedIn, h.security)...)
 	app.Post("/settings/security/password", screen(signedIn, h.localOff, h.changePassword)...)
+	app.Get("/settings/security/totp/new", screen(signedIn, h.newTOTP)...)
+	app.Post("/settings/security/totp", screen(signedIn, h.createTOTP)...)
+	app.Post("/settings/security/totp/remove", screen(signedIn, h.removeTOTP)...)
 	app.Post("/settings/security/sessions/others/end", screen(signedIn, h.endOtherSessions)...)
 	app.Post("/settings/security/sessions/:id/end", screen(signedIn, h.endSession)...)
 	app.Post("/settings/security/connect/:name", screen(signedIn, h.connectProvider)...)

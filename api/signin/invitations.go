@@ -103,6 +103,14 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	// A family that requires a second factor has the newcomer set one up
+	// before the first session, as at a password sign-in.
+	if next, err := h.askSecondFactor(c, &passwordLogin{user: u}, "/"); err != nil || next != "" {
+		if err != nil {
+			return err
+		}
+		return c.Redirect(next, fiber.StatusSeeOther)
+	}
 	sess := &models.Session{UserID: u.ID, Method: models.MethodPassword, IP: web.NonEmpty(web.ClientIP(c)), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
 	token, err := h.store.CreateSession(ctx, sess, h.web.SessionMaxAge)
 	if err != nil {

@@ -61,6 +61,17 @@ end
 return 0
 `)
 
+// giveBackScript gives back one attempt on each counter in KEYS without
+// forgiving the failures before it.
+var giveBackScript = redis.NewScript(`
+for i = 1, #KEYS do
+  if tonumber(redis.call('GET', KEYS[i]) or '0') > 0 then
+    redis.call('DECR', KEYS[i])
+  end
+end
+return 0
+`)
+
 // claimAttempt counts a password attempt for this email and IP before the
 // password is checked, and reports how long sign-in stays refused instead
 // when either is at its limit. An attempt stays counted as a failure
@@ -82,6 +93,17 @@ func (h *Handler) claimAttempt(ctx context.Context, email, ip string) (time.Dura
 func (h *Handler) releaseAttempt(ctx context.Context, email, ip string) error {
 	if err := releaseScript.Run(ctx, h.redis, []string{failKeyAccount(email), failKeyIP(ip)}).Err(); err != nil {
 		return signInUnavailable(fmt.Errorf("signin: release attempt: %w", err))
+	}
+	return nil
+}
+
+// giveBackAttempt gives back the attempt of a right password whose sign-in
+// still needs a second factor: the account's earlier failures (wrong
+// codes among them) stay counted, so that typing the password again
+// never buys more guesses at the code.
+func (h *Handler) giveBackAttempt(ctx context.Context, email, ip string) error {
+	if err := giveBackScript.Run(ctx, h.redis, []string{failKeyAccount(email), failKeyIP(ip)}).Err(); err != nil {
+		return signInUnavailable(fmt.Errorf("signin: give back attempt: %w", err))
 	}
 	return nil
 }

@@ -89,11 +89,19 @@ func (h *Handler) mobileLogin(c *fiber.Ctx) error {
 		}
 		return mobileRefusal(c, no.status, no.msg)
 	}
+	method, err := h.appSecondFactor(c, login.user, in.OTPCode)
+	if err != nil || method == "-" {
+		return err
+	}
 	if !in.Device.valid() {
 		return mobileRefusal(c, fiber.StatusBadRequest, "Device information is required")
 	}
 	u := login.user
-	if err := h.store.RecordAppLogin(ctx, u, login.override, login.newHash, h.signIn(c), deviceMeta(in.Device)); err != nil {
+	meta := deviceMeta(in.Device)
+	if method != "" {
+		meta["second_factor"] = method
+	}
+	if err := h.store.RecordAppLogin(ctx, u, login.override, login.newHash, h.signIn(c), meta); err != nil {
 		return err
 	}
 	t, err := h.issueMobileTokens(ctx, u)

@@ -76,7 +76,17 @@ func (h *Handler) checkPassword(c *fiber.Ctx, email, password string, badStatus 
 		}
 		return nil, bad, nil
 	}
-	if err := h.releaseAttempt(ctx, email, web.ClientIP(c)); err != nil {
+	// A second factor still to pass keeps the account's failures counted
+	// (see giveBackAttempt); its own success forgives them.
+	t, err := h.userTOTP(ctx, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	release := h.releaseAttempt
+	if t != nil {
+		release = h.giveBackAttempt
+	}
+	if err := release(ctx, email, web.ClientIP(c)); err != nil {
 		return nil, nil, err
 	}
 	override := !h.web.LocalLogin

@@ -221,6 +221,11 @@ type securityData struct {
 	Identities  []identityRow
 	CanUnlink   bool // some identity may be unlinked
 	Connectable []*models.SSOProvider
+	// The second factor: set up, its recovery codes left, and whether the
+	// family requires one.
+	TOTP         bool
+	RecoveryLeft int
+	Required     bool
 }
 
 // identityRow is a connected account and whether the user keeps a way to
@@ -254,6 +259,9 @@ func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
 		return err
 	}
 	d := securityData{LocalLogin: h.web.LocalLogin, HasPassword: u.PasswordHash != nil}
+	if err := h.secondFactorRows(ctx, u, &d); err != nil {
+		return err
+	}
 	for _, o := range sessions {
 		d.Sessions = append(d.Sessions, newSessionRow(o, s.ID))
 	}

@@ -70,6 +70,12 @@ func (h *Handler) createSession(c *fiber.Ctx) error {
 		}
 		return h.loginPage(c, no.status, no.msg, d)
 	}
+	if next, err := h.askSecondFactor(c, login, d.ReturnTo); err != nil || next != "" {
+		if err != nil {
+			return err
+		}
+		return c.Redirect(next, fiber.StatusSeeOther)
+	}
 	token, err := h.store.LoginWithPassword(c.UserContext(), login.user, login.override, login.newHash, h.signIn(c))
 	if err != nil {
 		return err
