@@ -22,7 +22,8 @@ type figures map[string]string
 
 // readFigures reads the month's figures from the JSON income statement
 // (totals and by category), the budget screen (spent, and spent by
-// category), the dashboard (the month's income and spending), and the
+// category), the cash flow (its CSV's line of the month), the balance
+// sheet (net worth), the dashboard (the month's income and spending), and the
 // assistant's (and MCP's: the same tools) income statement and
 // transaction search totals.
 func readFigures(t *testing.T, e *apitest.Env, b *apitest.Browser, first, last string) figures {
@@ -46,6 +47,15 @@ func readFigures(t *testing.T, e *apitest.Env, b *apitest.Browser, first, last s
 	for _, m := range regexp.MustCompile(`(?s)<label for="amount_[^"]+">([^<]+)</label>.*?<td data-label="Spent">([^<]+)<`).FindAllStringSubmatch(budget, -1) {
 		f["budget "+m[1]] = m[2]
 	}
+	flow := strings.Split(strings.TrimSpace(string(b.Get("/reports/cash_flow.csv?from="+first+"&to="+last).Body)), "\n")
+	f["cash flow"] = flow[len(flow)-1] // the month's line: income, spending, net
+	// The balance as the worker's recalculation leaves it (the queue's
+	// debounce is another test's business).
+	if err := e.Store.RecalculateBalance(ctx, e.Alpha.Family.ID, e.Alpha.Account.ID); err != nil {
+		t.Fatal(err)
+	}
+	sheet := e.Do("GET", "/api/v1/balance_sheet", e.Alpha.ReadKey, nil).WantJSON(t, 200)
+	f["balance sheet net worth"] = fmt.Sprint(sheet["net_worth"].(map[string]any)["amount"])
 	home := string(b.Get("/").Body)
 	// The note of what the figures leave out: a split parent is not
 	// "marked as excluded", its parts are counted instead.
@@ -85,7 +95,8 @@ func readFigures(t *testing.T, e *apitest.Env, b *apitest.Browser, first, last s
 
 // TestFiguresAgreeAfterSplit: splitting a transaction into parts that keep
 // its category leaves every figure (the budget, the JSON income statement,
-// the dashboard, the assistant's and MCP's tools) as it was; moving a part
+// the cash flow, the balance sheet, the dashboard, the assistant's and
+// MCP's tools) as it was; moving a part
 // to another category moves exactly that amount between the two; an
 // excluded part leaves exactly its amount out; removing the split brings
 // back the figures of before. On either database.
@@ -118,6 +129,9 @@ func TestFiguresAgreeAfterSplit(t *testing.T) {
 	add(14_0000, "Soap", home)
 	warehouse := add(180_0000, "Warehouse store", food)
 	before := readFigures(t, e, b, first, string(today))
+	if before["cash flow"] != string(today[:7])+",USD,3000.00,219.50,2780.50" || before["balance sheet net worth"] != "2780.50" {
+		t.Fatalf("cash flow and net worth before the split: %v", before)
+	}
 	if before["statement spending"] != "$219.50" || before["budget Food"] != "$205.50" || before["assistant expense Food"] != "$205.50" ||
 		before["dashboard Spending"] != "$219.50" || before["budget spent"] != "$219.50" || before["assistant list expenses"] != "$219.50" {
 		t.Fatalf("figures before the split: %v", before)
@@ -149,6 +163,9 @@ func TestFiguresAgreeAfterSplit(t *testing.T) {
 			"dashboard Spending": "$159.50", "dashboard Saved": "$2,840.50",
 			"dashboard left out":     "Not counted in these figures: 1 transaction you marked as excluded.",
 			"statement expense Food": "$145.50", "budget Food": "$145.50", "assistant expense Food": "$145.50",
+			"cash flow": string(today[:7]) + ",USD,3000.00,159.50,2840.50",
+			// An excluded row moves no balance, in coffer as a whole.
+			"balance sheet net worth": "2840.50",
 		}},
 	}
 	for i, c := range cases {
