@@ -19,9 +19,23 @@ type BalanceSheet struct {
 	Assets      money.Amount
 	Liabilities money.Amount // positive: what is owed
 	Groups      []AccountGroup
-	// Unconverted counts accounts in another currency: they are listed in
-	// their group but left out of every total, as there are no exchange rates.
+	// Converted are the accounts in another currency, each counted at
+	// its rate of today (or of the latest day before with one).
+	Converted []Conversion
+	// Unconverted counts accounts in another currency without any rate to
+	// the family's: they are listed in their group but left out of every
+	// total, never counted 1:1.
 	Unconverted int
+}
+
+// Conversion is an account's balance counted in the family's currency.
+type Conversion struct {
+	AccountID uuid.UUID
+	Name      string       // the account's
+	Currency  string       // the account's
+	Balance   money.Amount // in it
+	Rate      RateQuote    // one unit of Currency in the family's
+	Value     money.Amount // Balance × Rate, rounded once
 }
 
 // NetWorth is assets less liabilities.
@@ -32,7 +46,7 @@ func (b *BalanceSheet) NetWorth() money.Amount { return b.Assets - b.Liabilities
 type AccountGroup struct {
 	Classification string       // asset or liability
 	AccountType    string       // "" for untyped accounts
-	Total          money.Amount // of the accounts in the family's currency
+	Total          money.Amount // in the family's currency, of the accounts that count (see Converted)
 	Accounts       []Account
 }
 
@@ -68,6 +82,7 @@ func (s *Store) BalanceSheet(ctx context.Context, familyID uuid.UUID, includeDis
 		return bs, nil
 	}
 	bs.Currency = rows[0].FamilyCurrency
+	today := civil.DateOf(s.now())
 	groups := map[string]*AccountGroup{}
 	for _, r := range rows {
 		a := r.Account
@@ -77,15 +92,27 @@ func (s *Store) BalanceSheet(ctx context.Context, familyID uuid.UUID, includeDis
 			groups[a.AccountType] = g
 		}
 		g.Accounts = append(g.Accounts, a)
+		value := a.Balance
 		if !strings.EqualFold(a.Currency, bs.Currency) {
-			bs.Unconverted++
-			continue
+			// A balance converts at the rate of the day it is shown for.
+			q, ok, err := s.Quote(ctx, familyID, strings.ToUpper(a.Currency), bs.Currency, today)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				value, err = money.Convert(a.Balance, q.Rate)
+			}
+			if !ok || err != nil { // no rate at all, or a figure past an Amount: left out, and said so
+				bs.Unconverted++
+				continue
+			}
+			bs.Converted = append(bs.Converted, Conversion{AccountID: a.ID, Name: a.Name, Currency: a.Currency, Balance: a.Balance, Rate: q, Value: value})
 		}
-		g.Total += a.Balance
+		g.Total += value
 		if Liability(a.AccountType) {
-			bs.Liabilities += a.Balance
+			bs.Liabilities += value
 		} else {
-			bs.Assets += a.Balance
+			bs.Assets += value
 		}
 	}
 	for _, t := range append(slices.Clone(AccountTypes), "") {

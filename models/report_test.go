@@ -233,6 +233,27 @@ func TestBalanceSheetAndSeries(t *testing.T) {
 		t.Errorf("with disabled: assets %v", withDisabled.Assets)
 	}
 
+	// With a rate (of an earlier day: the latest before today is used),
+	// the euro account counts, converted once, half away from zero:
+	// €185 at 1.08375 = $200.49375 → $200.4938.
+	rate, err := money.ParseRate("1.08375")
+	must(t, err)
+	day := civil.DateOf(time.Now().AddDate(0, 0, -3))
+	_, err = l.s.SetRate(ctx, fam, &models.ExchangeRate{FromCurrency: "EUR", ToCurrency: "USD", Date: day, Rate: rate})
+	must(t, err)
+	conv, err := l.s.BalanceSheet(ctx, fam, false)
+	must(t, err)
+	if conv.Unconverted != 0 || len(conv.Converted) != 1 || conv.Converted[0].Rate.Date != day ||
+		conv.Converted[0].Value != mustAmount(t, "200.4938") || conv.Assets != mustAmount(t, "4564.9938") {
+		t.Fatalf("converted balance sheet %+v", conv)
+	}
+	norate := modelstest.NewFamily(t, l.s, "norate")
+	eur := &models.Account{FamilyID: norate.Family.ID, Name: "Euro", AccountType: "depository", Currency: "EUR", OpeningBalance: mustAmount(t, "10")}
+	must(t, l.s.CreateAccount(ctx, eur))
+	if ob, err := l.s.BalanceSheet(ctx, norate.Family.ID, false); err != nil || ob.Unconverted != 1 || len(ob.Converted) != 0 {
+		t.Fatalf("another family used the first one's rate: %+v %v", ob, err)
+	}
+
 	points, err := l.s.NetWorthSeries(ctx, fam, models.Period{From: "2024-01-10", To: "2024-01-12"}, models.Day)
 	must(t, err)
 	wantPoints := []models.SeriesPoint{{Date: "2024-01-10", Value: mustAmount(t, "4380")}, {Date: "2024-01-11", Value: mustAmount(t, "4380")},

@@ -199,3 +199,28 @@ func TestExchangeRatesNewAccountQueuesFetch(t *testing.T) {
 		t.Fatalf("no rates fetch queued for a euro account: %v %v", info, err)
 	}
 }
+
+// TestBalanceSheetConverts: an account in another currency counts in the
+// balance sheet at the family's latest rate, which the answer names with
+// its date; without a rate it is left out and counted as such.
+func TestBalanceSheetConverts(t *testing.T) {
+	e := apitest.NewEnv(t)
+	a := e.Alpha
+	acct := e.Do("POST", "/api/v1/accounts", a.Key, map[string]any{"account": map[string]any{"name": "Franken",
+		"account_type": "depository", "currency": "CHF", "balance": "1000"}}).WantJSON(t, 201)
+	before := e.Do("GET", "/api/v1/balance_sheet", a.ReadKey, nil).WantJSON(t, 200)
+	if before["unconverted_accounts"] != float64(1) || len(before["conversions"].([]any)) != 0 {
+		t.Fatalf("without a rate: %v", before)
+	}
+	e.Do("POST", "/api/v1/exchange_rates", a.Key, map[string]any{"from": "CHF", "to": "USD", "date": "2026-01-02", "rate": "1.1234567"}).WantJSON(t, 201)
+	after := e.Do("GET", "/api/v1/balance_sheet", a.ReadKey, nil).WantJSON(t, 200)
+	conv := after["conversions"].([]any)
+	if after["unconverted_accounts"] != float64(0) || len(conv) != 1 {
+		t.Fatalf("with a rate: %v", after)
+	}
+	c := conv[0].(map[string]any)
+	if c["account_id"] != acct["id"] || c["rate"] != "1.1234567" || c["rate_date"] != "2026-01-02" ||
+		c["value"].(map[string]any)["amount"] != "1123.46" {
+		t.Fatalf("conversion %v", c)
+	}
+}

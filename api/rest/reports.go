@@ -100,6 +100,17 @@ type balanceSheetJSON struct {
 	Assets             moneyJSON `json:"assets"`
 	Liabilities        moneyJSON `json:"liabilities"`
 	UnconvertedAccount int       `json:"unconverted_accounts"`
+	// Conversions are the accounts in another currency counted in the
+	// totals, each at its rate of today or the latest day before.
+	Conversions []conversionJSON `json:"conversions"`
+}
+
+type conversionJSON struct {
+	AccountID string    `json:"account_id"`
+	Balance   moneyJSON `json:"balance"`
+	Rate      string    `json:"rate"`
+	RateDate  string    `json:"rate_date"`
+	Value     moneyJSON `json:"value"`
 }
 
 func (h *Handler) showBalanceSheet(c *fiber.Ctx) error {
@@ -115,10 +126,15 @@ func (h *Handler) showBalanceSheet(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	conv := make([]conversionJSON, len(bs.Converted))
+	for i, cv := range bs.Converted {
+		conv[i] = conversionJSON{AccountID: cv.AccountID.String(), Balance: renderMoney(cv.Balance, cv.Currency),
+			Rate: cv.Rate.Rate.String(), RateDate: string(cv.Rate.Date), Value: renderMoney(cv.Value, bs.Currency)}
+	}
 	return c.JSON(balanceSheetJSON{
 		Currency: bs.Currency, IncludeDisabled: include,
 		NetWorth: renderMoney(bs.NetWorth(), bs.Currency), Assets: renderMoney(bs.Assets, bs.Currency),
-		Liabilities: renderMoney(bs.Liabilities, bs.Currency), UnconvertedAccount: bs.Unconverted,
+		Liabilities: renderMoney(bs.Liabilities, bs.Currency), UnconvertedAccount: bs.Unconverted, Conversions: conv,
 	})
 }
 
