@@ -6,6 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 port=${SMOKE_PORT:-3917}
+export EXCHANGE_RATES_URL=off # manual rates only: a test reaches nothing beyond loopback
 cleanup() { [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 fail() { echo "smoke: $*" >&2; echo "--- coffer dev log:" >&2; cat "$work/dev.log" >&2; exit 1; }
