@@ -27,10 +27,10 @@ const arrivalCandidates = "(external_id IS NULL OR source IN ('file_import', 'si
 // whose fingerprints fall between from and to (widened for made rows),
 // of another door (see arrivalCandidates; a row of source is that door's
 // own, found by its key). Those an alias of source already ties to a key
-// are claimed: they answer for that key, not for another. any reports
+// are claimed: they answer for that key, not for another. held reports
 // whether there was any such row, claimed or not: without one, no row of
 // the span can be a duplicate nor a replay of a match.
-func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid.UUID, source string, from, to civil.Date) (m *rowMatcher, any bool, err error) {
+func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid.UUID, source string, from, to civil.Date) (m *rowMatcher, held bool, err error) {
 	m = &rowMatcher{byDayAmount: map[string][]*matchable{}}
 	from, to = widen(from, to)
 	var existing []struct {
@@ -96,11 +96,11 @@ func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*N
 	live := false
 	for _, g := range groups {
 		from, to := arrivalSpan(keyed, g.accountID, g.source)
-		m, any, err := s.loadArrivalMatcher(ctx, familyID, g.accountID, g.source, from, to)
+		m, some, err := s.loadArrivalMatcher(ctx, familyID, g.accountID, g.source, from, to)
 		if err != nil {
 			return err
 		}
-		if any {
+		if some {
 			g.m, live = m, true
 		}
 	}
