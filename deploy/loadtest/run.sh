@@ -4,7 +4,9 @@
 # Prints idle RSS, then requests/s and p50/p99 for POST /transactions and
 # GET /chats (1,000 chats) next to the bare SQL each request needs (the
 # single INSERT; the page query and its count) sent straight through pgx,
-# and the web process's CPU profile under each.
+# the processor time per request of web, worker, PostgreSQL and Redis
+# (read from /proc before and after each run) next to the bare SQL's, and
+# the web process's CPU profile under each.
 #   bash deploy/loadtest/run.sh          (DURATION=10s by default)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,6 +18,7 @@ port=${LOAD_PORT:-3931}
 export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$db?sslmode=disable"
 export REDIS_URL="redis://127.0.0.1:6379/14"
 export PORT=$port API_RATE_LIMIT_PER_HOUR=100000000 LOG_LEVEL=warn
+export EXCHANGE_RATES_URL=off # manual rates only: a test reaches nothing beyond loopback
 psql -q -h 127.0.0.1 -U postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" postgres
 redis-cli -n 14 flushdb >/dev/null   # database 14 belongs to this script
 
@@ -59,6 +62,7 @@ wrk=$(command -v wrk || true)
 results=$root/deploy/loadtest/results
 mkdir -p "$results"
 COFFER_LOAD_PPROF=127.0.0.1:6931 COFFER_LOAD_RESULTS=$results \
+COFFER_LOAD_WEB_PID=$web COFFER_LOAD_WORKER_PID=$worker COFFER_LOAD_DB=$db \
 COFFER_LOAD_WRK=$wrk COFFER_LOAD_WRK_SCRIPT="$root/deploy/loadtest/create.lua" \
 COFFER_LOAD_URL=$base COFFER_LOAD_KEY=$key COFFER_LOAD_ACCOUNT=$account COFFER_LOAD_DSN="$DATABASE_URL" \
   COFFER_LOAD_DURATION=${DURATION:-10s} go test -count=1 -run '^TestLoad$' ./models/ -v 2>&1 |
