@@ -35,6 +35,7 @@ func TestBrowserReconcile(t *testing.T) {
 		}
 		rows[r.name] = tx
 	}
+	e.RunBalanceTasks(t) // the worker's part: the balances the screens then show
 	apitest.SetPassword(t, e, e.Alpha.User, "correct horse battery")
 	box := func(name string) string { return "#cleared-" + rows[name].ID.String() }
 	acct := base + "/accounts/" + a.ID.String()
