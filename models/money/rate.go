@@ -58,8 +58,14 @@ func ParseRateNumber(s string) (Rate, error) {
 	if !hasExp {
 		return ParseRate(s)
 	}
-	e, err := strconv.Atoi(strings.TrimPrefix(exp, "+"))
-	if err != nil || e < -maxRateExponent || e > maxRateExponent || strings.HasPrefix(exp, "+-") {
+	// The exponent is JSON's: one optional sign, then digits ("1e++0" and
+	// "1e+-2" are not numbers).
+	digits := strings.TrimPrefix(strings.TrimPrefix(exp, "+"), "-")
+	if len(exp)-len(digits) > 1 || digits == "" || !digitsOnly(digits) {
+		return Rate{}, ErrBadRate
+	}
+	e, err := strconv.Atoi(exp)
+	if err != nil || e < -maxRateExponent || e > maxRateExponent {
 		return Rate{}, ErrBadRate
 	}
 	m, err := ParseRate(mant)

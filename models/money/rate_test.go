@@ -66,7 +66,7 @@ func TestParseRateNumber(t *testing.T) {
 			t.Errorf("ParseRateNumber(%q) = %q, %v; want %q", in, r.String(), err, want)
 		}
 	}
-	for _, in := range []string{"1e-40", "1e999999999", "-1e2", "1e", "e5", "1e+-2", "1e-19", "1e13", "0e5"} {
+	for _, in := range []string{"1e-40", "1e999999999", "-1e2", "1e", "e5", "1e+-2", "1e++0", "1e--2", "1e-+2", "1e 2", "1e-19", "1e13", "0e5"} {
 		if r, err := money.ParseRateNumber(in); err == nil {
 			t.Errorf("ParseRateNumber(%q) = %s, want an error", in, r)
 		}
