@@ -67,25 +67,15 @@ func (s *Store) EnableTOTP(ctx context.Context, u *User, secretText string, step
 		if _, err := tx.db.NewInsert().Model(t).Exec(ctx); err != nil {
 			return dbErr("create totp", err)
 		}
-		if _, err := tx.db.NewDelete().Model((*RecoveryCode)(nil)).
-			Where("family_id = ? AND user_id = ?", u.FamilyID, u.ID).Exec(ctx); err != nil {
-			return dbErr("delete recovery codes", err)
-		}
-		codes := make([]RecoveryCode, 0, len(codeHashes))
-		for _, h := range codeHashes {
-			codes = append(codes, RecoveryCode{ID: NewID(), UserID: u.ID, FamilyID: u.FamilyID, CodeHash: h, CreatedAt: now})
-		}
-		if len(codes) > 0 {
-			if _, err := tx.db.NewInsert().Model(&codes).Exec(ctx); err != nil {
-				return dbErr("create recovery codes", err)
-			}
+		if err := tx.replaceRecoveryCodes(ctx, u.FamilyID, u.ID, codeHashes); err != nil {
+			return err
 		}
 		return tx.CreateAuditLog(ctx, rec)
 	})
 }
 
-// RemoveTOTP deletes the user's authenticator app and recovery codes and
-// writes rec; ErrNotFound when there was none.
+// RemoveTOTP deletes the user's authenticator app (and the recovery
+// codes, unless a passkey is left) and writes rec; ErrNotFound when there was none.
 func (s *Store) RemoveTOTP(ctx context.Context, familyID, userID uuid.UUID, rec *AuditLog) error {
 	return s.RunInTx(ctx, func(tx *Store) error {
 		res, err := tx.db.NewDelete().Model((*UserTOTP)(nil)).
@@ -96,9 +86,8 @@ func (s *Store) RemoveTOTP(ctx context.Context, familyID, userID uuid.UUID, rec 
 		if n, _ := res.RowsAffected(); n != 1 {
 			return ErrNotFound
 		}
-		if _, err := tx.db.NewDelete().Model((*RecoveryCode)(nil)).
-			Where("family_id = ? AND user_id = ?", familyID, userID).Exec(ctx); err != nil {
-			return dbErr("delete recovery codes", err)
+		if err := tx.dropCodesWithoutFactor(ctx, familyID, userID); err != nil {
+			return err
 		}
 		return tx.CreateAuditLog(ctx, rec)
 	})

@@ -22,11 +22,23 @@ import (
 // ServeEnv runs a test app on a loopback port, as a browser reaches it.
 func ServeEnv(t *testing.T, opts ...func(*api.Options)) (*Env, string) {
 	t.Helper()
+	return serveAt(t, "127.0.0.1", opts...)
+}
+
+// ServeLocalhost is ServeEnv with APP_URL http://localhost:port: a name,
+// as WebAuthn needs, still on loopback.
+func ServeLocalhost(t *testing.T, opts ...func(*api.Options)) (*Env, string) {
+	t.Helper()
+	return serveAt(t, "localhost", opts...)
+}
+
+func serveAt(t *testing.T, host string, opts ...func(*api.Options)) (*Env, string) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := "http://" + ln.Addr().String()
+	base := fmt.Sprintf("http://%s:%d", host, ln.Addr().(*net.TCPAddr).Port)
 	opts = append([]func(*api.Options){func(o *api.Options) {
 		o.Web.Origin = base
 		o.Web.TrustedProxies = nil

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 
@@ -64,6 +65,9 @@ type Handler struct {
 	mail  *web.Mailer
 	auth  *authServer
 	hash  *web.Hasher // every password hash and check, within the process's memory bound
+	// passkeys is the WebAuthn relying party of APP_URL; nil where APP_URL
+	// is an address, which WebAuthn cannot name.
+	passkeys *webauthn.WebAuthn
 
 	dummyOnce sync.Once
 	dummyHash string // checked for unknown emails, so they take as long as known ones; made on first use
@@ -72,7 +76,11 @@ type Handler struct {
 // New parses the sign-in templates and returns their handler.
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, nil, "login", "register", "password_forgot", "password_reset", "security", "link", "invitation",
-		"consent", "authorized_apps", "totp_setup", "recovery_codes", "two_factor")
+		"consent", "authorized_apps", "totp_setup", "recovery_codes", "two_factor", "passkey_new")
+	if err != nil {
+		return nil, err
+	}
+	passkeys, err := newPasskeys(site.Options().Origin)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +88,8 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	return &Handler{
 		site: site, pages: pages, store: o.Store, redis: o.Redis, log: o.Logger, now: o.Clock,
 		web: site.Options(), sso: o.SSO, mail: o.Mail, hash: site.Hasher(),
-		auth: newAuthServer(o.Store, o.OAuth, issuer, site.Options().Secret),
+		auth:     newAuthServer(o.Store, o.OAuth, issuer, site.Options().Secret),
+		passkeys: passkeys,
 	}, nil
 }
 
@@ -98,6 +107,7 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Post("/sessions/logout", screen(h.deleteSession)...)
 	app.Get("/sessions/two_factor", screen(h.twoFactor)...)
 	app.Post("/sessions/two_factor", screen(h.checkTwoFactor)...)
+	app.Post("/sessions/two_factor/passkey", screen(h.checkPasskey)...)
 	app.Get("/sessions/two_factor/setup", screen(h.twoFactorSetup)...)
 	app.Post("/sessions/two_factor/setup", screen(h.confirmTwoFactorSetup)...)
 	app.Delete("/sessions/logout", screen(h.deleteSession)...)
@@ -112,6 +122,9 @@ func (h *Handler) Routes(app fiber.Router, screen func(...fiber.Handler) []fiber
 	app.Get("/settings/security/totp/new", screen(signedIn, h.newTOTP)...)
 	app.Post("/settings/security/totp", screen(signedIn, h.createTOTP)...)
 	app.Post("/settings/security/totp/remove", screen(signedIn, h.removeTOTP)...)
+	app.Get("/settings/security/passkeys/new", screen(signedIn, h.newPasskey)...)
+	app.Post("/settings/security/passkeys", screen(signedIn, h.createPasskey)...)
+	app.Post("/settings/security/passkeys/:id/remove", screen(signedIn, h.removePasskey)...)
 	app.Post("/settings/security/sessions/others/end", screen(signedIn, h.endOtherSessions)...)
 	app.Post("/settings/security/sessions/:id/end", screen(signedIn, h.endSession)...)
 	app.Post("/settings/security/connect/:name", screen(signedIn, h.connectProvider)...)

@@ -34,7 +34,14 @@ func (h *Handler) appSecondFactor(c *fiber.Ctx, u *models.User, code string) (st
 	if err != nil {
 		return "", err
 	}
-	if t == nil {
+	// A person whose only second factor is a passkey has no code for the
+	// app but their recovery codes: the app cannot make a passkey
+	// ceremony, and a password alone must not do.
+	has, err := h.store.HasSecondFactor(ctx, u.FamilyID, u.ID)
+	if err != nil {
+		return "", err
+	}
+	if t == nil && !has {
 		fam, err := h.store.Family(ctx, u.FamilyID)
 		if err != nil {
 			return "", err

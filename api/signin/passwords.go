@@ -223,9 +223,11 @@ type securityData struct {
 	Connectable []*models.SSOProvider
 	// The second factor: set up, its recovery codes left, and whether the
 	// family requires one.
-	TOTP         bool
-	RecoveryLeft int
-	Required     bool
+	TOTP           bool
+	RecoveryLeft   int
+	Required       bool
+	Passkeys       []models.UserPasskey
+	PasskeysUsable bool // APP_URL is a name WebAuthn can use
 }
 
 // identityRow is a connected account and whether the user keeps a way to

@@ -153,9 +153,14 @@ func (h *Handler) createTOTP(c *fiber.Ctx) error {
 }
 
 func (h *Handler) recoveryPage(c *fiber.Ctx, codes []string, next string) error {
+	return h.recoveryPageFor(c, codes, next, "Your authenticator app is set up.")
+}
+
+// recoveryPageFor shows new recovery codes, once, under flash.
+func (h *Handler) recoveryPageFor(c *fiber.Ctx, codes []string, next, flash string) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return h.pages.Render(c, fiber.StatusOK, "recovery_codes", web.Page{Title: "Your recovery codes",
-		Flash: "Your authenticator app is set up.", Data: recoveryData{Codes: codes, Continue: web.SafeReturnTo(next)}})
+		Flash: flash, Data: recoveryData{Codes: codes, Continue: web.SafeReturnTo(next)}})
 }
 
 // removeTOTP removes the person's authenticator app once they proved it
@@ -175,36 +180,7 @@ func (h *Handler) removeTOTP(c *fiber.Ctx) error {
 	if t == nil {
 		return h.site.Redirect(c, "/settings/security", "No authenticator app is set up.")
 	}
-	proof := c.FormValue("confirm")
-	wait, err := h.claimAttempt(ctx, u.Email, web.ClientIP(c))
-	if err != nil {
-		return err
-	}
-	if wait > 0 {
-		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(int(wait.Seconds()+0.999)))
-		return h.securityPage(c, fiber.StatusTooManyRequests,
-			fmt.Sprintf("Too many wrong tries. Try again in %d minutes.", int(wait.Minutes()+0.999)))
-	}
-	ok := false
-	if looksLikeTOTP(proof) || u.PasswordHash == nil {
-		method, err := h.checkFactor(c, u, t, proof)
-		if err != nil {
-			return err
-		}
-		ok = method != ""
-	} else if len(proof) <= secret.MaxPasswordLen {
-		ok, _, err = h.hash.Check(ctx, *u.PasswordHash, proof)
-		if err != nil && !errors.Is(err, secret.ErrBadHash) {
-			return err
-		}
-	}
-	if !ok {
-		if err := h.auditBadCode(c, u, "remove"); err != nil {
-			return err
-		}
-		return h.securityPage(c, fiber.StatusUnprocessableEntity, "That is not your password or a current code.")
-	}
-	if err := h.releaseAttempt(ctx, u.Email, web.ClientIP(c)); err != nil {
+	if ok, err := h.confirmItIsYou(c, u, "remove"); err != nil || !ok {
 		return err
 	}
 	rec := h.auditRecord(c, models.EventSecondFactorRemoved, &u.ID, map[string]any{"method": factorTOTP})
@@ -212,6 +188,48 @@ func (h *Handler) removeTOTP(c *fiber.Ctx) error {
 		return err
 	}
 	return h.site.Redirect(c, "/settings/security", "Your authenticator app was removed; sign-in asks for your password only.")
+}
+
+// confirmItIsYou checks the form's "confirm" field before a second factor
+// is removed: the person's password, or a current code or recovery code.
+// Each try counts toward the sign-in lockout. When it does not pass it
+// has answered with the security screen and reports false.
+func (h *Handler) confirmItIsYou(c *fiber.Ctx, u *models.User, where string) (bool, error) {
+	ctx := c.UserContext()
+	t, err := h.userTOTP(ctx, u)
+	if err != nil {
+		return false, err
+	}
+	proof := c.FormValue("confirm")
+	wait, err := h.claimAttempt(ctx, u.Email, web.ClientIP(c))
+	if err != nil {
+		return false, err
+	}
+	if wait > 0 {
+		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(int(wait.Seconds()+0.999)))
+		return false, h.securityPage(c, fiber.StatusTooManyRequests,
+			fmt.Sprintf("Too many wrong tries. Try again in %d minutes.", int(wait.Minutes()+0.999)))
+	}
+	ok := false
+	if looksLikeTOTP(proof) || u.PasswordHash == nil {
+		method, err := h.checkFactor(c, u, t, proof)
+		if err != nil {
+			return false, err
+		}
+		ok = method != ""
+	} else if len(proof) <= secret.MaxPasswordLen {
+		ok, _, err = h.hash.Check(ctx, *u.PasswordHash, proof)
+		if err != nil && !errors.Is(err, secret.ErrBadHash) {
+			return false, err
+		}
+	}
+	if !ok {
+		if err := h.auditBadCode(c, u, where); err != nil {
+			return false, err
+		}
+		return false, h.securityPage(c, fiber.StatusUnprocessableEntity, "That is not your password or a current code.")
+	}
+	return true, h.releaseAttempt(ctx, u.Email, web.ClientIP(c))
 }
 
 // secondFactorRows fills the security screen's second-factor card.
@@ -226,6 +244,15 @@ func (h *Handler) secondFactorRows(ctx context.Context, u *models.User, d *secur
 			return err
 		}
 	}
+	if d.Passkeys, err = h.store.UserPasskeys(ctx, u.FamilyID, u.ID); err != nil {
+		return err
+	}
+	if !d.TOTP && len(d.Passkeys) > 0 {
+		if d.RecoveryLeft, err = h.store.RecoveryCodesLeft(ctx, u.FamilyID, u.ID); err != nil {
+			return err
+		}
+	}
+	d.PasskeysUsable = h.passkeys != nil
 	fam, err := h.store.Family(ctx, u.FamilyID)
 	if err != nil {
 		return err

@@ -150,7 +150,8 @@ func (h *Handler) userTOTP(ctx context.Context, u *models.User) (*models.UserTOT
 	return t, err
 }
 
-// checkFactor checks a code typed for u's authenticator app t: six digits
+// checkFactor checks a code typed for u's authenticator app t (nil when
+// the person has passkeys only, whose code can be a recovery code): six digits
 // are an app's code, accepted once per time step (a replay within its
 // window is refused); anything else is a recovery code, spent here. It
 // returns the method that passed, or "" for a wrong code. The caller
@@ -161,6 +162,9 @@ func (h *Handler) checkFactor(c *fiber.Ctx, u *models.User, t *models.UserTOTP, 
 		return "", nil
 	}
 	if looksLikeTOTP(code) {
+		if t == nil {
+			return "", nil
+		}
 		secret, err := h.store.TOTPSecret(t)
 		if err != nil {
 			return "", err

@@ -37,7 +37,9 @@ type mfaPending struct {
 }
 
 type twoFactorData struct {
-	Errors map[string]string
+	Errors  map[string]string
+	Passkey passkeyOptions // the passkey form, when the person has one
+	HasApp  bool           // an authenticator app is set up (else only recovery codes take the code field)
 }
 
 // askSecondFactor returns where a right password goes before the session
@@ -52,7 +54,11 @@ func (h *Handler) askSecondFactor(c *fiber.Ctx, login *passwordLogin, returnTo s
 	}
 	p := mfaPending{UserID: u.ID, Override: login.override, NewHash: login.newHash, ReturnTo: returnTo, IssuedAt: h.now().Unix()}
 	next := "/sessions/two_factor"
-	if t == nil {
+	has, err := h.store.HasSecondFactor(ctx, u.FamilyID, u.ID)
+	if err != nil {
+		return "", err
+	}
+	if t == nil && !has {
 		fam, err := h.store.Family(ctx, u.FamilyID)
 		if err != nil {
 			return "", err
@@ -101,20 +107,31 @@ func (h *Handler) startAgain(c *fiber.Ctx, err error) error {
 	return h.site.Redirect(c, "/sessions/new", "Your sign-in took too long. Sign in again.")
 }
 
-func (h *Handler) twoFactorPage(c *fiber.Ctx, status int, msg string, d twoFactorData) error {
+// twoFactorPage renders the second step of u: the code form and, for a
+// person with a passkey, a fresh passkey ceremony.
+func (h *Handler) twoFactorPage(c *fiber.Ctx, u *models.User, status int, msg string, d twoFactorData) error {
+	var err error
+	if d.Passkey, err = h.passkeySignIn(c.UserContext(), u); err != nil {
+		return err
+	}
+	t, err := h.userTOTP(c.UserContext(), u)
+	if err != nil {
+		return err
+	}
+	d.HasApp = t != nil
 	return h.pages.Render(c, status, "two_factor", web.Page{Title: "Two-step verification", Error: msg, Data: d})
 }
 
 // twoFactor asks for the code.
 func (h *Handler) twoFactor(c *fiber.Ctx) error {
-	p, _, err := h.pending(c)
+	p, u, err := h.pending(c)
 	if err != nil {
 		return h.startAgain(c, err)
 	}
 	if p.Enrol {
 		return c.Redirect("/sessions/two_factor/setup", fiber.StatusFound)
 	}
-	return h.twoFactorPage(c, fiber.StatusOK, "", twoFactorData{})
+	return h.twoFactorPage(c, u, fiber.StatusOK, "", twoFactorData{})
 }
 
 // checkTwoFactor checks the code. Each try is counted toward the lockout
@@ -130,7 +147,7 @@ func (h *Handler) checkTwoFactor(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if t == nil || p.Enrol {
+	if p.Enrol {
 		return h.startAgain(c, errNoPending)
 	}
 	wait, err := h.claimAttempt(ctx, u.Email, web.ClientIP(c))
@@ -139,7 +156,7 @@ func (h *Handler) checkTwoFactor(c *fiber.Ctx) error {
 	}
 	if wait > 0 {
 		c.Set(fiber.HeaderRetryAfter, fmt.Sprint(int(wait.Seconds()+0.999)))
-		return h.twoFactorPage(c, fiber.StatusTooManyRequests,
+		return h.twoFactorPage(c, u, fiber.StatusTooManyRequests,
 			fmt.Sprintf("Too many failed sign-in attempts. Try again in %d minutes.", int(wait.Minutes()+0.999)), twoFactorData{})
 	}
 	method, err := h.checkFactor(c, u, t, c.FormValue("code"))
@@ -150,7 +167,7 @@ func (h *Handler) checkTwoFactor(c *fiber.Ctx) error {
 		if err := h.auditBadCode(c, u, "sign_in"); err != nil {
 			return err
 		}
-		return h.twoFactorPage(c, fiber.StatusUnprocessableEntity, "",
+		return h.twoFactorPage(c, u, fiber.StatusUnprocessableEntity, "",
 			twoFactorData{Errors: map[string]string{"code": "That code is not right, or was used already. Type the code your app shows now."}})
 	}
 	if err := h.releaseAttempt(ctx, u.Email, web.ClientIP(c)); err != nil {

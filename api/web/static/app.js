@@ -292,7 +292,43 @@
     }
   };
 
+  // Passkeys: <form data-passkey="create|get" data-passkey-options=JSON>
+  // asks the browser for a new passkey or for a signature by one, puts
+  // the answer (JSON, base64url, as the server's WebAuthn library reads
+  // it) in the form's hidden field and sends the form.
+  const passkeyForm = (form) => {
+    const creating = form.dataset.passkey === 'create';
+    const field = form.querySelector(creating ? 'input[name=credential]' : 'input[name=assertion]');
+    const error = form.querySelector('[data-passkey-error]');
+    const say = (text) => {
+      if (error) { error.textContent = text; error.hidden = false; }
+      announce(text);
+    };
+    form.addEventListener('submit', async (ev) => {
+      if (field.value) return;
+      ev.preventDefault();
+      const PKC = window.PublicKeyCredential;
+      if (!PKC || !PKC.parseCreationOptionsFromJSON || !navigator.credentials) {
+        say('This browser cannot use passkeys.');
+        return;
+      }
+      try {
+        const options = JSON.parse(form.dataset.passkeyOptions).publicKey;
+        const cred = creating
+          ? await navigator.credentials.create({ publicKey: PKC.parseCreationOptionsFromJSON(options) })
+          : await navigator.credentials.get({ publicKey: PKC.parseRequestOptionsFromJSON(options) });
+        field.value = JSON.stringify(cred);
+        form.submit();
+      } catch (e) {
+        say(e && e.name === 'NotAllowedError'
+          ? 'The passkey was not used (cancelled or timed out). Try again.'
+          : 'The passkey did not work: ' + (e && e.message ? e.message : e));
+      }
+    });
+  };
+
   keepFormTokens();
+  document.querySelectorAll('form[data-passkey]').forEach(passkeyForm);
   document.querySelectorAll('form[data-live]').forEach(liveFilter);
   document.querySelectorAll('[data-stream]').forEach(chatStream);
   document.querySelectorAll('#reconcile-figures').forEach(reconcileFigures);
