@@ -253,7 +253,8 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	o := cfg.Worker
 	o.Redis, o.Logger = s.redis, log
 	o.Handlers = &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
-		Rates: jobs.NewRatesClient(cfg.Rates)}
+		Rates:         jobs.NewRatesClient(cfg.Rates),
+		WebhookClient: jobs.NewWebhookClient(jobs.WebhookOptions{AllowPrivateHosts: cfg.WebhooksAllowPrivate})}
 	o.SimpleFIN = &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
 		Bridge: bridge.NewClient(cfg.SimpleFINClient)}
 	o.Assistant = &assistant.Handlers{Store: s.store, Redis: s.rdb, Log: log, Options: cfg.Assistant}
@@ -436,6 +437,9 @@ type Config struct {
 	SSOCAFile           string        `env:"SSO_CA_FILE"`             // extra PEM CAs for identity providers' TLS
 	SSOAllowPrivate     bool          `env:"SSO_ALLOW_PRIVATE_HOSTS"` // default: on in development (Dex or Keycloak on localhost)
 	SAMLClockSkew       time.Duration `env:"SAML_CLOCK_SKEW" default:"90s"`
+	// WebhooksAllowPrivate lets webhook endpoints be on private and
+	// loopback addresses; default: on in development.
+	WebhooksAllowPrivate bool `env:"WEBHOOKS_ALLOW_PRIVATE_HOSTS"`
 
 	RetentionTier     string   `env:"AUDIT_RETENTION_TIER" default:"standard" oneof:"standard extended compliance"`
 	AuditArchiveDir   string   `env:"AUDIT_ARCHIVE_DIR"` // default: DATA_DIR/audit-archive
@@ -472,6 +476,9 @@ func loadConfig(getenv func(string) string) (*Config, error) {
 	}
 	if !e.Set("SSO_ALLOW_PRIVATE_HOSTS") {
 		c.SSOAllowPrivate = !production
+	}
+	if !e.Set("WEBHOOKS_ALLOW_PRIVATE_HOSTS") {
+		c.WebhooksAllowPrivate = !production
 	}
 	c.Host = cmp.Or(c.Host, map[bool]string{true: "0.0.0.0", false: "127.0.0.1"}[production])
 	c.AppURL = strings.TrimRight(cmp.Or(c.AppURL, fmt.Sprintf("http://localhost:%d", c.Port)), "/")

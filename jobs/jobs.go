@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/hibiken/asynq"
@@ -44,6 +45,8 @@ type Handlers struct {
 	Now        func() time.Time // nil: time.Now
 	// Rates is the exchange-rate service; nil: manual rates only.
 	Rates *RatesClient
+	// WebhookClient posts webhook deliveries (NewWebhookClient).
+	WebhookClient *http.Client
 	// Hook, when set, is called with the task's context at the named
 	// points of the jobs (tests stop a worker there), each after some of
 	// the job's work has committed.
@@ -86,6 +89,9 @@ func (h *Handlers) Table() Table {
 		TypeImportRevert:       {Handler: h.ImportRevert},
 		TypeRuleApply:          {Handler: h.RuleApply},
 		TypeExchangeRatesFetch: {Handler: h.ExchangeRatesFetch, RetryDelay: ratesRetryDelay},
+		TypeWebhookSweep:       {Handler: h.WebhookSweep},
+		TypeWebhookScan:        {Handler: h.WebhookScan},
+		TypeWebhookDeliver:     {Handler: h.WebhookDeliver},
 	}
 }
 

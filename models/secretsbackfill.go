@@ -25,6 +25,7 @@ var sealedColumns = []struct{ table, column string }{
 	{"provider_connections", "access_url_enc"},
 	{"provider_connections", "setup_token_enc"},
 	{"sessions", "id_token_enc"},
+	{webhookTable, webhookColumn},
 }
 
 // BackfillSecrets seals plaintext secrets left by older rows and re-seals

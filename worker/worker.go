@@ -143,11 +143,12 @@ type Periodic struct {
 }
 
 // Periodic lists the periodic tasks of o, as NewScheduler registers them:
-// the balance sweep always, the daily SimpleFIN fan-out (in its zone) and
+// the balance sweep and the webhook sweep always, the daily SimpleFIN fan-out (in its zone) and
 // the SimpleFIN sweep when a sync cron is set, audit retention, the
 // OAuth cleanup and the exchange rates when their crons are set.
 func (o Options) Periodic() ([]Periodic, error) {
-	list := []Periodic{{Spec: o.BalanceSweepCron, Task: jobs.NewBalanceSweepTask()}}
+	list := []Periodic{{Spec: o.BalanceSweepCron, Task: jobs.NewBalanceSweepTask()},
+		{Spec: "@every 15s", Task: jobs.NewWebhookSweepTask()}}
 	if o.SimplefinSyncCron != "" {
 		loc, err := time.LoadLocation(o.SimplefinSyncTZ)
 		if err != nil {

@@ -133,4 +133,13 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Post("/exchange_rates", write, h.createExchangeRate) // a family admin only
 	v1.Get("/exchange_rates/:id", read, h.showExchangeRate)
 
+	// Webhooks: a family admin's, each handler checks the role.
+	v1.Get("/webhooks", read, h.listWebhooks)
+	v1.Post("/webhooks", write, h.createWebhook)
+	v1.Get("/webhooks/:id", read, h.showWebhook)
+	v1.Patch("/webhooks/:id", write, h.updateWebhook)
+	v1.Delete("/webhooks/:id", write, h.deleteWebhook)
+	v1.Get("/webhooks/:id/deliveries", read, h.listWebhookDeliveries)
+	v1.Post("/webhooks/:id/deliveries/:delivery_id/redeliver", write, h.redeliverWebhook)
+
 }
