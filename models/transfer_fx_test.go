@@ -108,7 +108,11 @@ func TestPairTransferTwoCurrencies(t *testing.T) {
 	out := add(f.Account.ID, 100_0000, "USD")
 	far := add(euros.ID, -80_0000, "EUR") // 0.80: 13.6% off
 	near := add(euros.ID, -91_5000, "EUR")
-	_, err := s.PairTransfer(ctx, f.Family.ID, out, far)
+	cands, err := s.TransferCandidates(ctx, f.Family.ID, out)
+	if err != nil || len(cands) != 1 || cands[0].ID != near {
+		t.Fatalf("candidates of the dollar side: %v %v", cands, err)
+	}
+	_, err = s.PairTransfer(ctx, f.Family.ID, out, far)
 	var inv *models.InvalidError
 	if !errors.As(err, &inv) || !strings.Contains(inv.Problems[0], "0.8 EUR per USD") {
 		t.Fatalf("far pair: %v", err)

@@ -370,8 +370,49 @@ func (s *Store) TransferCandidates(ctx context.Context, familyID, id uuid.UUID) 
 	if err != nil {
 		return nil, dbErr("list transfer candidates", err)
 	}
+	other, err := s.crossCurrencyCandidates(ctx, familyID, t, from, to)
+	if err != nil {
+		return nil, err
+	}
+	ts = append(ts, other...)
 	sortByDistance(ts, t.Date)
 	return ts, nil
+}
+
+// crossCurrencyCandidates lists the rows of other currencies that
+// PairTransfer would take with t: the other direction, between from and
+// to, live and unpaired, whose implied rate is within
+// TransferRateTolerance of the family's rate of the outflow's day. A
+// currency without any rate offers none (there is nothing to match on).
+func (s *Store) crossCurrencyCandidates(ctx context.Context, familyID uuid.UUID, t *Transaction, from, to civil.Date) ([]Transaction, error) {
+	var ts []Transaction
+	q := s.db.NewSelect().Model(&ts).Relation("Account").
+		Where("t.family_id = ?", familyID).Where("t.account_id <> ?", t.AccountID).
+		Where("t.date >= ?", from).Where("t.date <= ?", to).Where("t.currency <> ?", t.Currency).
+		Where("t.deleted_at IS NULL").Where(notSplitSQL).Where(notPairedSQL, familyID)
+	if t.Amount > 0 {
+		q = q.Where("t.amount < 0")
+	} else {
+		q = q.Where("t.amount > 0")
+	}
+	if err := q.OrderExpr("t.date DESC, t.id").Limit(50).Scan(ctx); err != nil {
+		return nil, dbErr("list transfer candidates", err)
+	}
+	kept := ts[:0]
+	for _, c := range ts {
+		out, in := t, &c
+		if t.Amount < 0 {
+			out, in = &c, t
+		}
+		q, ok, err := s.Quote(ctx, familyID, out.Currency, in.Currency, out.Date)
+		if err != nil {
+			return nil, err
+		}
+		if implied, _ := money.RateBetween(out.Amount, in.Amount); ok && implied.Within(q.Rate, TransferRateTolerance) {
+			kept = append(kept, c)
+		}
+	}
+	return kept, nil
 }
 
 // sortByDistance orders ts by how far each lies from day d, nearest first.
