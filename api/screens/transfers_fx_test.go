@@ -149,6 +149,15 @@ func TestBrowserTransferTwoCurrencies(t *testing.T) {
 			t.Fatalf("%s: the register scrolls sideways (%v)", size.name, err)
 		}
 		c.Shoot(fmt.Sprintf("transfer_fx_register_%s", size.name))
+		c.Run("transactions at "+size.name,
+			chromedp.Navigate(base+"/transactions"),
+			chromedp.WaitVisible(`span.fx`),
+		)
+		wide, err = chromedp.Run(c.Ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > innerWidth`))
+		if err != nil || wide {
+			t.Fatalf("%s: the transactions list scrolls sideways (%v)", size.name, err)
+		}
+		c.Shoot(fmt.Sprintf("transfer_fx_transactions_%s", size.name))
 	}
 	// The same currency hides the received amount.
 	savings := &models.Account{FamilyID: e.Alpha.Family.ID, Name: "Savings", AccountType: "depository", Currency: "USD"}
