@@ -42,6 +42,7 @@ func TestTransferTwoCurrencies(t *testing.T) {
 	ctx := context.Background()
 	f := modelstest.NewFamily(t, s, "fx-transfer")
 	euros := fxAccount(t, s, f, "Euro savings", "EUR")
+	setRate(t, s, f, "EUR", "USD", "2026-03-01", "1.08") // so that a euro row could count
 
 	nt := models.NewTransfer{FromAccountID: f.Account.ID, ToAccountID: euros.ID, Amount: 100_0000, Date: "2026-03-02"}
 	for _, to := range []money.Amount{0, -5_0000} {
@@ -66,6 +67,11 @@ func TestTransferTwoCurrencies(t *testing.T) {
 	}
 	if r, ok := tr.ImpliedRate(); !ok || r.String() != "0.9235" {
 		t.Fatalf("implied rate %q %v", r.String(), ok)
+	}
+	// Neither side is income or spending, in either currency.
+	if tot, err := s.PeriodTotals(ctx, f.Family.ID, models.Period{From: "2026-03-01", To: "2026-03-31"}); err != nil ||
+		tot.Income != 0 || tot.Spending != 0 || tot.IncomeCount+tot.SpendingCount != 0 {
+		t.Fatalf("totals of March: %+v %v", tot, err)
 	}
 	in, err := s.Transaction(ctx, f.Family.ID, tr.InflowTransactionID)
 	if err != nil || in.Transfer == nil || in.Transfer.Rate.String() != "0.9235" || in.Transfer.SentAmount != 100_0000 ||
