@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+
+	"coffer/models/money"
 )
 
 // ExcludedByRule is the excluded_reason of a row a rule excluded.
@@ -264,8 +266,10 @@ func (s *Store) writeRuleResults(ctx context.Context, familyID uuid.UUID, result
 // the account the rule names. When that account holds the other side
 // already (see otherSide: an imported card payment, say), it pairs the
 // two and writes no row; only when it holds none does it write the other
-// side there, as the reference does. An account no longer active, or in
-// another currency, is left alone; so is a row that became part of a
+// side there, as the reference does: at the family's rate of the day when
+// that account is in another currency (without one, r.TransferRefused
+// says so and nothing is written). An account no longer active is left
+// alone; so is a row that became part of a
 // transfer since it was read. It returns the account whose balance the
 // new side changed, or uuid.Nil (pairing changes no balance). importID,
 // when set, is the file import writing the row: the other side is the
@@ -277,7 +281,7 @@ func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleRes
 		return uuid.Nil, dbErr("read transfer side", err)
 	}
 	other, err := s.Account(ctx, familyID, *r.TransferTo)
-	if err != nil || other.Status != AccountActive || other.Currency != t.Currency {
+	if err != nil || other.Status != AccountActive {
 		return uuid.Nil, ignoreMissing(err)
 	}
 	n, err := s.db.NewSelect().Model((*Transfer)(nil)).Where("family_id = ?", familyID).
@@ -300,9 +304,27 @@ func (s *Store) ruleTransfer(ctx context.Context, familyID uuid.UUID, r *RuleRes
 	if err != nil {
 		return uuid.Nil, err
 	}
+	// Into an account of another currency, the other side is t's amount
+	// at the family's rate of t's day; without one the rule refuses, and
+	// says why, rather than guess 1:1.
+	arrived := t.Amount
+	if other.Currency != t.Currency {
+		q, ok, err := s.Quote(ctx, familyID, t.Currency, other.Currency, t.Date)
+		if err != nil {
+			return uuid.Nil, err
+		}
+		if ok {
+			arrived, err = money.Convert(t.Amount, q.Rate)
+		}
+		if !ok || err != nil || arrived == 0 {
+			r.TransferRefused = fmt.Sprintf("Transfer of %q to %s not made: no %s rate in %s on or before %s; set one on the exchange rates screen",
+				t.Name, other.Name, t.Currency, other.Currency, t.Date)
+			return uuid.Nil, nil
+		}
+	}
 	now := s.now()
-	mirror := &Transaction{ID: NewID(), FamilyID: familyID, AccountID: other.ID, Date: t.Date, Amount: -t.Amount,
-		Currency: t.Currency, RuleID: &r.RuleID, CreatedAt: now, UpdatedAt: now}
+	mirror := &Transaction{ID: NewID(), FamilyID: familyID, AccountID: other.ID, Date: t.Date, Amount: -arrived,
+		Currency: other.Currency, RuleID: &r.RuleID, CreatedAt: now, UpdatedAt: now}
 	tr := &Transfer{ID: NewID(), FamilyID: familyID, Status: "confirmed", CreatedAt: now, UpdatedAt: now}
 	if t.Amount > 0 { // money out of t's account: the mirror is the inflow
 		mirror.Name = "Transfer from " + from.Name

@@ -96,6 +96,9 @@ type RuleResult struct {
 	AddedTags  []uuid.UUID
 	Work       int64 // units of work the row cost (see RowWorkBudget)
 	Exhausted  bool  // the row's budget ran out: the rules below were skipped
+	// TransferRefused says why the transfer a rule asked for was not made
+	// (no exchange rate for an account of another currency); empty if it was.
+	TransferRefused string
 }
 
 // changed reports whether the field changed.

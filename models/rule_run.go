@@ -195,6 +195,15 @@ func (s *Store) RuleRunStep(ctx context.Context, familyID, runID uuid.UUID, size
 		}
 		run.UpdatedAt = tx.now()
 		columns := []string{"transactions_processed", "transactions_modified", "transactions_reconciled", "progress_cursor", "updated_at"}
+		// The run goes on past a transfer it could not make; the first
+		// reason is kept for the person to read.
+		for _, r := range results {
+			if r.TransferRefused != "" && run.ErrorMessage == nil {
+				msg := r.TransferRefused
+				run.ErrorMessage = &msg
+				columns = append(columns, "error_message")
+			}
+		}
 		if len(rows) < size {
 			done = true
 			run.Status, run.PendingJobsCount = RuleRunSuccess, 0

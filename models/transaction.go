@@ -82,9 +82,14 @@ type TransactionTag struct {
 // TransferLink is what a transaction shows of the transfer it is part of.
 type TransferLink struct {
 	ID           uuid.UUID
-	Amount       money.Amount // absolute
-	Currency     string
+	Amount       money.Amount // absolute, what arrived (the reference's amount)
+	Currency     string       // of what arrived
 	OtherAccount *Account
+	// Between two currencies: what left, in its currency, and the rate the
+	// two amounts imply (units arrived per unit left); zero Rate otherwise.
+	SentAmount   money.Amount
+	SentCurrency string
+	Rate         money.Rate
 }
 
 // TransactionRefs are the records a transaction points to, checked against

@@ -225,7 +225,10 @@ func (s *Store) loadTransactionLinks(ctx context.Context, familyID uuid.UUID, tx
 	for i := range transfers {
 		tr := &transfers[i]
 		link := func(other *Transaction) *TransferLink {
-			return &TransferLink{ID: tr.ID, Amount: tr.Outflow.Amount.Abs(), Currency: tr.Outflow.Currency, OtherAccount: other.Account}
+			l := &TransferLink{ID: tr.ID, Amount: tr.Inflow.Amount.Abs(), Currency: tr.Inflow.Currency, OtherAccount: other.Account,
+				SentAmount: tr.Outflow.Amount.Abs(), SentCurrency: tr.Outflow.Currency}
+			l.Rate, _ = tr.ImpliedRate()
+			return l
 		}
 		if t := byID[tr.InflowTransactionID]; t != nil {
 			t.Transfer = link(tr.Outflow)

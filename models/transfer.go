@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,12 +31,25 @@ type Transfer struct {
 	Outflow *Transaction `bun:"rel:belongs-to,join:outflow_transaction_id=id,join:family_id=family_id"`
 }
 
-// NewTransfer is what a client asks for: Amount (positive) leaves From and
-// arrives in To on Date, in From's currency.
+// ImpliedRate is the rate the two sides imply: units of the inflow's
+// currency per unit of the outflow's. ok is false for a transfer within
+// one currency (no rate to show) or a side missing.
+func (tr *Transfer) ImpliedRate() (money.Rate, bool) {
+	if tr.Inflow == nil || tr.Outflow == nil || tr.Inflow.Currency == tr.Outflow.Currency {
+		return money.Rate{}, false
+	}
+	return money.RateBetween(tr.Outflow.Amount, tr.Inflow.Amount)
+}
+
+// NewTransfer is what a client asks for: Amount (positive) leaves From
+// on Date, in From's currency, and arrives in To. Between accounts of two
+// currencies, ToAmount is what arrived, in To's currency (required);
+// within one currency it is not used.
 type NewTransfer struct {
 	FromAccountID uuid.UUID
 	ToAccountID   uuid.UUID
 	Amount        money.Amount
+	ToAmount      money.Amount
 	Date          civil.Date
 	Name          string // optional; defaults to "Transfer to <account>"
 	Notes         *string
@@ -72,13 +86,16 @@ func (s *Store) CreateTransfer(ctx context.Context, familyID uuid.UUID, nt NewTr
 		if err != nil {
 			return err
 		}
-		amount := nt.Amount.Abs()
+		amount, arrived := nt.Amount.Abs(), nt.Amount.Abs()
+		if from.Currency != to.Currency {
+			arrived = nt.ToAmount
+		}
 		outName, inName := nt.Name, nt.Name
 		if outName == "" {
 			outName, inName = "Transfer to "+to.Name, "Transfer from "+from.Name
 		}
 		out := &Transaction{FamilyID: familyID, AccountID: from.ID, Date: nt.Date, Amount: amount, Currency: from.Currency, Name: outName}
-		in := &Transaction{FamilyID: familyID, AccountID: to.ID, Date: nt.Date, Amount: -amount, Currency: from.Currency, Name: inName}
+		in := &Transaction{FamilyID: familyID, AccountID: to.ID, Date: nt.Date, Amount: -arrived, Currency: to.Currency, Name: inName}
 		for _, t := range []*Transaction{out, in} {
 			t.ID = NewID()
 			t.CreatedAt = tx.now()
@@ -105,8 +122,10 @@ func (s *Store) transferAccounts(ctx context.Context, familyID uuid.UUID, nt New
 		switch {
 		case errors.Is(err2, ErrNotFound):
 			problems = append(problems, label+" account not found")
+			return nil
 		case err2 != nil:
 			err = err2
+			return nil
 		case a.Status != AccountActive:
 			problems = append(problems, label+" account is not active")
 		}
@@ -122,6 +141,10 @@ func (s *Store) transferAccounts(ctx context.Context, familyID uuid.UUID, nt New
 	}
 	if nt.Amount == 0 {
 		problems = append(problems, "Amount must not be zero")
+	}
+	if from != nil && to != nil && from.Currency != to.Currency && nt.ToAmount <= 0 {
+		problems = append(problems, fmt.Sprintf("to_amount, what arrived in %s, must be a positive amount when the accounts' currencies differ (%s to %s)",
+			to.Currency, from.Currency, to.Currency))
 	}
 	if len(problems) > 0 {
 		return nil, nil, Invalid(problems...)

@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 const (
@@ -110,6 +111,15 @@ func (s *Store) PairTransfer(ctx context.Context, familyID, id, otherID uuid.UUI
 		if in.Amount >= 0 || out.Amount <= 0 || in.Currency == out.Currency && in.Amount+out.Amount != 0 {
 			problems = append(problems, "Transfer must have opposite amounts: the same amount leaving one account and arriving in the other")
 		}
+		if in.Currency != out.Currency && in.Amount < 0 && out.Amount > 0 {
+			msg, err := tx.crossCurrencyProblem(ctx, familyID, out, in)
+			if err != nil {
+				return err
+			}
+			if msg != "" {
+				problems = append(problems, msg)
+			}
+		}
 		if daysApart(in.Date, out.Date) > TransferPairDays {
 			problems = append(problems, fmt.Sprintf("Transfer transactions must be within %d days of each other", TransferPairDays))
 		}
@@ -119,6 +129,29 @@ func (s *Store) PairTransfer(ctx context.Context, familyID, id, otherID uuid.UUI
 		return tx.linkTransfer(ctx, familyID, trID, in.ID, out.ID)
 	})
 	return trID, err
+}
+
+// TransferRateTolerance is how far, in percent, the rate two sides in
+// different currencies imply may lie from the family's rate of the
+// outflow's day for them to pair: a bank's rate and fee differ a little
+// from the market's.
+const TransferRateTolerance = 5
+
+// crossCurrencyProblem checks two sides in different currencies against
+// the family's rate of the outflow's day: the arrived amount must be
+// within TransferRateTolerance of the sent one converted. Without any
+// rate nothing can be checked, and the person's word stands.
+func (s *Store) crossCurrencyProblem(ctx context.Context, familyID uuid.UUID, out, in *Transaction) (string, error) {
+	q, ok, err := s.Quote(ctx, familyID, out.Currency, in.Currency, out.Date)
+	if err != nil || !ok {
+		return "", err
+	}
+	implied, _ := money.RateBetween(out.Amount, in.Amount)
+	if implied.Within(q.Rate, TransferRateTolerance) {
+		return "", nil
+	}
+	return fmt.Sprintf("Transfer amounts imply %s %s per %s, more than %d%% from the rate of %s (%s)",
+		implied.String(), in.Currency, out.Currency, TransferRateTolerance, q.Date, q.Rate.String()), nil
 }
 
 // linkTransfer writes the link of a transfer between two stored rows and
@@ -337,8 +370,49 @@ func (s *Store) TransferCandidates(ctx context.Context, familyID, id uuid.UUID) 
 	if err != nil {
 		return nil, dbErr("list transfer candidates", err)
 	}
+	other, err := s.crossCurrencyCandidates(ctx, familyID, t, from, to)
+	if err != nil {
+		return nil, err
+	}
+	ts = append(ts, other...)
 	sortByDistance(ts, t.Date)
 	return ts, nil
+}
+
+// crossCurrencyCandidates lists the rows of other currencies that
+// PairTransfer would take with t: the other direction, between from and
+// to, live and unpaired, whose implied rate is within
+// TransferRateTolerance of the family's rate of the outflow's day. A
+// currency without any rate offers none (there is nothing to match on).
+func (s *Store) crossCurrencyCandidates(ctx context.Context, familyID uuid.UUID, t *Transaction, from, to civil.Date) ([]Transaction, error) {
+	var ts []Transaction
+	q := s.db.NewSelect().Model(&ts).Relation("Account").
+		Where("t.family_id = ?", familyID).Where("t.account_id <> ?", t.AccountID).
+		Where("t.date >= ?", from).Where("t.date <= ?", to).Where("t.currency <> ?", t.Currency).
+		Where("t.deleted_at IS NULL").Where(notSplitSQL).Where(notPairedSQL, familyID)
+	if t.Amount > 0 {
+		q = q.Where("t.amount < 0")
+	} else {
+		q = q.Where("t.amount > 0")
+	}
+	if err := q.OrderExpr("t.date DESC, t.id").Limit(50).Scan(ctx); err != nil {
+		return nil, dbErr("list transfer candidates", err)
+	}
+	kept := ts[:0]
+	for _, c := range ts {
+		out, in := t, &c
+		if t.Amount < 0 {
+			out, in = &c, t
+		}
+		q, ok, err := s.Quote(ctx, familyID, out.Currency, in.Currency, out.Date)
+		if err != nil {
+			return nil, err
+		}
+		if implied, _ := money.RateBetween(out.Amount, in.Amount); ok && implied.Within(q.Rate, TransferRateTolerance) {
+			kept = append(kept, c)
+		}
+	}
+	return kept, nil
 }
 
 // sortByDistance orders ts by how far each lies from day d, nearest first.

@@ -146,6 +146,9 @@ type transferRefJSON struct {
 	Amount       string          `json:"amount"`
 	Currency     string          `json:"currency"`
 	OtherAccount *accountRefJSON `json:"other_account"`
+	// Between two currencies: the rate the two sides imply (units arrived
+	// per unit sent); null within one.
+	ExchangeRate *string `json:"exchange_rate"`
 }
 
 type transactionJSON struct {
@@ -220,6 +223,10 @@ func renderTransaction(t *models.Transaction) transactionJSON {
 		if tr.OtherAccount != nil {
 			other := accountRef(tr.OtherAccount)
 			ref.OtherAccount = &other
+		}
+		if !tr.Rate.IsZero() {
+			rate := tr.Rate.String()
+			ref.ExchangeRate = &rate
 		}
 		out.Transfer = ref
 	}

@@ -24,13 +24,16 @@ type transferAcctJS struct {
 }
 
 type transferJSON struct {
-	ID                 string                  `json:"id"`
-	Status             string                  `json:"status"`
-	Date               string                  `json:"date"`
-	Amount             string                  `json:"amount"`
-	AmountCents        int64                   `json:"amount_cents"`
-	Currency           string                  `json:"currency"`
-	Notes              *string                 `json:"notes"`
+	ID          string  `json:"id"`
+	Status      string  `json:"status"`
+	Date        string  `json:"date"`
+	Amount      string  `json:"amount"`
+	AmountCents int64   `json:"amount_cents"`
+	Currency    string  `json:"currency"`
+	Notes       *string `json:"notes"`
+	// ExchangeRate is the rate the two sides imply between two currencies
+	// (inflow currency per unit of the outflow's), null within one.
+	ExchangeRate       *string                 `json:"exchange_rate"`
 	InflowTransaction  transferTransactionJSON `json:"inflow_transaction"`
 	OutflowTransaction transferTransactionJSON `json:"outflow_transaction"`
 	CreatedAt          string                  `json:"created_at"`
@@ -54,17 +57,24 @@ func renderTransferTransaction(t *models.Transaction) transferTransactionJSON {
 	return out
 }
 
+// renderTransfer shows a transfer as the reference does: its amount and
+// currency are what arrived (the inflow's); each side keeps its own.
 func renderTransfer(tr *models.Transfer) transferJSON {
-	out := tr.Outflow
-	cur := money.MustCurrency(out.Currency)
-	amount := out.Amount.Abs()
-	return transferJSON{
-		ID: tr.ID.String(), Status: tr.Status, Date: string(out.Date),
-		Amount: amount.Format(cur), AmountCents: amount.Minor(cur), Currency: out.Currency, Notes: tr.Notes,
+	in := tr.Inflow
+	cur := money.MustCurrency(in.Currency)
+	amount := in.Amount.Abs()
+	out := transferJSON{
+		ID: tr.ID.String(), Status: tr.Status, Date: string(tr.Outflow.Date),
+		Amount: amount.Format(cur), AmountCents: amount.Minor(cur), Currency: in.Currency, Notes: tr.Notes,
 		InflowTransaction:  renderTransferTransaction(tr.Inflow),
 		OutflowTransaction: renderTransferTransaction(tr.Outflow),
 		CreatedAt:          timestamp(tr.CreatedAt), UpdatedAt: timestamp(tr.UpdatedAt),
 	}
+	if r, ok := tr.ImpliedRate(); ok {
+		s := r.String()
+		out.ExchangeRate = &s
+	}
+	return out
 }
 
 func (h *Handler) listTransfers(c *fiber.Ctx) error {
@@ -99,6 +109,9 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 	if !ok && !f.bad("amount") {
 		f.add("amount is required")
 	}
+	// to_amount is what arrived, in the destination's currency: required
+	// between two currencies (the store says so, naming it), unused within one.
+	toAmount, _ := f.amount("to_amount")
 	date, ok := f.date("date")
 	if !ok && !f.bad("date") {
 		f.add("date is required")
@@ -108,7 +121,7 @@ func (h *Handler) createTransfer(c *fiber.Ctx) error {
 	if err := f.err(); err != nil {
 		return err
 	}
-	nt = models.NewTransfer{FromAccountID: *from, ToAccountID: *to, Amount: amount, Date: date, Name: name}
+	nt = models.NewTransfer{FromAccountID: *from, ToAccountID: *to, Amount: amount, ToAmount: toAmount, Date: date, Name: name}
 	if hasNotes {
 		nt.Notes = &notes
 	}

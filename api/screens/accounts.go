@@ -285,6 +285,12 @@ type accountData struct {
 	// Value is the "Update value" form.
 	Value *form
 	Today civil.Date
+	// Home is the family's currency; ConvertedBalance is the balance in
+	// it, at the rate of RateDate, for an account in another (nil: none
+	// or no rate).
+	Home             string
+	ConvertedBalance *money.Amount
+	Rate             *models.RateQuote
 }
 
 // showAccount is an account's register: its transactions and valuations,
@@ -310,6 +316,19 @@ func (h *Handler) accountPage(c *fiber.Ctx, status int, a *models.Account, value
 	p := pageOf(c, 50)
 	today := civil.DateOf(h.now())
 	d := accountData{Account: a, Query: url.Values{}, Value: value, Today: today}
+	fam, err := h.store.Family(ctx, a.FamilyID)
+	if err != nil {
+		return err
+	}
+	if d.Home = fam.Currency; a.Currency != d.Home {
+		q, ok, err := h.store.Quote(ctx, a.FamilyID, a.Currency, d.Home, today)
+		if err != nil {
+			return err
+		}
+		if conv, err := money.Convert(a.Balance, q.Rate); ok && err == nil {
+			d.ConvertedBalance, d.Rate = &conv, &q
+		}
+	}
 	if _, ok := value.Values["date"]; !ok {
 		value.Values["date"] = string(today)
 	}

@@ -31,6 +31,32 @@ func flow(a money.Amount, currency string) template.HTML {
 	return template.HTML(template.HTMLEscapeString(formatMoney(a, currency)))
 }
 
+// currencyChoice is one option of a currency select.
+type currencyChoice struct{ Code, Label string }
+
+// currencyChoices lists every ISO 4217 code the service knows, each with
+// its symbol where it has one.
+func currencyChoices() []currencyChoice {
+	codes := money.Codes()
+	out := make([]currencyChoice, len(codes))
+	for i, c := range codes {
+		out[i] = currencyChoice{Code: c, Label: c}
+		if cur := money.MustCurrency(c); cur.Symbol != c {
+			out[i].Label = c + " (" + cur.Symbol + ")"
+		}
+	}
+	return out
+}
+
+// code names currency after an amount when it is not home, the family's
+// own: a symbol alone ($, ¥, R) may stand for several currencies.
+func code(currency, home string) template.HTML {
+	if currency == "" || currency == home {
+		return ""
+	}
+	return template.HTML(` <span class="cur">` + template.HTMLEscapeString(currency) + `</span>`)
+}
+
 // balance renders an account balance: a liability's is what is owed.
 func balance(a money.Amount, currency, accountType string) template.HTML {
 	if models.Liability(accountType) {
@@ -80,7 +106,7 @@ func newPager(q url.Values, p models.Page, total int) pager {
 }
 
 var funcs = template.FuncMap{
-	"money": formatMoney, "flow": flow, "balance": balance, "typeLabel": typeLabel,
+	"money": formatMoney, "flow": flow, "balance": balance, "code": code, "currencies": currencyChoices, "typeLabel": typeLabel,
 	"amountValue": amountValue, "share": share, "monthName": monthName, "shortDate": shortDate,
 	"catName":      catName,
 	"importKind":   importKind,

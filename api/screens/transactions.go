@@ -22,12 +22,18 @@ type choices struct {
 	Categories []models.Category
 	Merchants  []models.Merchant
 	Tags       []models.Tag
+	// Home is the family's currency: an amount in another names its own.
+	Home string
 }
 
 func (h *Handler) choices(c *fiber.Ctx) (choices, error) {
 	ctx, fam := c.UserContext(), web.SessionOf(c).User.FamilyID
 	var ch choices
-	var err error
+	fm, err := h.store.Family(ctx, fam)
+	if err != nil {
+		return ch, err
+	}
+	ch.Home = fm.Currency
 	if ch.Accounts, _, err = h.store.Accounts(ctx, fam, models.Page{Number: 1, Size: 500}); err != nil {
 		return ch, err
 	}
@@ -57,10 +63,11 @@ type listLine struct {
 	Back    string // the list with its filters, where the edit form returns
 	Updated string // the version the row was drawn at, for the stale check
 	Problem string // why the inline edit was refused
+	Home    string // the family's currency
 }
 
-func newListLine(t *models.Transaction, back string) listLine {
-	return listLine{Transaction: t, Back: back, Updated: stamp(t.UpdatedAt)}
+func newListLine(t *models.Transaction, back, home string) listLine {
+	return listLine{Transaction: t, Back: back, Updated: stamp(t.UpdatedAt), Home: home}
 }
 
 // readFilter turns the filter form's query into a store filter; a value
@@ -143,7 +150,7 @@ func (h *Handler) listTransactions(c *fiber.Ctx) error {
 	rows = groupSplits(rows, func(t *models.Transaction) *models.Transaction { return t })
 	back, lines := "/transactions?"+q.Encode(), make([]listLine, len(rows))
 	for i, t := range rows {
-		lines[i] = newListLine(t, back)
+		lines[i] = newListLine(t, back, ch.Home)
 	}
 	return h.pages.Render(c, fiber.StatusOK, "transactions", web.Page{Nav: "transactions", Title: "Transactions",
 		Data: transactionsData{choices: ch, Rows: lines, Filter: q, Errors: problems, Pager: newPager(q, p, total)}})
@@ -368,7 +375,11 @@ func (h *Handler) updateTransaction(c *fiber.Ctx) error {
 // transactionRow answers the inline edit with t's row of the list, drawn
 // by the list's own template, with the form's problem in it if any.
 func (h *Handler) transactionRow(c *fiber.Ctx, status int, t *models.Transaction, f *form) error {
-	line := newListLine(t, returnTo(c, "/transactions"))
+	fm, err := h.store.Family(c.UserContext(), web.SessionOf(c).User.FamilyID)
+	if err != nil {
+		return err
+	}
+	line := newListLine(t, returnTo(c, "/transactions"), fm.Currency)
 	if line.Problem = f.Errors["form"]; line.Problem == "" {
 		line.Problem = f.Errors["category_id"]
 	}

@@ -1,6 +1,9 @@
 package money
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Currency is an ISO 4217 currency as the API formats it.
 type Currency struct {
@@ -44,6 +47,16 @@ func MustCurrency(code string) Currency {
 		return c
 	}
 	return Currency{Code: code, Exponent: 2, Symbol: code}
+}
+
+// Codes lists every active ISO 4217 code LookupCurrency knows, sorted.
+func Codes() []string {
+	out := make([]string, 0, len(currencyExponents))
+	for c := range currencyExponents {
+		out = append(out, c)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // currencyExponents lists the active ISO 4217 codes and their minor-unit

@@ -201,3 +201,24 @@ func Convert(a Amount, r Rate) (Amount, error) {
 	}
 	return Amount(q.Int64()), nil
 }
+
+// RateBetween is the rate that two amounts of one movement imply: what
+// arrived (to) per unit of what left (from), signs ignored, exactly. ok
+// is false when either is zero.
+func RateBetween(from, to Amount) (r Rate, ok bool) {
+	if from == 0 || to == 0 {
+		return Rate{}, false
+	}
+	return Rate{r: new(big.Rat).SetFrac(big.NewInt(int64(to.Abs())), big.NewInt(int64(from.Abs())))}, true
+}
+
+// Within reports whether r lies within pct percent of want, either side.
+func (r Rate) Within(want Rate, pct int64) bool {
+	if r.r == nil || want.r == nil {
+		return false
+	}
+	diff := new(big.Rat).Sub(r.r, want.r)
+	diff.Abs(diff)
+	limit := new(big.Rat).Mul(want.r, big.NewRat(pct, 100))
+	return diff.Cmp(limit) <= 0
+}

@@ -207,3 +207,32 @@ func ratOf(t *testing.T, r money.Rate, inverse bool, text string) *big.Rat {
 	}
 	return x
 }
+
+func TestRateBetween(t *testing.T) {
+	for _, c := range []struct {
+		from, to money.Amount
+		want     string
+		ok       bool
+	}{
+		{1000000, 923500, "0.9235", true},
+		{-1000000, 1082300, "1.0823", true},
+		{30000, 10000, "0.333333333333", true},
+		{0, 10000, "", false},
+		{10000, 0, "", false},
+	} {
+		r, ok := money.RateBetween(c.from, c.to)
+		if ok != c.ok || r.String() != c.want {
+			t.Errorf("RateBetween(%d, %d) = %q, %v; want %q, %v", c.from, c.to, r.String(), ok, c.want, c.ok)
+		}
+	}
+	want, _ := money.ParseRate("1.08")
+	for _, c := range []struct {
+		rate string
+		ok   bool
+	}{{"1.08", true}, {"1.134", true}, {"1.026", true}, {"1.1341", false}, {"1.0259", false}} {
+		r, _ := money.ParseRate(c.rate)
+		if r.Within(want, 5) != c.ok {
+			t.Errorf("%s within 5%% of 1.08 = %v, want %v", c.rate, !c.ok, c.ok)
+		}
+	}
+}

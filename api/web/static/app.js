@@ -327,8 +327,30 @@
     });
   };
 
+  // A transfer between two currencies: <form data-fx-transfer> asks for
+  // the received amount only when the chosen accounts' currencies differ,
+  // and names each amount's currency. Without this the field is always
+  // there, labelled for the To account's currency.
+  const fxTransfer = (form) => {
+    const from = form.querySelector('#from_account_id');
+    const to = form.querySelector('#to_account_id');
+    const box = form.querySelector('[data-fx-received]');
+    if (!from || !to || !box) return;
+    const currency = (sel) => (sel.selectedOptions[0] && sel.selectedOptions[0].dataset.currency) || '';
+    const update = () => {
+      const a = currency(from), b = currency(to);
+      form.querySelector('[data-fx-from]').textContent = a ? ' in ' + a : '';
+      form.querySelector('[data-fx-to]').textContent = b ? 'in ' + b : "in the To account's currency";
+      box.hidden = a !== '' && b !== '' && a === b;
+    };
+    from.addEventListener('change', update);
+    to.addEventListener('change', update);
+    update();
+  };
+
   keepFormTokens();
   document.querySelectorAll('form[data-passkey]').forEach(passkeyForm);
+  document.querySelectorAll('form[data-fx-transfer]').forEach(fxTransfer);
   document.querySelectorAll('form[data-live]').forEach(liveFilter);
   document.querySelectorAll('[data-stream]').forEach(chatStream);
   document.querySelectorAll('#reconcile-figures').forEach(reconcileFigures);
