@@ -48,11 +48,13 @@ func newAccountBalanceTask(p AccountBalancePayload) (*asynq.Task, error) {
 
 // Balances is the one balance policy of every door: the store reports each
 // committed write that changes a balance (models.Store.OnBalanceChange)
-// to Changed, which queues a debounced recalculation, so that a busy
-// account gets about one delayed recalculation per second from each
-// process instead of one per write. A write made with a context from
-// SettleBalances is recalculated at once instead, by the same
-// recalculation the job runs.
+// to Changed, which queues a debounced refresh, so that a busy account
+// gets about one delayed refresh per second from each process instead of
+// one per write. The write itself has already moved the kept balance (see
+// models/balance_keep.go); the refresh only brings the day it counts up
+// to to today, reading the rows between. A write made with a context from
+// SettleBalances is refreshed at once instead, by the same refresh the
+// job runs.
 type Balances struct {
 	store  *models.Store
 	q      *asynq.Client
