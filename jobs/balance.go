@@ -16,36 +16,45 @@ import (
 	"coffer/models"
 )
 
-// TypeAccountBalance recalculates one account's balance from its
-// transactions.
+// TypeAccountBalance brings one account's balance, kept by every write as
+// of the day it counts up to, to today (models.Store.RefreshBalance); the
+// sweep's recalculates it in full instead.
 const TypeAccountBalance = "account:balance"
 
-// TypeBalanceSweep recalculates every account: transactions dated in the
-// future start to count on their day, and any recalculation that was lost
-// (Redis restarted, a task archived) is made good.
+// TypeBalanceSweep recalculates every account in full: transactions dated
+// in the future start to count on their day, and any drift of a kept
+// balance from the full walk is made good.
 const TypeBalanceSweep = "account:balance_sweep"
 
-// AccountBalancePayload names the account to recalculate.
+// AccountBalancePayload names the account to bring up to date; Full asks
+// for the full recalculation (the sweep's).
 type AccountBalancePayload struct {
 	FamilyID  uuid.UUID `json:"family_id"`
 	AccountID uuid.UUID `json:"account_id"`
+	Full      bool      `json:"full,omitempty"`
 }
 
 // NewAccountBalanceTask builds the recalculation of one account. Its task
 // id makes it unique per account while it waits in the queue.
 func NewAccountBalanceTask(familyID, accountID uuid.UUID) (*asynq.Task, error) {
-	return NewTask(TypeAccountBalance, AccountBalancePayload{FamilyID: familyID, AccountID: accountID},
-		asynq.TaskID("account:balance:"+accountID.String()), asynq.Queue(QueueDefault), asynq.MaxRetry(10),
+	return newAccountBalanceTask(AccountBalancePayload{FamilyID: familyID, AccountID: accountID})
+}
+
+func newAccountBalanceTask(p AccountBalancePayload) (*asynq.Task, error) {
+	return NewTask(TypeAccountBalance, p,
+		asynq.TaskID("account:balance:"+p.AccountID.String()), asynq.Queue(QueueDefault), asynq.MaxRetry(10),
 		asynq.Timeout(time.Minute))
 }
 
 // Balances is the one balance policy of every door: the store reports each
 // committed write that changes a balance (models.Store.OnBalanceChange)
-// to Changed, which queues a debounced recalculation, so that a busy
-// account gets about one delayed recalculation per second from each
-// process instead of one per write. A write made with a context from
-// SettleBalances is recalculated at once instead, by the same
-// recalculation the job runs.
+// to Changed, which queues a debounced refresh, so that a busy account
+// gets about one delayed refresh per second from each process instead of
+// one per write. The write itself has already moved the kept balance (see
+// models/balance_keep.go); the refresh only brings the day it counts up
+// to to today, reading the rows between. A write made with a context from
+// SettleBalances is refreshed at once instead, by the same refresh the
+// job runs.
 type Balances struct {
 	store  *models.Store
 	q      *asynq.Client
@@ -101,7 +110,7 @@ func (b *Balances) Changed(ctx context.Context, familyID uuid.UUID, accountIDs [
 		var err error
 		if settle {
 			b.nSettled.Add(1)
-			_, err = recalculate(ctx, b.store, b.log, familyID, id)
+			_, err = recalculate(ctx, b.store, b.log, AccountBalancePayload{FamilyID: familyID, AccountID: id})
 		} else {
 			b.nQueued.Add(1)
 			err = b.Enqueue(ctx, familyID, id)
@@ -182,17 +191,23 @@ func (h *Handlers) AccountBalance(ctx context.Context, t *asynq.Task) error {
 	if err := Decode(t, &p); err != nil {
 		return err
 	}
-	saved, err := recalculate(ctx, h.Store, h.logger(ctx, t), p.FamilyID, p.AccountID)
+	saved, err := recalculate(ctx, h.Store, h.logger(ctx, t), p)
 	if saved {
 		h.hook(ctx, HookBalanceSaved)
 	}
 	return err
 }
 
-// recalculate is the one recalculation of an account's balance, the job's
-// and a settled change's; saved reports that a new balance committed.
-func recalculate(ctx context.Context, s *models.Store, log *slog.Logger, familyID, accountID uuid.UUID) (saved bool, err error) {
-	err = s.RecalculateBalance(ctx, familyID, accountID)
+// recalculate is the one update of an account's balance, the job's and a
+// settled change's: brought up to today, or recalculated in full for
+// p.Full; saved reports that a new balance committed.
+func recalculate(ctx context.Context, s *models.Store, log *slog.Logger, p AccountBalancePayload) (saved bool, err error) {
+	accountID, changed := p.AccountID, true
+	if p.Full {
+		err = s.RecalculateBalance(ctx, p.FamilyID, p.AccountID)
+	} else {
+		changed, err = s.RefreshBalance(ctx, p.FamilyID, p.AccountID)
+	}
 	switch {
 	case errors.Is(err, models.ErrNotFound):
 		log.Info("account gone; nothing to recalculate", "account_id", accountID)
@@ -201,7 +216,7 @@ func recalculate(ctx context.Context, s *models.Store, log *slog.Logger, familyI
 		log.Warn("balance out of range; recorded on the account", "account_id", accountID)
 		return false, nil
 	}
-	return err == nil, err
+	return err == nil && changed, err
 }
 
 // NewBalanceSweepTask builds the periodic sweep over every account.
@@ -220,7 +235,7 @@ func (h *Handlers) BalanceSweep(ctx context.Context, t *asynq.Task) error {
 	// usual id (archived after its retries) cannot keep the sweep out.
 	day := h.now().UTC().Format("20060102")
 	for _, r := range refs {
-		task, err := NewAccountBalanceTask(r.FamilyID, r.ID)
+		task, err := newAccountBalanceTask(AccountBalancePayload{FamilyID: r.FamilyID, AccountID: r.ID, Full: true})
 		if err != nil {
 			return err
 		}

@@ -161,6 +161,11 @@ func (s *Store) UpdateAccount(ctx context.Context, a *Account, columns ...string
 		}
 		for _, c := range columns {
 			if c == "opening_balance" || c == "opening_balance_date" || c == "currency" || c == "account_type" {
+				// What every row moves changes: rewritten from the full walk
+				// here, as a valuation is (see balance_keep.go).
+				if err := tx.recalculate(ctx, a.FamilyID, a.ID); err != nil && !errors.Is(err, ErrBalanceOverflow) {
+					return err
+				}
 				tx.balanceChange(ctx, a.FamilyID, a.ID)
 				break
 			}

@@ -47,8 +47,9 @@ func TestRecalculateBalanceExact(t *testing.T) {
 
 // TestRecalculateBalanceOverflow: two transactions of 900 trillion (now
 // refused by ParseAmount, but possible in older data) add up to more than
-// a balance holds. The account keeps its last balance and says why; the
-// balance comes back once the transactions fit again.
+// a balance holds. The account keeps its last balance that fit (the first
+// row's, kept by its write) and says why; the balance comes back once the
+// transactions fit again.
 func TestRecalculateBalanceOverflow(t *testing.T) {
 	ctx := context.Background()
 	s := modelstest.NewStore(t)
@@ -60,8 +61,8 @@ func TestRecalculateBalanceOverflow(t *testing.T) {
 			t.Fatalf("err = %v, want ErrBalanceOverflow", err)
 		}
 		a, _ := s.Account(ctx, f.Family.ID, f.Account.ID)
-		if a.BalanceError == nil || *a.BalanceError != models.BalanceOverflow || a.Balance != 0 {
-			t.Fatalf("balance %d, error %v; want the last balance (0) marked overflow", a.Balance, a.BalanceError)
+		if a.BalanceError == nil || *a.BalanceError != models.BalanceOverflow || a.Balance != -9e18 {
+			t.Fatalf("balance %d, error %v; want the last balance (-9e18) marked overflow", a.Balance, a.BalanceError)
 		}
 	}
 	if _, err := s.DeleteTransaction(ctx, f.Family.ID, rows[1].ID); err != nil {

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
@@ -575,6 +576,20 @@ func deref(s *string) string {
 // difference shows as that valuation's adjustment. It writes only when
 // the balance differs.
 func (s *Store) alignBalance(ctx context.Context, a *Account, bank money.Amount, today civil.Date) error {
+	wrote, err := s.alignValuation(ctx, a, bank, today)
+	if err != nil || !wrote {
+		return err
+	}
+	// A valuation moved: the account is rewritten from the full walk, as
+	// settleValuations does (see balance_keep.go).
+	if err := s.recalculate(ctx, a.FamilyID, a.ID); err != nil && !errors.Is(err, ErrBalanceOverflow) {
+		return err
+	}
+	return nil
+}
+
+// alignValuation is alignBalance's valuation write; wrote reports one.
+func (s *Store) alignValuation(ctx context.Context, a *Account, bank money.Amount, today civil.Date) (wrote bool, err error) {
 	target := bank
 	switch a.AccountType {
 	case "credit_card":
@@ -584,16 +599,16 @@ func (s *Store) alignBalance(ctx context.Context, a *Account, bank money.Amount,
 	}
 	l, err := s.readLedger(ctx, a)
 	if err != nil {
-		return err
+		return false, err
 	}
 	anchors, err := s.readAnchors(ctx, a.FamilyID, a.ID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	now := balanceOn(l, anchors, a.OpeningBalance, today)
 	diff := big.NewInt(int64(target))
 	if diff.Sub(diff, now); diff.Sign() == 0 || !fits(diff) {
-		return nil
+		return false, nil
 	}
 	latest := -1
 	for i, an := range anchors {
@@ -604,23 +619,23 @@ func (s *Store) alignBalance(ctx context.Context, a *Account, bank money.Amount,
 	if latest <= 0 {
 		v, err := s.opening(ctx, a.FamilyID, a.ID)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if latest == 0 && v.ID != anchors[0].ID {
-			return s.setBalanceOn(ctx, a, target, today)
+			return true, s.setBalanceOn(ctx, a, target, today)
 		}
 		shifted := diff.Add(diff, big.NewInt(int64(v.Amount)))
 		if !fits(shifted) {
-			return nil
+			return false, nil
 		}
 		v.Amount, v.UpdatedAt = money.Amount(shifted.Int64()), s.now()
 		if err := s.updateOne(ctx, v, v.FamilyID, v.ID, "align balance", "amount"); err != nil {
-			return err
+			return false, err
 		}
 		a.OpeningBalance = v.Amount
-		return s.mirrorOpening(ctx, v)
+		return true, s.mirrorOpening(ctx, v)
 	}
-	return s.setBalanceOn(ctx, a, target, today)
+	return true, s.setBalanceOn(ctx, a, target, today)
 }
 
 // setBalanceOn records, inside the caller's transaction, that account a

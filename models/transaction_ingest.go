@@ -335,8 +335,12 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 const copyFrom = 50
 
 // lockActiveAccounts returns which of the rows' accounts are active, and
-// keeps them so until the transaction ends: FOR SHARE holds off a
-// concurrent status change (SQLite has one writer anyway).
+// keeps them so until the transaction ends: the lock holds off a
+// concurrent status change (SQLite has one writer anyway). It is the one
+// the write's balance move (migration 20261206500000_balance_moves) takes
+// on the account anyway, taken up front and in id order: two writes of an
+// account take turns from the start instead of both holding a share that
+// neither can then raise (a deadlock).
 func (s *Store) lockActiveAccounts(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (map[uuid.UUID]bool, error) {
 	var ids []uuid.UUID
 	for _, r := range rows {
@@ -348,7 +352,7 @@ func (s *Store) lockActiveAccounts(ctx context.Context, familyID uuid.UUID, rows
 	q := s.db.NewSelect().Model((*Account)(nil)).Column("id").
 		Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("status = ?", AccountActive)
 	if s.Postgres() {
-		q.For("SHARE")
+		q.OrderExpr("id").For("NO KEY UPDATE")
 	}
 	if err := q.Scan(ctx, &active); err != nil {
 		return nil, dbErr("lock accounts", err)

@@ -101,9 +101,13 @@ func (s *Store) CreateTransfer(ctx context.Context, familyID uuid.UUID, nt NewTr
 			t.CreatedAt = tx.now()
 			t.UpdatedAt = t.CreatedAt
 			madeFingerprint(t)
-			if _, err := tx.db.NewInsert().Model(t).Exec(ctx); err != nil {
-				return dbErr("create transfer transaction", err)
-			}
+		}
+		// Both legs in one statement: its balance move takes the two
+		// accounts in id order, so that opposite transfers made at once
+		// never wait on each other in a circle.
+		legs := []Transaction{*out, *in}
+		if _, err := tx.db.NewInsert().Model(&legs).Exec(ctx); err != nil {
+			return dbErr("create transfer transaction", err)
 		}
 		tx.balanceChange(ctx, familyID, from.ID, to.ID)
 		tr := &Transfer{ID: id, FamilyID: familyID, InflowTransactionID: in.ID, OutflowTransactionID: out.ID,

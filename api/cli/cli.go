@@ -1,5 +1,6 @@
 // Package cli is the operator at a terminal: the admin subcommands (users,
-// families, API keys, the audit archive, the secrets backfill), each a few
+// families, API keys, the audit archive, the secrets backfill, the balance
+// check), each a few
 // lines over the store methods the admin screens use. main opens the store
 // and hands it in; nothing here reads the environment.
 package cli
@@ -15,6 +16,8 @@ import (
 
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/money"
 )
 
 // ErrUnknown is Parse's answer when args name no admin command.
@@ -56,6 +59,9 @@ func commands() []command {
 		{"audit archive", "\n    applies the audit retention tier now (also a scheduled job)", auditArchive},
 		{"secrets backfill", "[--dry-run]\n" +
 			"    seals plaintext secrets and re-seals old-key values (also a job at every worker start)", secretsBackfill},
+		{"balances check", "[--fix]\n" +
+			"    compares every account's kept balance and valuation adjustments with the full\n" +
+			"    recalculation, prints each difference, and with --fix rewrites those accounts", balancesCheck},
 	}
 }
 
@@ -159,6 +165,52 @@ func secretsBackfill(fs *flag.FlagSet, o *Options) func() (Command, error) {
 			return err
 		}, nil
 	}
+}
+
+// ErrBalanceDrift is balances check's answer when it found differences
+// and was not asked to fix them: the command exits non-zero.
+var ErrBalanceDrift = errors.New("balances differ from their full recalculation; run with --fix to rewrite them")
+
+func balancesCheck(fs *flag.FlagSet, o *Options) func() (Command, error) {
+	fix := fs.Bool("fix", false, "rewrite every account that differs from the full recalculation")
+	return func() (Command, error) {
+		return func(ctx context.Context, s *models.Store) error {
+			drifts, err := s.CheckBalances(ctx, *fix)
+			accounts := map[string]bool{}
+			for _, d := range drifts {
+				accounts[d.AccountID.String()] = true
+				fmt.Fprintf(o.Stdout, "family %s account %s %s on %s: stored %s, computed %s\n", d.FamilyID, d.AccountID, d.What,
+					dayOrOpening(d.Day), figure(d.Stored, d.StoredOverflow), figure(d.Computed, d.ComputedOverflow))
+			}
+			if err != nil {
+				return err
+			}
+			switch {
+			case len(drifts) == 0:
+				fmt.Fprintln(o.Stdout, "balances check: every account agrees with its full recalculation")
+			case *fix:
+				fmt.Fprintf(o.Stdout, "balances check: %d differences in %d accounts, fixed\n", len(drifts), len(accounts))
+			default:
+				fmt.Fprintf(o.Stdout, "balances check: %d differences in %d accounts\n", len(drifts), len(accounts))
+				return ErrBalanceDrift
+			}
+			return nil
+		}, nil
+	}
+}
+
+func dayOrOpening(d civil.Date) string {
+	if d == "" {
+		return "the undated opening"
+	}
+	return string(d)
+}
+
+func figure(a money.Amount, overflow bool) string {
+	if overflow {
+		return "out of range"
+	}
+	return a.String()
 }
 
 // Welcome is what `coffer dev` prints once it listens at appURL.

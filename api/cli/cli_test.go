@@ -37,7 +37,7 @@ func TestHelpRunsNothing(t *testing.T) {
 	for _, args := range [][]string{
 		{"users", "create", "--help"}, {"users", "set-role", "-h"}, {"users", "set-password", "--help"},
 		{"families", "list", "--help"}, {"apikeys", "create", "--help"}, {"audit", "archive", "--help"},
-		{"secrets", "backfill", "--help"}, {"users"}, {"apikeys"}, {"users", "--help"},
+		{"secrets", "backfill", "--help"}, {"balances", "check", "--help"}, {"users"}, {"apikeys"}, {"users", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			// A nil store: anything that ran would panic.
@@ -147,5 +147,30 @@ func TestMaintenance(t *testing.T) {
 	}
 	if out, err := admin(t, s, "", "audit", "archive"); err != nil || !strings.Contains(out, "audit retention (standard): 0 records") {
 		t.Errorf("audit archive: %q, %v", out, err)
+	}
+}
+
+// TestBalancesCheck: a balance written wrong behind the store's back is
+// reported (and the command fails) until --fix rewrites it.
+func TestBalancesCheck(t *testing.T) {
+	ctx := context.Background()
+	s := modelstest.NewStore(t)
+	f := modelstest.NewFamily(t, s, "drift")
+	if out, err := admin(t, s, "", "balances", "check"); err != nil || !strings.Contains(out, "every account agrees") {
+		t.Fatalf("clean: %q, %v", out, err)
+	}
+	if _, err := s.DB().NewRaw("UPDATE accounts SET balance = balance + 10000 WHERE id = ?", f.Account.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	line := "account " + f.Account.ID.String() + " balance on "
+	out, err := admin(t, s, "", "balances", "check")
+	if !errors.Is(err, cli.ErrBalanceDrift) || !strings.Contains(out, line) || !strings.Contains(out, "stored 1.0000, computed 0.0000") {
+		t.Fatalf("drift: %q, %v", out, err)
+	}
+	if out, err := admin(t, s, "", "balances", "check", "--fix"); err != nil || !strings.Contains(out, "1 differences in 1 accounts, fixed") {
+		t.Fatalf("fix: %q, %v", out, err)
+	}
+	if out, err := admin(t, s, "", "balances", "check"); err != nil || !strings.Contains(out, "every account agrees") {
+		t.Fatalf("after the fix: %q, %v", out, err)
 	}
 }
