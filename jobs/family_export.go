@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hibiken/asynq"
-
 )
 
 // TypeFamilyExport writes a family's whole data as the reference app's
