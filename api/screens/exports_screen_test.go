@@ -1,0 +1,94 @@
+package screens_test
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/hibiken/asynq"
+
+	"coffer/api/apitest"
+	"coffer/jobs"
+	"coffer/models"
+)
+
+// An admin exports the household from its settings screen: the button
+// queues an export, the list shows it waiting, then (the job run) a
+// download link to the reference's ZIP. Another household's admin gets a
+// 404 for that file; a member cannot start one.
+func TestExportScreen(t *testing.T) {
+	e := apitest.NewEnv(t)
+	b := apitest.SignedInBrowser(t, e)
+	ctx := context.Background()
+
+	if r := b.Get("/settings/family"); r.Status != 200 || !strings.Contains(string(r.Body), "Export all data") ||
+		strings.Contains(string(r.Body), "Past exports") {
+		t.Fatalf("settings: %d %s", r.Status, r.Body)
+	}
+	if r := b.Post("/settings/family/exports", url.Values{}); r.Status != 303 || r.Header.Get("Location") != "/settings/family#exports" {
+		t.Fatalf("export: %d %v", r.Status, r.Header)
+	}
+	es, _, err := e.Store.FamilyExports(ctx, e.Alpha.Family.ID, models.Page{Number: 1, Size: 5})
+	if err != nil || len(es) != 1 || es[0].Status != models.ExportPending {
+		t.Fatalf("exports: %+v %v", es, err)
+	}
+	page := string(b.Get("/settings/family").Body)
+	if !strings.Contains(page, "Past exports") || !strings.Contains(page, "Waiting") || strings.Contains(page, "/download") {
+		t.Fatalf("pending export: %s", page)
+	}
+	download := "/settings/family/exports/" + es[0].ID.String() + "/download"
+	if r := b.Get(download); r.Status != 303 {
+		t.Fatalf("download before it is ready: %d", r.Status)
+	}
+
+	task, err := jobs.NewFamilyExportTask(e.Alpha.Family.ID, es[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&jobs.Handlers{Store: e.Store, Log: e.Logger()}).FamilyExport(ctx, asynq.NewTask(task.Type(), task.Payload())); err != nil {
+		t.Fatal(err)
+	}
+	page = string(b.Get("/settings/family").Body)
+	if !strings.Contains(page, `href="`+download+`"`) || !strings.Contains(page, "Ready") {
+		t.Fatalf("completed export: %s", page)
+	}
+	r := b.Get(download)
+	if r.Status != 200 || r.Header.Get("Content-Type") != "application/zip" {
+		t.Fatalf("download: %d %v", r.Status, r.Header)
+	}
+	if _, err := zip.NewReader(bytes.NewReader(r.Body), int64(len(r.Body))); err != nil {
+		t.Fatalf("not a ZIP: %v", err)
+	}
+
+	// Beta's admin, signed in: not Alpha's file.
+	apitest.SetPassword(t, e, e.Beta.User, "correct horse battery")
+	other := e.Browser(t)
+	if r := other.Login(e.Beta.User.Email, "correct horse battery"); r.Status != 303 {
+		t.Fatalf("beta login: %d", r.Status)
+	}
+	if r := other.Get(download); r.Status != 404 {
+		t.Fatalf("beta downloads alpha's export: %d", r.Status)
+	}
+	if page := string(other.Get("/settings/family").Body); strings.Contains(page, "Past exports") {
+		t.Fatalf("beta sees alpha's exports: %s", page)
+	}
+
+	member := &models.User{FamilyID: e.Alpha.Family.ID, Email: "kid-export@alpha.example", Role: models.RoleMember, Status: "active"}
+	if err := e.Store.CreateUser(ctx, member); err != nil {
+		t.Fatal(err)
+	}
+	apitest.SetPassword(t, e, member, "correct horse battery")
+	m := e.Browser(t)
+	if r := m.Login(member.Email, "correct horse battery"); r.Status != 303 {
+		t.Fatalf("member login: %d", r.Status)
+	}
+	if r := m.Post("/settings/family/exports", url.Values{}); r.Status != 403 {
+		t.Fatalf("a member exports: %d", r.Status)
+	}
+	if r := m.Get(download); r.Status != 403 {
+		t.Fatalf("a member downloads: %d", r.Status)
+	}
+}
