@@ -92,3 +92,35 @@ func TestExportScreen(t *testing.T) {
 		t.Fatalf("a member downloads: %d", r.Status)
 	}
 }
+
+// The transaction list's "Download CSV" keeps its filters: the file has
+// the rows the list finds, every page of them, and no other family's.
+func TestTransactionsCSV(t *testing.T) {
+	e := apitest.NewEnv(t)
+	b := apitest.SignedInBrowser(t, e)
+	for _, tx := range []struct{ name, amount, kind string }{{"Coffee beans", "12.50", "expense"}, {"Coffee cup", "3", "expense"},
+		{"Salary", "1000", "income"}} {
+		if r := b.Post("/transactions", url.Values{"account_id": {e.Alpha.Account.ID.String()}, "date": {"2026-01-05"},
+			"type": {tx.kind}, "amount": {tx.amount}, "name": {tx.name}}); r.Status != 303 {
+			t.Fatalf("add %s: %d %s", tx.name, r.Status, r.Body)
+		}
+	}
+	page := string(b.Get("/transactions?q=Coffee").Body)
+	if !strings.Contains(page, `href="/transactions.csv?q=Coffee"`) {
+		t.Fatalf("no CSV link with the filter: %s", page)
+	}
+	r := b.Get("/transactions.csv?q=Coffee")
+	if r.Status != 200 || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv") {
+		t.Fatalf("csv: %d %v", r.Status, r.Header)
+	}
+	body := string(r.Body)
+	if !strings.HasPrefix(body, "date,account_name,amount,name,category,tags,notes,currency\n") ||
+		!strings.Contains(body, "2026-01-05,Checking,12.5,Coffee beans,,,,USD\n") || !strings.Contains(body, "Coffee cup") ||
+		strings.Contains(body, "Salary") {
+		t.Fatalf("csv body:\n%s", body)
+	}
+	all := string(b.Get("/transactions.csv").Body)
+	if !strings.Contains(all, "-1000.0,Salary") || strings.Count(all, "\n") != 4 {
+		t.Fatalf("unfiltered csv:\n%s", all)
+	}
+}

@@ -115,6 +115,7 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/valuations/:id/delete", screen(signedIn, h.deleteValuation)...)
 
 	app.Get("/transactions", screen(signedIn, h.listTransactions)...)
+	app.Get("/transactions.csv", screen(signedIn, h.transactionsCSV)...)
 	app.Get("/transactions/new", screen(signedIn, h.newTransaction)...)
 	app.Post("/transactions", screen(signedIn, h.createTransaction)...)
 	app.Post("/transactions/bulk", screen(signedIn, h.bulkTransactions)...)
