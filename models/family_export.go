@@ -74,6 +74,16 @@ func (s *Store) FamilyExports(ctx context.Context, familyID uuid.UUID, p Page) (
 	return out, n, dbErr("list family exports", err)
 }
 
+// FamilyExportsInFlight returns the exports whose job should be queued or
+// running (pending or processing), ids only: `coffer dev` queues them
+// again at start, its in-process queue having lost them.
+func (s *Store) FamilyExportsInFlight(ctx context.Context) ([]FamilyExport, error) {
+	var out []FamilyExport
+	err := s.db.NewSelect().Model(&out).Column("id", "family_id", "status").
+		Where("status IN (?)", bun.List([]string{ExportPending, ExportProcessing})).OrderExpr("created_at").Scan(ctx)
+	return out, dbErr("family exports in flight", err)
+}
+
 // StartFamilyExport marks the export processing and removes what an earlier
 // attempt wrote of its file. It returns false, and changes nothing, when
 // the export is already completed: a retried job has nothing to do.
