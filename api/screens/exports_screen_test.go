@@ -4,10 +4,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/hibiken/asynq"
 
 	"coffer/api/apitest"
@@ -122,5 +124,53 @@ func TestTransactionsCSV(t *testing.T) {
 	all := string(b.Get("/transactions.csv").Body)
 	if !strings.Contains(all, "-1000.0,Salary") || strings.Count(all, "\n") != 4 {
 		t.Fatalf("unfiltered csv:\n%s", all)
+	}
+}
+
+// TestBrowserExportScreen: in Chromium at phone and desktop widths, the
+// household's export card with a finished export and one waiting, its
+// button pressed (a real form post with its token), and no sideways
+// scrolling; saved as screenshots.
+func TestBrowserExportScreen(t *testing.T) {
+	e, base := apitest.ServeEnv(t)
+	ctx := context.Background()
+	done, err := e.Store.CreateFamilyExport(ctx, e.Alpha.Family.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := jobs.NewFamilyExportTask(e.Alpha.Family.ID, done.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&jobs.Handlers{Store: e.Store, Log: e.Logger()}).FamilyExport(ctx, asynq.NewTask(task.Type(), task.Payload())); err != nil {
+		t.Fatal(err)
+	}
+	apitest.SetPassword(t, e, e.Alpha.User, "correct horse battery")
+	c := apitest.NewChrome(t)
+	c.SignIn(base, e.Alpha.User.Email)
+	c.Run("export",
+		chromedp.Navigate(base+"/settings/family"),
+		chromedp.WaitVisible(`#exports button`),
+		chromedp.Click(`#exports button`),
+		chromedp.WaitVisible(`#exports table`),
+	)
+	c.WaitFor(`String(document.querySelectorAll('#exports tbody tr').length)`, "2")
+	for _, size := range []struct {
+		name          string
+		width, height int64
+	}{{"phone", 390, 844}, {"desktop", 1280, 900}} {
+		c.Run("exports at "+size.name,
+			chromedp.EmulateViewport(size.width, size.height),
+			chromedp.Navigate(base+"/settings/family#exports"),
+			chromedp.WaitVisible(`#exports table`),
+		)
+		if got := c.Text(`#exports a[download="` + done.Filename() + `"]`); got != "Download ZIP" {
+			t.Fatalf("%s: download link %q", size.name, got)
+		}
+		wide, err := chromedp.Run(c.Ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > innerWidth`))
+		if err != nil || wide {
+			t.Fatalf("%s: the page scrolls sideways (%v)", size.name, err)
+		}
+		c.ShootView(fmt.Sprintf("family_exports_%s", size.name))
 	}
 }
