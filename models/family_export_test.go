@@ -380,4 +380,16 @@ func TestFamilyExportFile(t *testing.T) {
 	if total != 1 || list[0].Status != models.ExportCompleted || list[0].ByteSize != int64(len(data)) {
 		t.Fatalf("alpha's exports %+v", list)
 	}
+
+	// A reset removes the exports with the data they hold, as the
+	// reference's does; another family's stay.
+	kept, err := s.CreateFamilyExport(ctx, beta.Family.ID)
+	must(t, err)
+	must(t, s.ResetFamily(ctx, alpha.Family.ID))
+	if _, total, _ := s.FamilyExports(ctx, alpha.Family.ID, models.Page{Number: 1, Size: 10}); total != 0 {
+		t.Fatalf("%d exports after the reset", total)
+	}
+	if _, err := s.FamilyExport(ctx, beta.Family.ID, kept.ID); err != nil {
+		t.Fatalf("beta's export went with alpha's reset: %v", err)
+	}
 }
