@@ -84,6 +84,7 @@ func (h *Handlers) Table() Table {
 		TypeSecretsBackfill:    {Handler: h.SecretsBackfill},
 		TypeFamilyPurge:        {Handler: h.FamilyPurge},
 		TypeFamilyReset:        {Handler: h.FamilyReset},
+		TypeFamilyExport:       {Handler: h.FamilyExport},
 		TypeOAuthCleanup:       {Handler: h.OAuthCleanup},
 		TypeImportPublish:      {Handler: h.ImportPublish},
 		TypeImportRevert:       {Handler: h.ImportRevert},

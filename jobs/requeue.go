@@ -22,9 +22,9 @@ func NewRequeueTask() *asynq.Task {
 
 // Requeue handles TypeRequeue: every balance is recalculated, every chat
 // still waiting for the assistant is asked again, families left empty
-// are purged, file imports that were importing or reverting go on and
-// pending rule runs carry on. Task ids keep work that is already queued
-// from doubling.
+// are purged, file imports that were importing or reverting go on,
+// pending rule runs carry on and unfinished family exports are written.
+// Task ids keep work that is already queued from doubling.
 func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 	if _, err := h.Queue.EnqueueContext(ctx, NewBalanceSweepTask()); err != nil {
 		return fmt.Errorf("jobs: requeue balances: %w", err)
@@ -86,7 +86,17 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		}
 		h.hook(ctx, HookRequeued)
 	}
+	exports, err := h.Store.FamilyExportsInFlight(ctx)
+	if err != nil {
+		return err
+	}
+	for _, e := range exports {
+		if err := EnqueueFamilyExport(ctx, h.Queue, e.FamilyID, e.ID); err != nil {
+			return err
+		}
+		h.hook(ctx, HookRequeued)
+	}
 	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families),
-		"imports", len(imports), "rule_runs", len(runs))
+		"imports", len(imports), "rule_runs", len(runs), "family_exports", len(exports))
 	return nil
 }

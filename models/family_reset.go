@@ -10,9 +10,11 @@ import (
 // reset empties them: what points to a row goes before the row. The
 // people stay (users, their keys, sessions, grants and invitations), with
 // their chats with the assistant; the audit log stays too. (A family's
-// own exchange rates go; the instance's fetched ones have no family.)
+// own exchange rates go; the instance's fetched ones have no family. Its
+// exports go, as the reference's reset removes them: they hold the data.)
 var resetTables = []string{
-	"chat_proposals", "rule_runs", "rules", "import_mappings", "imports", "budgets", "provider_connections",
+	"chat_proposals", "rule_runs", "rules", "import_mappings", "imports", "family_export_chunks", "family_exports",
+	"budgets", "provider_connections",
 	"rejected_transfers", "transfers", "transaction_tags", "provider_transaction_aliases", "transactions",
 	"valuations", "reconciliations", "accounts", "categories", "merchants", "tags", "exchange_rates",
 }

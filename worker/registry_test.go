@@ -48,6 +48,7 @@ func everyTask(t *testing.T) []*asynq.Task {
 	add(jobs.NewSecretsBackfillTask(), nil)
 	add(jobs.NewFamilyPurgeTask(a))
 	add(jobs.NewFamilyResetTask(a))
+	add(jobs.NewFamilyExportTask(a, b))
 	add(jobs.NewOAuthCleanupTask(), nil)
 	add(jobs.NewImportPublishTask(a, b, time.Now()))
 	add(jobs.NewImportRevertTask(a, b, time.Now()))

@@ -103,6 +103,11 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Get("/syncs/latest", read, h.latestSync)
 	v1.Get("/syncs/:id", read, h.showSync)
 
+	v1.Get("/family_exports", read, h.listFamilyExports) // a family admin only, as every export route
+	v1.Post("/family_exports", write, h.createFamilyExport)
+	v1.Get("/family_exports/:id", read, h.showFamilyExport)
+	v1.Get("/family_exports/:id/download", read, h.downloadFamilyExport)
+
 	v1.Get("/imports", read, h.listImports)
 	v1.Post("/imports", write, h.createImport)
 	v1.Post("/imports/preflight", write, h.preflightImport)

@@ -16,10 +16,15 @@ type familyData struct {
 	Family  *models.Family
 	Formats []numberFormat
 	Usual   numberFormat // the format of the family's currency
+	Exports []models.FamilyExport
 }
 
 func (h *Handler) familyPage(c *fiber.Ctx, status int, f *form, fam *models.Family) error {
-	d := familyData{Form: f, Family: fam, Formats: numberFormats, Usual: numberFormatOf(fam.Currency)}
+	exports, err := h.recentExports(c)
+	if err != nil {
+		return err
+	}
+	d := familyData{Form: f, Family: fam, Formats: numberFormats, Usual: numberFormatOf(fam.Currency), Exports: exports}
 	return h.pages.Render(c, status, "family", web.Page{Title: "Household", Data: d})
 }
 

@@ -118,6 +118,7 @@ var funcs = template.FuncMap{
 	"plural":       plural,
 	"lines":        func(s string) []string { return strings.Split(s, "\n") },
 	"thousands":    thousands,
+	"exportSize":   exportSize,
 	"dict":         dict,
 	"str":          models.Str,
 	"has":          func(list []string, v string) bool { return slices.Contains(list, v) },

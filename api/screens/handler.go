@@ -115,6 +115,7 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/valuations/:id/delete", screen(signedIn, h.deleteValuation)...)
 
 	app.Get("/transactions", screen(signedIn, h.listTransactions)...)
+	app.Get("/transactions.csv", screen(signedIn, h.transactionsCSV)...)
 	app.Get("/transactions/new", screen(signedIn, h.newTransaction)...)
 	app.Post("/transactions", screen(signedIn, h.createTransaction)...)
 	app.Post("/transactions/bulk", screen(signedIn, h.bulkTransactions)...)
@@ -184,6 +185,8 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Get("/settings/family", screen(signedIn, admin, h.familySettings)...)
 	app.Post("/settings/family", screen(signedIn, admin, h.saveFamilySettings)...)
 	app.Post("/settings/family/second_factor", screen(signedIn, admin, h.saveSecondFactorRule)...)
+	app.Post("/settings/family/exports", screen(signedIn, admin, h.createExport)...)
+	app.Get("/settings/family/exports/:id/download", screen(signedIn, admin, h.downloadExport)...)
 	app.Get("/settings/assistant", screen(signedIn, admin, h.assistantUsage)...)
 	app.Get("/settings/exchange_rates", screen(signedIn, h.exchangeRates)...)
 	app.Post("/settings/exchange_rates", screen(signedIn, admin, h.setExchangeRate)...)
