@@ -35,6 +35,8 @@ type RestoreSummary struct {
 	Created map[string]int `json:"created"`
 	Matched map[string]int `json:"matched"`
 	Skipped map[string]int `json:"skipped"`
+	// Scan is what checking the file found (its records by type).
+	Scan *importfile.SureScan `json:"-"`
 }
 
 // sureKinds maps the file's types to the summary's keys.
@@ -99,6 +101,7 @@ func (s *Store) RestoreSure(ctx context.Context, familyID uuid.UUID, file []byte
 			}
 		}
 		out = &r.sum
+		out.Scan = scan
 		return nil
 	})
 	return out, err
