@@ -24,7 +24,7 @@ import (
 const SourceSureImport = "sure_import"
 
 // restoreBatch is how many transactions go to the database in one insert.
-const restoreBatch = 400
+const restoreBatch = 1000
 
 // RestoreSummary counts, by kind (the reference's summary keys: accounts,
 // transactions, …), what a restore created, what it matched to a record
