@@ -83,6 +83,17 @@ type restoredAccount struct {
 // the family, in one transaction: any problem writes nothing. A problem
 // of the file is a *importfile.SureError.
 func (s *Store) RestoreSure(ctx context.Context, familyID uuid.UUID, file []byte) (*RestoreSummary, error) {
+	var out *RestoreSummary
+	err := s.RunInTx(ctx, func(tx *Store) error {
+		var err error
+		out, err = tx.restoreInto(ctx, familyID, file)
+		return err
+	})
+	return out, err
+}
+
+// restoreInto is RestoreSure inside the caller's database transaction.
+func (s *Store) restoreInto(ctx context.Context, familyID uuid.UUID, file []byte) (*RestoreSummary, error) {
 	scan, err := importfile.ScanSure(file)
 	if err != nil {
 		return nil, err

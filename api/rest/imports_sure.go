@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/api/httperr"
+	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/importfile"
 )
@@ -15,8 +16,9 @@ import (
 // A SureImport restores a family from the reference app's export: the
 // ZIP its Family::DataExporter writes, or the all.ndjson in it (what the
 // reference's own SureImport takes), sent as the multipart part "file".
-// It is restored all or nothing, in one database transaction, while the
-// request waits; a file that cannot be restored is a 422 naming the line.
+// It is checked whole before anything is stored (a file that cannot be
+// restored is a 422 naming the line), then stored and restored by a job,
+// all or nothing, in one database transaction.
 
 // sureDryRunKeys are the reference's dry-run totals, always answered.
 var sureDryRunKeys = []string{"accounts", "categories", "tags", "merchants", "transactions", "trades", "valuations",
@@ -55,12 +57,24 @@ func SureLeftOut(s *importfile.SureScan) []string {
 }
 
 type sureRestoreJSON struct {
-	Type     string                `json:"type"`
-	Status   string                `json:"status"`
-	Filename *string               `json:"filename"`
-	DryRun   map[string]int        `json:"dry_run"`
-	Summary  models.RestoreSummary `json:"summary"`
-	Warnings []string              `json:"warnings"`
+	ID          string                 `json:"id"`
+	Type        string                 `json:"type"`
+	Status      string                 `json:"status"` // importing, complete or failed
+	Filename    *string                `json:"filename"`
+	DryRun      map[string]int         `json:"dry_run"`
+	Summary     *models.RestoreSummary `json:"summary"` // once complete
+	Error       *string                `json:"error"`
+	Warnings    []string               `json:"warnings"`
+	CreatedAt   string                 `json:"created_at"`
+	CompletedAt *string                `json:"completed_at"`
+}
+
+func renderRestore(r *models.Restore, warnings []string) sureRestoreJSON {
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return sureRestoreJSON{ID: r.ID.String(), Type: importfile.Sure, Status: r.Status, Filename: r.Filename, DryRun: r.Counts(),
+		Summary: r.Written(), Error: r.Error, Warnings: warnings, CreatedAt: timestamp(r.CreatedAt), CompletedAt: optTimestamp(r.CompletedAt)}
 }
 
 func (p *importParams) sureFile() error {
@@ -73,21 +87,32 @@ func (p *importParams) sureFile() error {
 	return nil
 }
 
+// restoreSure checks and stores the file, then queues the job that
+// writes it (after the commit, so the worker finds it): 202, importing.
 func (h *Handler) restoreSure(c *fiber.Ctx, p *importParams) error {
 	if err := p.sureFile(); err != nil {
 		return err
 	}
-	sum, err := h.store.RestoreSure(c.UserContext(), KeyOf(c).FamilyID, p.file)
+	r, scan, err := h.store.CreateRestore(c.UserContext(), KeyOf(c).FamilyID, p.filename, bytes.Clone(p.file))
 	if err != nil {
 		return err
 	}
-	scan := sum.Scan
-	out := sureRestoreJSON{Type: importfile.Sure, Status: models.ImportComplete, Filename: p.filename, DryRun: SureDryRun(scan),
-		Summary: *sum, Warnings: SureLeftOut(scan)}
-	if out.Warnings == nil {
-		out.Warnings = []string{}
+	task, err := jobs.NewRestoreRunTask(r.FamilyID, r.ID)
+	if err != nil {
+		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(dataJSON[sureRestoreJSON]{out})
+	if err := jobs.EnqueueImport(c.UserContext(), h.queue, task); err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusAccepted).JSON(dataJSON[sureRestoreJSON]{renderRestore(r, SureLeftOut(scan))})
+}
+
+func (h *Handler) showRestore(c *fiber.Ctx) error {
+	r, err := byPathID(c, h.store.Restore)
+	if err != nil {
+		return err
+	}
+	return c.JSON(dataJSON[sureRestoreJSON]{renderRestore(r, nil)})
 }
 
 func (h *Handler) preflightSure(c *fiber.Ctx, p *importParams) error {

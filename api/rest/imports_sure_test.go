@@ -64,13 +64,28 @@ func TestSureImportAPI(t *testing.T) {
 		t.Fatal("the preflight wrote rows")
 	}
 
-	// The restore: 201, everything in Alpha, nothing in Beta.
+	// The restore: 202, stored; the job writes it, all of it in Alpha.
 	got := e.Upload("/api/v1/imports", a.Key, "sure-export.zip", zip, map[string]string{"type": "SureImport"}).
-		WantJSON(t, 201)["data"].(map[string]any)
-	created := got["summary"].(map[string]any)["created"].(map[string]any)
-	if got["status"] != "complete" || got["filename"] != "sure-export.zip" || created["transactions"] != float64(8) || created["accounts"] != float64(2) {
+		WantJSON(t, 202)["data"].(map[string]any)
+	if got["status"] != "importing" || got["filename"] != "sure-export.zip" || got["dry_run"].(map[string]any)["transactions"] != float64(6) {
 		t.Fatalf("restore = %v", got)
 	}
+	id := got["id"].(string)
+	if !sameRows(ledgerRows(t, e, a.Family.ID), before) {
+		t.Fatal("rows were written before the job ran")
+	}
+	// The job, twice (delivery is at least once): one restore.
+	for range 2 {
+		if _, err := e.Store.RunRestore(context.Background(), a.Family.ID, uuid.MustParse(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got = e.Do("GET", "/api/v1/imports/restores/"+id, a.Key, nil).WantJSON(t, 200)["data"].(map[string]any)
+	created := got["summary"].(map[string]any)["created"].(map[string]any)
+	if got["status"] != "complete" || created["transactions"] != float64(8) || created["accounts"] != float64(2) || got["completed_at"] == nil {
+		t.Fatalf("after the job = %v", got)
+	}
+	apitest.WantError(t, e.Do("GET", "/api/v1/imports/restores/"+id, b.Key, nil), 404, "not_found")
 	after := ledgerRows(t, e, a.Family.ID)
 	if after["accounts"]-before["accounts"] != 2 || after["transactions"]-before["transactions"] != 8 || after["transfers"]-before["transfers"] != 1 {
 		t.Errorf("rows %v, were %v", after, before)
@@ -124,14 +139,10 @@ func TestSureImportAPIRefusals(t *testing.T) {
 		{"an id twice", with(7, strings.Replace(lines[7], "7a000000-0000-4000-8000-000000000001", "7a000000-0000-4000-8000-000000000001", 1)+"\n"+lines[7]), 9, "already the id of line 8"},
 		{"a reference to a record not in the file", with(15, strings.Replace(lines[15], "e0000000-0000-4000-8000-000000000004", "e0000000-0000-4000-8000-0000000000ff", 1)), 16, "which the file does not hold"},
 		{"a file that expands past 10 times its size", zipBomb(t, nd), 0, "expands past 10 times"},
-		{"an account type coffer lacks", with(1, strings.Replace(lines[1], `"accountable_type":"CreditCard"`, `"accountable_type":"Spaceship"`, 1)), 2, "accountable_type Spaceship"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, path := range []string{"/api/v1/imports/preflight", "/api/v1/imports"} {
 				r := e.Upload(path, a.Key, "export.zip", tc.file, map[string]string{"type": "SureImport"})
-				if path == "/api/v1/imports/preflight" && tc.reason == "accountable_type Spaceship" {
-					continue // read, but refused when written
-				}
 				m := apitest.WantError(t, r, 422, "validation_failed")
 				d := m["details"].(map[string]any)
 				if d["line"] != tc.line || !strings.Contains(d["reason"].(string), tc.reason) {
@@ -144,6 +155,20 @@ func TestSureImportAPIRefusals(t *testing.T) {
 		})
 	}
 	apitest.WantError(t, e.Upload("/api/v1/imports", a.Key, "", nil, map[string]string{"type": "SureImport"}), 422, "validation_failed")
+
+	// A record the job cannot write: the restore fails, nothing written.
+	bad := with(1, strings.Replace(lines[1], `"accountable_type":"CreditCard"`, `"accountable_type":"Spaceship"`, 1))
+	got := e.Upload("/api/v1/imports", a.Key, "export.zip", bad, map[string]string{"type": "SureImport"}).WantJSON(t, 202)["data"].(map[string]any)
+	if _, err := e.Store.RunRestore(context.Background(), a.Family.ID, uuid.MustParse(got["id"].(string))); err != nil {
+		t.Fatal(err)
+	}
+	got = e.Do("GET", "/api/v1/imports/restores/"+got["id"].(string), a.Key, nil).WantJSON(t, 200)["data"].(map[string]any)
+	if got["status"] != "failed" || !strings.Contains(got["error"].(string), "line 2: Account: accountable_type Spaceship") {
+		t.Fatalf("failed restore = %v", got)
+	}
+	if !sameRows(ledgerRows(t, e, a.Family.ID), before) {
+		t.Error("a failed restore wrote rows")
+	}
 }
 
 // zipBomb is the fixture's NDJSON followed by 4 MiB of blank lines, in a

@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/api/web"
+	"coffer/jobs"
 	"coffer/models"
 	"coffer/models/importfile"
 )
@@ -101,12 +102,18 @@ func (h *Handler) restoreScreen(c *fiber.Ctx) error {
 		sort.Strings(d.Warnings)
 		return h.pages.Render(c, fiber.StatusOK, "restore", web.Page{Nav: "imports", Title: "Restore from an export", Data: d})
 	}
-	sum, err := h.store.RestoreSure(ctx, fam, data)
+	r, _, err := h.store.CreateRestore(ctx, fam, &name, data)
 	if err != nil {
 		return refuse(err)
 	}
-	return h.site.Redirect(c, "/imports", fmt.Sprintf("Restored %s: %d accounts, %d transactions, %d categories, %d rules.",
-		name, sum.Created["accounts"], sum.Created["transactions"], sum.Created["categories"], sum.Created["rules"]))
+	task, err := jobs.NewRestoreRunTask(fam, r.ID)
+	if err != nil {
+		return err
+	}
+	if err := jobs.EnqueueImport(ctx, h.queue, task); err != nil {
+		return err
+	}
+	return h.site.Redirect(c, "/imports", "Restoring "+name+": the list of restores below shows when it is done.")
 }
 
 func restoreWrites(typ string) bool {

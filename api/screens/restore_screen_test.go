@@ -65,7 +65,21 @@ func TestRestoreScreens(t *testing.T) {
 	if r.Status != 303 || r.Header.Get("Location") != "/imports" {
 		t.Fatalf("restore: %d %s", r.Status, r.Body)
 	}
-	// (UploadFile keeps no cookie, so the flash is not seen here.)
+	page = string(b.Get("/imports").Body)
+	if !strings.Contains(page, "Restoring…") || !strings.Contains(page, `http-equiv="refresh"`) {
+		t.Fatalf("imports page while restoring: %s", page)
+	}
+	rs, err := e.Store.Restores(context.Background(), e.Alpha.Family.ID, 1)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("restores: %v %v", rs, err)
+	}
+	if _, err := e.Store.RunRestore(context.Background(), e.Alpha.Family.ID, rs[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	page = string(b.Get("/imports").Body)
+	if !strings.Contains(page, "Restored: 2 accounts, 8 transactions") || strings.Contains(page, `http-equiv="refresh"`) {
+		t.Fatalf("imports page once restored: %s", page)
+	}
 	if accountCount(t, e) != before+2 {
 		t.Errorf("accounts: %d, were %d", accountCount(t, e), before)
 	}
