@@ -270,7 +270,7 @@ func (p *importParams) settings() (string, importfile.Settings) {
 	if v, ok := p.values["type"]; ok {
 		typ = v
 		if typ != importfile.CSV && typ != importfile.OFX && typ != importfile.QIF && typ != importfile.Sure {
-			p.problems = append(p.problems, "type must be one of: "+strings.Join(append(importfile.Types, importfile.Sure), ", "))
+			p.problems = append(p.problems, "type must be one of: "+strings.Join(importfile.Types, ", ")+", "+importfile.Sure)
 		}
 	}
 	label := func(name string, dst **string) {
