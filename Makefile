@@ -40,6 +40,7 @@ fuzz:
 	$(FUZZ) -fuzz FuzzParseCSVImport -fuzztime 10s ./models/importfile/
 	$(FUZZ) -fuzz FuzzParseOFXImport -fuzztime 5000x ./models/importfile/
 	$(FUZZ) -fuzz FuzzParseQIFImport -fuzztime 10s ./models/importfile/
+	$(FUZZ) -fuzz FuzzParseSureExport -fuzztime 5s ./models/importfile/
 	$(FUZZ) -fuzz FuzzCreateTransaction -fuzztime 10s ./api/rest/
 	$(FUZZ) -fuzz FuzzBulkCreateTransactions -fuzztime 10s ./api/rest/
 	$(FUZZ) -fuzz FuzzListTransactionsQuery -fuzztime 7s ./api/rest/

@@ -88,6 +88,7 @@ func (h *Handlers) Table() Table {
 		TypeOAuthCleanup:       {Handler: h.OAuthCleanup},
 		TypeImportPublish:      {Handler: h.ImportPublish},
 		TypeImportRevert:       {Handler: h.ImportRevert},
+		TypeRestoreRun:         {Handler: h.RestoreRun},
 		TypeRuleApply:          {Handler: h.RuleApply},
 		TypeExchangeRatesFetch: {Handler: h.ExchangeRatesFetch, RetryDelay: ratesRetryDelay},
 		TypeWebhookSweep:       {Handler: h.WebhookSweep},

@@ -105,6 +105,7 @@ func TestBadPayloadsAreNotRetried(t *testing.T) {
 		jobs.TypeAccountBalance: h.AccountBalance,
 		jobs.TypeImportPublish:  h.ImportPublish,
 		jobs.TypeImportRevert:   h.ImportRevert,
+		jobs.TypeRestoreRun:     h.RestoreRun,
 	} {
 		err := fn(context.Background(), asynq.NewTask(name, []byte("{not json")))
 		if !errors.Is(err, asynq.SkipRetry) {

@@ -52,6 +52,7 @@ func everyTask(t *testing.T) []*asynq.Task {
 	add(jobs.NewOAuthCleanupTask(), nil)
 	add(jobs.NewImportPublishTask(a, b, time.Now()))
 	add(jobs.NewImportRevertTask(a, b, time.Now()))
+	add(jobs.NewRestoreRunTask(a, b))
 	add(jobs.NewRuleApplyTask(a, b))
 	add(jobs.NewExchangeRatesFetchTask(&a))
 	add(jobs.NewWebhookSweepTask(), nil)

@@ -115,6 +115,7 @@ func Classify(err error) (int, Response) {
 	var fe *fiber.Error
 	var inv *models.InvalidError
 	var badFile *importfile.Error
+	var badExport *importfile.SureError
 	switch {
 	case errors.As(err, &ae):
 		status, resp.Error, resp.Message, resp.Errors = ae.Status, ae.Code, ae.Message, ae.Errors
@@ -122,6 +123,14 @@ func Classify(err error) (int, Response) {
 		status, resp.Error, resp.Message, resp.Errors = fiber.StatusUnprocessableEntity, "validation_failed", "Validation failed", inv.Problems
 	case errors.As(err, &badFile):
 		status, resp.Error, resp.Message, resp.Errors = fiber.StatusUnprocessableEntity, "validation_failed", "Validation failed", badFile.Problems
+	case errors.As(err, &badExport):
+		// A restore's file: the line (0 for the file as a whole) and why.
+		status, resp.Error, resp.Message = fiber.StatusUnprocessableEntity, "validation_failed", "The file cannot be restored"
+		resp.Errors = []string{badExport.Reason}
+		if badExport.Line > 0 {
+			resp.Errors[0] = fmt.Sprintf("line %d: %s", badExport.Line, badExport.Reason)
+		}
+		resp.Details = map[string]any{"line": badExport.Line, "reason": badExport.Reason}
 	case errors.Is(err, models.ErrNotFound):
 		status, resp.Error, resp.Message = fiber.StatusNotFound, "not_found", "Resource not found"
 	case errors.Is(err, models.ErrForbidden):

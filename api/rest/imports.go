@@ -269,8 +269,8 @@ func (p *importParams) settings() (string, importfile.Settings) {
 	typ := importfile.CSV
 	if v, ok := p.values["type"]; ok {
 		typ = v
-		if typ != importfile.CSV && typ != importfile.OFX && typ != importfile.QIF {
-			p.problems = append(p.problems, "type must be one of: "+strings.Join(importfile.Types, ", "))
+		if typ != importfile.CSV && typ != importfile.OFX && typ != importfile.QIF && typ != importfile.Sure {
+			p.problems = append(p.problems, "type must be one of: "+strings.Join(importfile.Types, ", ")+", "+importfile.Sure)
 		}
 	}
 	label := func(name string, dst **string) {
@@ -320,6 +320,9 @@ func (h *Handler) createImport(c *fiber.Ctx) error {
 	p, err := readImportParams(c)
 	if err != nil {
 		return err
+	}
+	if p.values["type"] == importfile.Sure {
+		return h.restoreSure(c, p)
 	}
 	var accountID uuid.UUID
 	if v, ok := p.values["account_id"]; !ok {

@@ -53,12 +53,18 @@ type preflightJSON struct {
 	InvalidRowsCount       int                  `json:"invalid_rows_count"` // stats.invalid_rows_count, as before
 	Configuration          importConfigJSON     `json:"configuration"`
 	SampleRows             []importRowJSON      `json:"sample_rows"`
+	// DryRun is, for a SureImport, the records of each kind the file
+	// holds (the reference's dry_run: accounts, transactions, …).
+	DryRun map[string]int `json:"dry_run,omitempty"`
 }
 
 func (h *Handler) preflightImport(c *fiber.Ctx) error {
 	p, err := readImportParams(c)
 	if err != nil {
 		return err
+	}
+	if p.values["type"] == importfile.Sure {
+		return h.preflightSure(c, p)
 	}
 	// As the reference: an account named must be one of the family's.
 	if v, ok := p.values["account_id"]; ok {

@@ -111,6 +111,7 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Get("/imports", read, h.listImports)
 	v1.Post("/imports", write, h.createImport)
 	v1.Post("/imports/preflight", write, h.preflightImport)
+	v1.Get("/imports/restores/:id", read, h.showRestore)
 	v1.Get("/imports/:id", read, h.showImport)
 	v1.Get("/imports/:id/rows", read, h.listImportRows)
 	v1.Post("/imports/:id/publish", write, h.publishImportNow)

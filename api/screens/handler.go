@@ -74,7 +74,7 @@ type Handler struct {
 func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "valuation_form", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
-		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "chats", "chat",
+		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "restore", "chats", "chat",
 		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates")
 	if err != nil {
 		return nil, err
@@ -146,6 +146,7 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 
 	app.Get("/imports", screen(signedIn, h.listImportsScreen)...)
 	app.Post("/imports", screen(signedIn, h.uploadImport)...)
+	app.Post("/imports/restore", screen(signedIn, h.restoreScreen)...)
 	app.Get("/imports/:id", screen(signedIn, h.showImportScreen)...)
 	app.Post("/imports/:id", screen(signedIn, h.configureImport)...)
 	app.Post("/imports/:id/publish", screen(signedIn, h.publishImportScreen)...)

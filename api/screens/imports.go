@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,11 +25,13 @@ import (
 // refreshes itself while the job runs, no script needed), and revert.
 
 type importsData struct {
+	Restores []models.Restore
 	Imports  []models.Import
 	Accounts []models.Account
 	Mappings []models.ImportMapping
 	Types    []string
 	Form     importForm
+	Refresh  bool // a restore is running: the page reloads itself
 }
 
 type importForm struct {
@@ -77,6 +80,10 @@ func (h *Handler) importsPage(c *fiber.Ctx, status int, form importForm, msg str
 	if d.Mappings, err = h.store.ImportMappings(ctx, fam); err != nil {
 		return err
 	}
+	if d.Restores, err = h.store.Restores(ctx, fam, 10); err != nil {
+		return err
+	}
+	d.Refresh = slices.ContainsFunc(d.Restores, func(r models.Restore) bool { return r.Status == models.ImportImporting })
 	return h.pages.Render(c, status, "imports", web.Page{Nav: "imports", Title: "Imports", Error: msg, Data: d})
 }
 
