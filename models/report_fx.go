@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -19,95 +21,190 @@ import (
 const foreignWhereSQL = countedBaseSQL + ` AND t.currency <> f.currency` + notTransferSQL
 
 // foreignRowsSQL reads the foreign rows of family ?0 from ?1 to ?2 by
-// currency, day, category and amount. Rows of one amount on one day
-// convert to the same rounded figure, so converting a group once and
-// multiplying by its count rounds each row once, as converting row by
-// row would.
+// currency, day and category, each group with the list of its rows'
+// amounts (?3: amountsOf), so that Go converts every row on its own and
+// rounds it once. A list per group rather than a result row per
+// transaction: a year of a large ledger is tens of thousands of rows,
+// and the database driver's cost per result row is most of the work.
 const foreignRowsSQL = `
-SELECT t.currency, f.currency AS to_currency, t.date, t.category_id, t.amount, COUNT(*) AS n
+SELECT t.currency, t.date, t.category_id, ?3 AS amounts
 FROM transactions t` + countedJoinsSQL + `
 WHERE t.date >= ?1 AND t.date <= ?2 AND ` + foreignWhereSQL + `
-GROUP BY t.currency, f.currency, t.date, t.category_id, t.amount`
+GROUP BY t.currency, t.date, t.category_id`
 
-// foreignAccountRowsSQL is foreignRowsSQL on the accounts ?3 only.
+// foreignAccountRowsSQL is foreignRowsSQL on the accounts ?4 only.
 const foreignAccountRowsSQL = `
-SELECT t.currency, f.currency AS to_currency, t.date, t.category_id, t.amount, COUNT(*) AS n
+SELECT t.currency, t.date, t.category_id, ?3 AS amounts
 FROM transactions t` + countedJoinsSQL + `
-WHERE t.date >= ?1 AND t.date <= ?2 AND t.account_id IN (?3) AND ` + foreignWhereSQL + `
-GROUP BY t.currency, f.currency, t.date, t.category_id, t.amount`
+WHERE t.date >= ?1 AND t.date <= ?2 AND t.account_id IN (?4) AND ` + foreignWhereSQL + `
+GROUP BY t.currency, t.date, t.category_id`
 
-// flowRow is rows of one currency, day, category and amount, and how
-// many. Once converted, Amount is the value of one of them in the
-// family's currency.
-type flowRow struct {
-	Currency   string       `bun:"currency"`
-	ToCurrency string       `bun:"to_currency"`
-	Date       civil.Date   `bun:"date"`
-	CategoryID *uuid.UUID   `bun:"category_id"`
-	Amount     money.Amount `bun:"amount"`
-	N          int          `bun:"n"`
-	Income     bool         `bun:"-"` // the stored amount is negative: kept when a tiny one converts to 0
+// amountsOf is the SQL for the comma-separated list of a group's
+// t.amount, in this store's dialect.
+func (s *Store) amountsOf() bun.Safe {
+	if s.Postgres() {
+		return bun.Safe("string_agg(CAST(t.amount AS text), ',')")
+	}
+	return bun.Safe("group_concat(t.amount, ',')")
 }
 
-// total is the rows' sum: Amount (one row, rounded once) times N.
-func (r flowRow) total() money.Amount { return r.Amount * money.Amount(r.N) }
+// flowRow is the counted rows of one currency, day, category and
+// direction: N of them, worth Amount in the family's currency, each row
+// converted and rounded on its own before it was added.
+type flowRow struct {
+	Currency   string
+	Date       civil.Date
+	CategoryID *uuid.UUID
+	Income     bool         // the stored amounts are negative (kept when a tiny one converts to 0)
+	Amount     money.Amount // signed as stored
+	N          int
+}
+
+// total is the rows' sum in the family's currency, signed as stored.
+func (r flowRow) total() money.Amount { return r.Amount }
+
+// flowGroup is a result row of foreignRowsSQL: the amounts of one
+// currency, day and category, as the database listed them.
+type flowGroup struct {
+	currency   string
+	date       civil.Date
+	categoryID *uuid.UUID
+	amounts    []byte
+}
 
 // foreignFlows returns the counted rows of a period in currencies other
-// than the family's, each group converted at the rate of its day (or the
-// latest day before with one), and how many rows stayed out by currency:
-// a currency without a rate on or before their day is never counted 1:1.
+// than the family's, each converted at the rate of its day (or the
+// latest day before with one) and rounded once, summed by currency, day,
+// category and direction, and how many rows stayed out by currency: a
+// currency without a rate on or before their day is never counted 1:1.
 // accountIDs narrows the rows when not empty. The rates are read once
 // per currency (RateSeries), never per row.
 func (s *Store) foreignFlows(ctx context.Context, familyID uuid.UUID, p Period, accountIDs []uuid.UUID) ([]flowRow, map[string]int, error) {
-	var rows []flowRow
-	q := s.db.NewRaw(foreignRowsSQL, familyID, p.From, p.To)
+	query, args := foreignRowsSQL, []any{familyID, p.From, p.To, s.amountsOf()}
 	if len(accountIDs) > 0 {
-		q = s.db.NewRaw(foreignAccountRowsSQL, familyID, p.From, p.To, bun.List(accountIDs))
+		query, args = foreignAccountRowsSQL, append(args, bun.List(accountIDs))
 	}
-	if err := q.Scan(ctx, &rows); err != nil {
-		return nil, nil, dbErr("foreign flows", err)
+	groups, err := s.scanFlows(ctx, query, args)
+	if err != nil || len(groups) == 0 {
+		return nil, nil, err
 	}
-	if len(rows) == 0 {
-		return nil, nil, nil
+	fam, err := s.Family(ctx, familyID)
+	if err != nil {
+		return nil, nil, err
 	}
 	type span struct{ from, to civil.Date }
 	spans := map[string]span{}
-	for _, r := range rows {
-		sp, ok := spans[r.Currency]
+	for _, g := range groups {
+		sp, ok := spans[g.currency]
 		if !ok {
-			sp = span{r.Date, r.Date}
+			sp = span{g.date, g.date}
 		}
-		sp.from, sp.to = min(sp.from, r.Date), max(sp.to, r.Date)
-		spans[r.Currency] = sp
+		sp.from, sp.to = min(sp.from, g.date), max(sp.to, g.date)
+		spans[g.currency] = sp
 	}
 	series := map[string]*RateSeries{}
 	for cur, sp := range spans {
-		rs, err := s.RateSeries(ctx, familyID, strings.ToUpper(cur), strings.ToUpper(rows[0].ToCurrency), sp.from, sp.to)
+		rs, err := s.RateSeries(ctx, familyID, strings.ToUpper(cur), strings.ToUpper(fam.Currency), sp.from, sp.to)
 		if err != nil {
 			return nil, nil, err
 		}
 		series[cur] = rs
 	}
 	var left map[string]int
-	out := rows[:0]
-	for _, r := range rows {
-		q, ok := series[r.Currency].At(r.Date)
-		var v money.Amount
-		var err error
-		if ok {
-			v, err = money.Convert(r.Amount, q.Rate)
-		}
-		if !ok || err != nil || (v != 0 && int64(r.N) > math.MaxInt64/abs64(int64(v))) {
-			if left == nil {
-				left = map[string]int{}
+	out := make([]flowRow, 0, len(groups))
+	for _, g := range groups {
+		q, ok := series[g.currency].At(g.date)
+		in := flowRow{Currency: g.currency, Date: g.date, CategoryID: g.categoryID, Income: true}
+		outgo := flowRow{Currency: g.currency, Date: g.date, CategoryID: g.categoryID}
+		for rest := g.amounts; len(rest) > 0; {
+			var a int64
+			if a, rest, err = parseAmountList(rest); err != nil {
+				return nil, nil, fmt.Errorf("models: foreign flows: %w", err)
 			}
-			left[r.Currency] += r.N // no rate, or past what an Amount holds: left out, and said so
-			continue
+			var v money.Amount
+			if ok {
+				v, err = money.Convert(money.Amount(a), q.Rate)
+			}
+			if !ok || err != nil { // no rate, or past what an Amount holds: left out, and said so
+				if left == nil {
+					left = map[string]int{}
+				}
+				left[g.currency]++
+				continue
+			}
+			r := &outgo
+			if a < 0 {
+				r = &in
+			}
+			r.Amount += v
+			r.N++
 		}
-		r.Income, r.Amount = r.Amount < 0, v
-		out = append(out, r)
+		for _, r := range []flowRow{in, outgo} {
+			if r.N > 0 {
+				out = append(out, r)
+			}
+		}
 	}
 	return out, left, nil
+}
+
+// scanFlows reads the groups of foreignRowsSQL, the currencies shared.
+func (s *Store) scanFlows(ctx context.Context, query string, args []any) ([]flowGroup, error) {
+	rs, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, dbErr("foreign flows", err)
+	}
+	defer rs.Close()
+	var groups []flowGroup
+	currencies := map[string]string{}
+	var cur []byte
+	var cat uuid.NullUUID
+	for rs.Next() {
+		var g flowGroup
+		if err := rs.Scan(&cur, &g.date, &cat, &g.amounts); err != nil {
+			return nil, dbErr("foreign flows", err)
+		}
+		if g.currency = currencies[string(cur)]; g.currency == "" {
+			g.currency = string(cur)
+			currencies[g.currency] = g.currency
+		}
+		if cat.Valid {
+			id := cat.UUID
+			g.categoryID = &id
+		}
+		groups = append(groups, g)
+	}
+	return groups, dbErr("foreign flows", rs.Err())
+}
+
+// parseAmountList reads the first integer of a comma-separated list and
+// returns the rest after its comma. It is strconv.ParseInt without the
+// copy to a string, for tens of thousands of amounts.
+func parseAmountList(b []byte) (int64, []byte, error) {
+	neg := len(b) > 0 && b[0] == '-'
+	i := 0
+	if neg {
+		i = 1
+	}
+	var n uint64
+	start := i
+	for ; i < len(b) && b[i] != ','; i++ {
+		c := b[i] - '0'
+		if c > 9 || n > (math.MaxInt64-uint64(c))/10 {
+			return 0, nil, errors.New("an amount in the list is not an integer")
+		}
+		n = n*10 + uint64(c)
+	}
+	if i == start {
+		return 0, nil, errors.New("an amount in the list is empty")
+	}
+	if i < len(b) {
+		i++
+	}
+	if neg {
+		return -int64(n), b[i:], nil
+	}
+	return int64(n), b[i:], nil
 }
 
 func abs64(n int64) int64 {
