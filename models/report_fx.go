@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -84,9 +85,18 @@ func (s *Store) foreignFlows(ctx context.Context, familyID uuid.UUID, p Period, 
 	if len(accountIDs) > 0 {
 		query, args = foreignAccountRowsSQL, append(args, bun.List(accountIDs))
 	}
-	groups, err := s.scanFlows(ctx, query, args)
-	if err != nil || len(groups) == 0 {
+	groups, err := scanFlows(s.db.QueryContext(ctx, query, args...))
+	if err != nil {
 		return nil, nil, err
+	}
+	return s.convertFlows(ctx, familyID, groups)
+}
+
+// convertFlows converts every amount of the groups at the rate of its
+// group's day and rounds it once (see foreignFlows).
+func (s *Store) convertFlows(ctx context.Context, familyID uuid.UUID, groups []flowGroup) ([]flowRow, map[string]int, error) {
+	if len(groups) == 0 {
+		return nil, nil, nil
 	}
 	fam, err := s.Family(ctx, familyID)
 	if err != nil {
@@ -148,9 +158,9 @@ func (s *Store) foreignFlows(ctx context.Context, familyID uuid.UUID, p Period, 
 	return out, left, nil
 }
 
-// scanFlows reads the groups of foreignRowsSQL, the currencies shared.
-func (s *Store) scanFlows(ctx context.Context, query string, args []any) ([]flowGroup, error) {
-	rs, err := s.db.QueryContext(ctx, query, args...)
+// scanFlows reads the groups of foreignRowsSQL (currency, date,
+// category, amounts), the currencies shared.
+func scanFlows(rs *sql.Rows, err error) ([]flowGroup, error) {
 	if err != nil {
 		return nil, dbErr("foreign flows", err)
 	}

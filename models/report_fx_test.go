@@ -155,6 +155,9 @@ func TestFlowsConverted(t *testing.T) {
 			if totals.IncomeCount != 3 || totals.SpendingCount != 6 {
 				t.Errorf("PeriodTotals counts %d %d, want 3 6", totals.IncomeCount, totals.SpendingCount)
 			}
+			list, err := l.s.TransactionTotals(ctx, fam, models.TransactionFilter{StartDate: p.From, EndDate: p.To})
+			must(t, err)
+			check("TransactionTotals", list.Income, list.Spending)
 			var ids []models.Account
 			for _, a := range l.accs[tc.f] {
 				ids = append(ids, *a)
