@@ -91,6 +91,9 @@ func newFXLedger(t *testing.T) *fxLedger {
 				t.Fatal(err)
 			}
 		}
+		for _, a := range l.accs[f] {
+			must(t, s.RecalculateBalance(ctx, fam, a.ID)) // as the worker does after writes
+		}
 	}
 	return l
 }
@@ -262,4 +265,42 @@ func accountIDs(accs []models.Account) []uuid.UUID {
 		ids = append(ids, a.ID)
 	}
 	return ids
+}
+
+// TestNetWorthSeriesConverted: each day's balances in other currencies
+// count at that day's rate (a weekend at Friday's), an account without a
+// rate on or before the day is left out and counted, and a family's own
+// rate moves its series alone.
+func TestNetWorthSeriesConverted(t *testing.T) {
+	l := newFXLedger(t)
+	ctx := context.Background()
+	p := models.Period{From: "2026-05-31", To: "2026-06-08"}
+	want := map[*modelstest.FamilyFixture][]models.SeriesPoint{
+		l.b: {
+			{Date: "2026-05-31", Value: 0, LeftOut: 3},                         // EUR -20 before its first rate, GBP too, JPY never
+			{Date: "2026-06-01", Value: mustAmount(t, "-21.6"), LeftOut: 1},    // EUR -20 × 1.08
+			{Date: "2026-06-02", Value: mustAmount(t, "978.4"), LeftOut: 1},    // the salary
+			{Date: "2026-06-03", Value: mustAmount(t, "978.3997"), LeftOut: 1}, // GBP -0.0002 × 1.25 = -0.00025 → -0.0003
+			{Date: "2026-06-04", Value: mustAmount(t, "978.3997"), LeftOut: 1}, // JPY moves, still without a rate
+			{Date: "2026-06-05", Value: mustAmount(t, "967.5307"), LeftOut: 1}, // EUR -30 × 1.0823
+			{Date: "2026-06-06", Value: mustAmount(t, "906.7076"), LeftOut: 1}, // Saturday: EUR -40.0001 × Friday's 1.0823
+			{Date: "2026-06-07", Value: mustAmount(t, "1014.9376"), LeftOut: 1},
+			{Date: "2026-06-08", Value: mustAmount(t, "982.9996"), LeftOut: 1}, // EUR 29.9999 × 1.1
+		},
+	}
+	a := slices.Clone(want[l.b])
+	a[len(a)-1].Value = mustAmount(t, "1009.9995") // family a's own Monday rate, 2
+	want[l.a] = a
+	for f, w := range want {
+		got, err := l.s.NetWorthSeries(ctx, f.Family.ID, p, models.Day)
+		must(t, err)
+		if !slices.Equal(got, w) {
+			t.Errorf("%s:\n got %+v\nwant %+v", f.Family.Name, got, w)
+		}
+	}
+	month, err := l.s.NetWorthSeries(ctx, l.b.Family.ID, models.Period{From: "2026-06-01", To: "2026-06-30"}, models.Month)
+	must(t, err)
+	if len(month) != 1 || month[0].Value != mustAmount(t, "982.9996") || month[0].LeftOut != 1 {
+		t.Errorf("June by month: %+v", month)
+	}
 }
