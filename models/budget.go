@@ -124,7 +124,10 @@ func (s *Store) Budgets(ctx context.Context, familyID uuid.UUID, f BudgetFilter,
 	n, err := p.read(ctx, count.Count, func(limit, offset int64) error {
 		return s.db.NewRaw(budgetSummariesSQL, familyID, from, to, limit, offset).Scan(ctx, &rows)
 	})
-	return rows, n, dbErr("list budgets", err)
+	if err != nil {
+		return nil, 0, dbErr("list budgets", err)
+	}
+	return rows, n, s.addFlowsToBudgets(ctx, familyID, rows)
 }
 
 // Budget returns one budget of the family with its figures.
@@ -157,7 +160,7 @@ func (s *Store) budgetSummary(ctx context.Context, b *Budget) (*BudgetSummary, e
 	if len(rows) != 1 {
 		return nil, ErrNotFound
 	}
-	return &rows[0], nil
+	return &rows[0], s.addFlowsToBudgets(ctx, b.FamilyID, rows)
 }
 
 // EnsureBudget returns the family's budget of the month d falls in,
@@ -250,4 +253,39 @@ func (s *Store) CopyPreviousBudget(ctx context.Context, familyID, budgetID uuid.
 		_, err = tx.db.NewRaw(copyBudgetCategoriesSQL, familyID, cur.ID, prev.ID, tx.now()).Exec(ctx)
 		return dbErr("copy budget categories", err)
 	})
+}
+
+// addFlowsToBudgets adds to each budget's figures the month's rows in
+// other currencies, converted at their days' rates (see foreignFlows),
+// read once for the months of all of them.
+func (s *Store) addFlowsToBudgets(ctx context.Context, familyID uuid.UUID, budgets []BudgetSummary) error {
+	if len(budgets) == 0 {
+		return nil
+	}
+	p := Period{From: budgets[0].StartDate, To: budgets[0].EndDate}
+	for _, b := range budgets {
+		p.From, p.To = min(p.From, b.StartDate), max(p.To, b.EndDate)
+	}
+	flows, _, err := s.foreignFlows(ctx, familyID, p, nil)
+	if err != nil {
+		return err
+	}
+	for _, f := range flows {
+		for i := range budgets {
+			b := &budgets[i]
+			if f.Date < b.StartDate || f.Date > b.EndDate {
+				continue
+			}
+			switch {
+			case f.Income:
+				b.ActualIncome -= f.total()
+			case f.total() > 0:
+				b.ActualSpending += f.total()
+				if f.CategoryID == nil {
+					b.UncategorizedSpending += f.total()
+				}
+			}
+		}
+	}
+	return nil
 }

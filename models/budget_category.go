@@ -2,10 +2,13 @@ package models
 
 import (
 	"context"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 
 	"coffer/models/civil"
 	"coffer/models/money"
@@ -136,7 +139,9 @@ type BudgetLineFilter struct {
 // ?1 to ?2, narrowed to line ?3, budget ?4 and category ?5 when they are
 // not NULL (LIMIT ?6 OFFSET ?7), in one statement:
 //   - spent: each category's spending in each budget month up to ?2,
-//     counted as every report counts, by walking each month's date range;
+//     counted as every report counts, by walking each month's date range,
+//     and the rows ?9 adds (the months' spending in other currencies,
+//     converted in Go: see budgetFlows);
 //   - line: a top-level category's spending includes its subcategories';
 //   - own: what each month leaves of a line before any carry (the shared
 //     pool for a top-level category, nothing for an inheriting one);
@@ -157,6 +162,7 @@ spent AS (
     JOIN transactions t ON t.family_id = ?0 AND t.date >= m.start_date AND t.date <= m.end_date` + countedJoinsSQL + `
     WHERE ` + countedWhereSQL + ` AND t.amount > 0 AND t.category_id IS NOT NULL
     GROUP BY m.budget_id, t.category_id
+    UNION ALL ?9
 ),
 actual AS (
     SELECT budget_id, category_id, SUM(amount) AS amount FROM (
@@ -242,8 +248,12 @@ func (s *Store) BudgetLines(ctx context.Context, familyID uuid.UUID, f BudgetLin
 	}
 	lines := []BudgetLine{}
 	n, err := p.read(ctx, q.Count, func(limit, offset int64) error {
+		fx, err := s.budgetFlows(ctx, familyID, to)
+		if err != nil {
+			return err
+		}
 		return s.db.NewRaw(budgetLinesSQL, familyID, from, to, f.ID, f.BudgetID, f.CategoryID, limit, offset,
-			s.monthNumber("b.start_date")).Scan(ctx, &lines)
+			s.monthNumber("b.start_date"), fx).Scan(ctx, &lines)
 	})
 	return lines, n, dbErr("list budget lines", err)
 }
@@ -258,4 +268,55 @@ func (s *Store) BudgetLine(ctx context.Context, familyID, id uuid.UUID) (*Budget
 		return nil, ErrNotFound
 	}
 	return &lines[0], nil
+}
+
+// budgetFlows is a query of rows (budget_id, category_id, amount): each
+// category's spending in other currencies in each of family's budget
+// months up to to, converted at each row's day's rate, for budgetLinesSQL
+// to add to what it counts in SQL. Without any, it is a query of no rows.
+func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Date) (schema.QueryWithArgs, error) {
+	none := bun.SafeQuery("SELECT NULL, NULL, 0 FROM budgets WHERE 1 = 0")
+	var months []Budget
+	if err := s.db.NewSelect().Model(&months).Column("id", "start_date", "end_date").
+		Where("b.family_id = ?", familyID).Where("b.start_date <= ?", to).
+		OrderExpr("b.start_date").Scan(ctx); err != nil {
+		return none, dbErr("budget flows", err)
+	}
+	if len(months) == 0 {
+		return none, nil
+	}
+	flows, _, err := s.foreignFlows(ctx, familyID, Period{From: months[0].StartDate, To: months[len(months)-1].EndDate}, nil)
+	if err != nil || len(flows) == 0 {
+		return none, err
+	}
+	type key struct{ budget, category uuid.UUID }
+	sums := map[key]money.Amount{}
+	var order []key
+	for _, f := range flows {
+		if f.Income || f.CategoryID == nil || f.total() <= 0 {
+			continue
+		}
+		i := sort.Search(len(months), func(i int) bool { return months[i].EndDate >= f.Date })
+		if i == len(months) || months[i].StartDate > f.Date {
+			continue // a day of no budget month
+		}
+		k := key{months[i].ID, *f.CategoryID}
+		if _, ok := sums[k]; !ok {
+			order = append(order, k)
+		}
+		sums[k] += f.total()
+	}
+	if len(order) == 0 {
+		return none, nil
+	}
+	var q strings.Builder
+	args := make([]any, 0, 3*len(order))
+	for i, k := range order {
+		if i > 0 {
+			q.WriteString(" UNION ALL ")
+		}
+		q.WriteString("SELECT ?, ?, ?")
+		args = append(args, k.budget, k.category, int64(sums[k]))
+	}
+	return bun.SafeQuery(q.String(), args...), nil
 }

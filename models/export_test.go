@@ -60,3 +60,18 @@ func (s *Store) WriteImported(ctx context.Context, ts []Transaction) error {
 		return tx.writeImported(ctx, copyRows, ts)
 	})
 }
+
+// IncomeStatementSQL runs the income statement's SQL alone, without the
+// rows in other currencies: the baseline BenchmarkFlowsFX measures
+// beside the whole.
+func (s *Store) IncomeStatementSQL(ctx context.Context, familyID uuid.UUID, p Period) error {
+	var cells []StatementCell
+	return s.db.NewRaw(incomeStatementSQL, familyID, p.From, p.To, s.bucketOf(Month, "d.date")).Scan(ctx, &cells)
+}
+
+// ForeignFlows reads and converts a period's rows in other currencies,
+// and returns how many groups it converted.
+func (s *Store) ForeignFlows(ctx context.Context, familyID uuid.UUID, p Period) (int, error) {
+	flows, _, err := s.foreignFlows(ctx, familyID, p, nil)
+	return len(flows), err
+}

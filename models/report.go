@@ -101,12 +101,13 @@ func (s *Store) bucketOf(i Interval, col string) bun.Safe {
 const liabilitySQL = `a.account_type IN ('credit_card', 'loan', 'other_liability')`
 
 // countedJoinsSQL and countedWhereSQL choose the transactions t that
-// income and spending figures count, for family ?0: not deleted, not
-// excluded, on an active account, in the family's currency (there are no
-// exchange rates: other currencies are left out rather than added as if
-// they were equal), and not one leg of a transfer, which moves money
-// without earning or spending it. Amounts keep the stored sign: positive
-// is spending, negative is income, as the API's classification says.
+// income and spending figures count in SQL, for family ?0: not deleted,
+// not excluded, on an active account, in the family's currency, and not
+// one leg of a transfer, which moves money without earning or spending
+// it. The same rows in another currency (foreignWhereSQL) are converted
+// in Go, each at its day's rate, and added to the sums (report_fx.go).
+// Amounts keep the stored sign: positive is spending, negative is
+// income, as the API's classification says.
 //
 // The transfer legs are left out with NOT IN rather than NOT EXISTS: both
 // columns are NOT NULL, so the two mean the same, but NOT IN makes
@@ -118,9 +119,11 @@ const (
 	countedJoinsSQL = `
 JOIN accounts a ON a.id = t.account_id AND a.family_id = t.family_id
 JOIN families f ON f.id = t.family_id`
-	countedWhereSQL = `t.family_id = ?0
+	countedWhereSQL = countedBaseSQL + ` AND t.currency = f.currency` + notTransferSQL
+	countedBaseSQL  = `t.family_id = ?0
   AND t.deleted_at IS NULL AND NOT t.excluded
-  AND a.status = 'active' AND t.currency = f.currency
+  AND a.status = 'active'`
+	notTransferSQL = `
   AND t.id NOT IN (SELECT tr.inflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)
   AND t.id NOT IN (SELECT tr.outflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)`
 )
@@ -213,7 +216,8 @@ GROUP BY 1, c.id, c.name, c.color, c.icon, c.parent_id, p.name
 ORDER BY 1, total DESC, c.name`
 
 // CategoryTotals returns, for a period, what each category spent and
-// earned, the uncategorised rest as a row with no category: spending rows
+// earned in the family's currency (a row in another currency converted
+// at its day's rate; without one, see LeftOutOf), the uncategorised rest as a row with no category: spending rows
 // first, then income rows, the largest first in each. A subcategory is
 // its own row and names its parent, so a screen can show either level.
 func (s *Store) CategoryTotals(ctx context.Context, familyID uuid.UUID, p Period) ([]CategoryTotal, error) {
@@ -221,8 +225,25 @@ func (s *Store) CategoryTotals(ctx context.Context, familyID uuid.UUID, p Period
 		return nil, err
 	}
 	rows := []CategoryTotal{}
-	err := s.db.NewRaw(categoryTotalsSQL, familyID, p.From, p.To).Scan(ctx, &rows)
-	return rows, dbErr("category totals", err)
+	if err := s.db.NewRaw(categoryTotalsSQL, familyID, p.From, p.To).Scan(ctx, &rows); err != nil {
+		return nil, dbErr("category totals", err)
+	}
+	flows, _, err := s.foreignFlows(ctx, familyID, p, nil)
+	if err != nil || len(flows) == 0 {
+		return rows, err
+	}
+	cells := make([]StatementCell, len(rows))
+	for i, r := range rows {
+		cells[i].CategoryTotal = r
+	}
+	if cells, err = s.addFlows(ctx, familyID, cells, flows, false); err != nil {
+		return nil, err
+	}
+	rows = rows[:0]
+	for _, c := range cells {
+		rows = append(rows, c.CategoryTotal)
+	}
+	return rows, nil
 }
 
 // StatementCell is one category's income or spending in one month.
@@ -237,15 +258,21 @@ GROUP BY 1, 2, c.id, c.name, c.color, c.icon, c.parent_id, p.name
 ORDER BY 1, 2, total DESC, c.name`
 
 // IncomeStatement returns a period's income and spending by month and
-// category: one cell per month, classification and category that had
+// category, converted as CategoryTotals converts: one cell per month, classification and category that had
 // any, months in order. Months without a cell had nothing.
 func (s *Store) IncomeStatement(ctx context.Context, familyID uuid.UUID, p Period) ([]StatementCell, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
 	cells := []StatementCell{}
-	err := s.db.NewRaw(incomeStatementSQL, familyID, p.From, p.To, s.bucketOf(Month, "d.date")).Scan(ctx, &cells)
-	return cells, dbErr("income statement", err)
+	if err := s.db.NewRaw(incomeStatementSQL, familyID, p.From, p.To, s.bucketOf(Month, "d.date")).Scan(ctx, &cells); err != nil {
+		return nil, dbErr("income statement", err)
+	}
+	flows, _, err := s.foreignFlows(ctx, familyID, p, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.addFlows(ctx, familyID, cells, flows, true)
 }
 
 // CashFlowMonth is one month's money in and out, transfers left out.

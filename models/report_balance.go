@@ -130,6 +130,10 @@ func (s *Store) BalanceSheet(ctx context.Context, familyID uuid.UUID, includeDis
 type SeriesPoint struct {
 	Date  civil.Date
 	Value money.Amount
+	// LeftOut counts the accounts in another currency that a net worth
+	// point does not count: without a rate on or before its day, they
+	// are never added 1:1.
+	LeftOut int
 }
 
 // seriesSQL computes, for the accounts in acc (family ?0), a value before
@@ -218,12 +222,70 @@ func (s *Store) asofOf() bun.Safe {
 }
 
 // NetWorthSeries returns the family's net worth at the end of each day,
-// week or month of a period (the last point at its end). Like the
+// week or month of a period (the last point at its end), accounts in
+// other currencies at the rate of each point's day (see addForeignWorth). Like the
 // balance sheet it rests on the accounts' stored balances, so a write
 // shows once its balance job has run (within seconds).
 func (s *Store) NetWorthSeries(ctx context.Context, familyID uuid.UUID, p Period, i Interval) ([]SeriesPoint, error) {
 	points, _, err := s.series(ctx, netWorthSQL, familyID, uuid.Nil, p, i)
-	return points, err
+	if err != nil {
+		return nil, err
+	}
+	return points, s.addForeignWorth(ctx, familyID, p, i, points)
+}
+
+// addForeignWorth adds to each point of a net worth series the family's
+// active accounts in other currencies, each account's balance of the
+// point's day converted at that day's rate (or the latest day's before
+// it); a point without a rate leaves the account out and counts it in
+// LeftOut. One series query per account and one rate series per
+// currency, never a query per day.
+func (s *Store) addForeignWorth(ctx context.Context, familyID uuid.UUID, p Period, i Interval, points []SeriesPoint) error {
+	var accounts []struct {
+		ID             uuid.UUID `bun:"id"`
+		Currency       string    `bun:"currency"`
+		AccountType    string    `bun:"account_type"`
+		FamilyCurrency string    `bun:"family_currency"`
+	}
+	err := s.db.NewSelect().Model((*Account)(nil)).
+		ColumnExpr("a.id, a.currency, a.account_type, f.currency AS family_currency").
+		Join("JOIN families AS f ON f.id = a.family_id").
+		Where("a.family_id = ?", familyID).Where("a.status = 'active'").Where("a.currency <> f.currency").
+		OrderExpr("a.id").Scan(ctx, &accounts)
+	if err != nil {
+		return dbErr("net worth series", err)
+	}
+	rates := map[string]*RateSeries{}
+	for _, a := range accounts {
+		cur := strings.ToUpper(a.Currency)
+		rs := rates[cur]
+		if rs == nil {
+			if rs, err = s.RateSeries(ctx, familyID, cur, strings.ToUpper(a.FamilyCurrency), p.From, p.To); err != nil {
+				return err
+			}
+			rates[cur] = rs
+		}
+		balances, _, err := s.series(ctx, accountSeriesSQL, familyID, a.ID, p, i)
+		if err != nil {
+			return err
+		}
+		for j := range points {
+			q, ok := rs.At(balances[j].Date)
+			var v money.Amount
+			if ok {
+				v, err = money.Convert(balances[j].Value, q.Rate)
+			}
+			if !ok || err != nil {
+				points[j].LeftOut++
+				continue
+			}
+			if Liability(a.AccountType) {
+				v = -v // what is owed counts against the family
+			}
+			points[j].Value += v
+		}
+	}
+	return nil
 }
 
 // AccountBalanceSeries returns one account's balance at the end of each

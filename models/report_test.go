@@ -320,7 +320,7 @@ func checkPoints(t *testing.T, name string, got, want []models.SeriesPoint) {
 		t.Fatalf("%s: got %+v, want %+v", name, got, want)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if got[i].Date != want[i].Date || got[i].Value != want[i].Value {
 			t.Errorf("%s point %d: got %+v, want %+v", name, i, got[i], want[i])
 		}
 	}

@@ -33,5 +33,13 @@ func (s *Store) AccountTotals(ctx context.Context, familyID uuid.UUID, p Period,
 	t := &Totals{Currency: f.Currency}
 	err = s.db.NewRaw(accountTotalsSQL, familyID, p.From, p.To, bun.List(accountIDs)).
 		Scan(ctx, &t.Income, &t.Spending, &t.IncomeCount, &t.SpendingCount)
-	return t, dbErr("account totals", err)
+	if err != nil {
+		return nil, dbErr("account totals", err)
+	}
+	flows, _, err := s.foreignFlows(ctx, familyID, p, accountIDs)
+	if err != nil {
+		return nil, err
+	}
+	addFlowsToTotals(t, flows)
+	return t, nil
 }

@@ -241,28 +241,49 @@ func (s *Store) loadTransactionLinks(ctx context.Context, familyID uuid.UUID, tx
 }
 
 // TransactionTotals adds up the income and spending of the transactions
-// that f keeps (its Order aside), as positive sums. Like the reports it
-// counts only the family's currency (there are no exchange rates) and
-// leaves out excluded rows and transfer legs, which move money without
-// earning or spending it.
+// that f keeps (its Order aside), as positive sums in the family's
+// currency. Like the reports it converts a row in another currency at
+// its day's rate (a currency without one is not counted) and leaves out
+// excluded rows and transfer legs, which move money without earning or
+// spending it.
 func (s *Store) TransactionTotals(ctx context.Context, familyID uuid.UUID, f TransactionFilter) (*Totals, error) {
 	fam, err := s.Family(ctx, familyID)
 	if err != nil {
 		return nil, err
 	}
 	t := &Totals{Currency: fam.Currency}
+	where := func(q *bun.SelectQuery) *bun.SelectQuery {
+		q = q.Join("LEFT JOIN merchants AS merchant ON merchant.id = t.merchant_id AND merchant.family_id = t.family_id").
+			Where("t.family_id = ?", familyID).
+			Where("t.deleted_at IS NULL").
+			Where("NOT t.excluded").
+			Where("NOT "+transferLegSQL, familyID, familyID)
+		f.apply(q, familyID)
+		return q
+	}
 	q := s.db.NewSelect().Model((*Transaction)(nil)).
 		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END), 0) AS bigint) AS income").
 		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN t.amount >= 0 THEN t.amount ELSE 0 END), 0) AS bigint) AS spending").
 		ColumnExpr("COUNT(CASE WHEN t.amount < 0 THEN 1 END) AS income_count").
 		ColumnExpr("COUNT(CASE WHEN t.amount >= 0 THEN 1 END) AS spending_count").
-		Join("LEFT JOIN merchants AS merchant ON merchant.id = t.merchant_id AND merchant.family_id = t.family_id").
-		Where("t.family_id = ?", familyID).
-		Where("t.deleted_at IS NULL").
-		Where("NOT t.excluded").
-		Where("t.currency = ?", fam.Currency).
-		Where("NOT "+transferLegSQL, familyID, familyID)
-	f.apply(q, familyID)
-	err = q.Scan(ctx, &t.Income, &t.Spending, &t.IncomeCount, &t.SpendingCount)
-	return t, dbErr("transaction totals", err)
+		Where("t.currency = ?", fam.Currency)
+	if err := where(q).Scan(ctx, &t.Income, &t.Spending, &t.IncomeCount, &t.SpendingCount); err != nil {
+		return nil, dbErr("transaction totals", err)
+	}
+	// The same rows in other currencies, converted as the reports convert
+	// them (see foreignFlows).
+	fq := s.db.NewSelect().Model((*Transaction)(nil)).
+		ColumnExpr("t.currency, t.date, NULL AS category_id, ? AS amounts", s.amountsOf()).
+		Where("t.currency <> ?", fam.Currency).
+		GroupExpr("t.currency, t.date")
+	groups, err := scanFlows(where(fq).Rows(ctx))
+	if err != nil {
+		return nil, err
+	}
+	flows, _, err := s.convertFlows(ctx, familyID, groups)
+	if err != nil {
+		return nil, err
+	}
+	addFlowsToTotals(t, flows)
+	return t, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -185,10 +186,50 @@ func Convert(a Amount, r Rate) (Amount, error) {
 	if r.r == nil {
 		return 0, ErrBadRate
 	}
-	num := new(big.Int).Mul(big.NewInt(int64(a)), r.r.Num())
+	if v, ok := convert64(a, r.r); ok {
+		return v, nil
+	}
+	return convertBig(a, r.r)
+}
+
+// convert64 is Convert in 128-bit integer arithmetic, for a rate whose
+// numerator and denominator fit 64 bits (every parsed rate and its
+// inverse): a report converts every row, and this is several times
+// faster than big.Int. ok is false when the result may not fit; then
+// convertBig decides.
+func convert64(a Amount, r *big.Rat) (Amount, bool) {
+	num, den := r.Num(), r.Denom()
+	if !num.IsUint64() || !den.IsUint64() {
+		return 0, false
+	}
+	n, d := num.Uint64(), den.Uint64()
+	ua := uint64(a)
+	if a < 0 {
+		ua = -ua // two's complement: right for math.MinInt64 too
+	}
+	hi, lo := bits.Mul64(ua, n)
+	if hi >= d {
+		return 0, false
+	}
+	q, rem := bits.Div64(hi, lo, d)
+	if rem >= d-rem { // 2·rem ≥ d without overflow: half away from zero
+		q++
+	}
+	if q == 0 || q > math.MaxInt64 {
+		return 0, q == 0
+	}
+	if a < 0 {
+		return -Amount(q), true
+	}
+	return Amount(q), true
+}
+
+// convertBig is Convert in big.Int arithmetic, for any rate.
+func convertBig(a Amount, r *big.Rat) (Amount, error) {
+	num := new(big.Int).Mul(big.NewInt(int64(a)), r.Num())
 	neg := num.Sign() < 0
 	num.Abs(num)
-	den := r.r.Denom()
+	den := r.Denom()
 	q, m := new(big.Int).QuoRem(num, den, new(big.Int))
 	if m.Lsh(m, 1).Cmp(den) >= 0 {
 		q.Add(q, big.NewInt(1))

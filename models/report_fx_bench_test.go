@@ -1,0 +1,150 @@
+package models_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"coffer/models"
+	"coffer/models/civil"
+	"coffer/models/modelstest"
+	"coffer/models/money"
+)
+
+// seedFXFamily is a USD family with n transactions over 2025 on three
+// accounts, one each in USD, EUR and GBP, a third of the rows each, with
+// 25 categories, and 2% of the rows transfer legs.
+func seedFXFamily(b *testing.B, s *models.Store, name string, n int) uuid.UUID {
+	b.Helper()
+	ctx := context.Background()
+	f := modelstest.NewFamily(b, s, name)
+	fam := f.Family.ID
+	rng := rand.New(rand.NewPCG(3, 4))
+	accounts := []*models.Account{f.Account}
+	for _, cur := range []string{"EUR", "GBP"} {
+		a := &models.Account{FamilyID: fam, Name: cur, AccountType: "depository", Currency: cur}
+		must(b, s.CreateAccount(ctx, a))
+		accounts = append(accounts, a)
+	}
+	var cats []uuid.UUID
+	for i := range 25 {
+		c := &models.Category{FamilyID: fam, Name: fmt.Sprintf("Category %d", i), Color: "#336699", Icon: "tag", Classification: "expense"}
+		if i < 5 {
+			c.Classification = "income"
+		}
+		must(b, s.CreateCategory(ctx, c))
+		cats = append(cats, c.ID)
+	}
+	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	created := time.Now().UTC().Truncate(time.Microsecond)
+	var txs []models.Transaction
+	var transfers []models.Transfer
+	newTx := func(acc *models.Account, date civil.Date, amount money.Amount) *models.Transaction {
+		txs = append(txs, models.Transaction{ID: models.NewID(), FamilyID: fam, AccountID: acc.ID, Date: date, Amount: amount,
+			Currency: acc.Currency, Name: fmt.Sprintf("Purchase %d", len(txs)), CreatedAt: created, UpdatedAt: created})
+		return &txs[len(txs)-1]
+	}
+	for len(txs) < n {
+		date := civil.DateOf(start.AddDate(0, 0, rng.IntN(365)))
+		acc := accounts[rng.IntN(3)]
+		switch r := rng.IntN(100); {
+		case r < 1:
+			amount := money.Amount(1 + rng.Int64N(5e7))
+			out, in := newTx(accounts[0], date, amount), newTx(acc, date, -amount)
+			transfers = append(transfers, models.Transfer{ID: models.NewID(), FamilyID: fam, InflowTransactionID: in.ID,
+				OutflowTransactionID: out.ID, Status: "confirmed", CreatedAt: created, UpdatedAt: created})
+		case r < 10:
+			t := newTx(acc, date, -money.Amount(1+rng.Int64N(3e7)))
+			t.CategoryID = &cats[rng.IntN(5)]
+		default:
+			t := newTx(acc, date, money.Amount(1+rng.Int64N(2e6)))
+			if rng.IntN(10) > 0 {
+				t.CategoryID = &cats[5+rng.IntN(20)]
+			}
+		}
+	}
+	db := s.DB()
+	for i := 0; i < len(txs); i += 1000 {
+		batch := txs[i:min(i+1000, len(txs))]
+		if _, err := db.NewInsert().Model(&batch).Exec(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := db.NewInsert().Model(&transfers).Exec(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return fam
+}
+
+// BenchmarkFlowsFX measures the year's income statement and the
+// dashboard's month figures (category totals and what they leave out) of
+// a family of 100,000 transactions, two thirds of them in EUR and GBP,
+// with a daily rate of both for the year, beside a neighbour of the same
+// size.
+func BenchmarkFlowsFX(b *testing.B) {
+	s := modelstest.NewStore(b)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, cur := range []string{"EUR", "GBP"} {
+		var days []models.DayRate
+		for d := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() == 2025; d = d.AddDate(0, 0, 1) {
+			r, err := money.ParseRate(fmt.Sprintf("1.%04d", 500+rng.IntN(3000)))
+			must(b, err)
+			days = append(days, models.DayRate{Date: civil.DateOf(d), Rate: r})
+		}
+		must(b, s.SaveFetchedRates(ctx, cur, "USD", "2025-01-01", "2025-12-31", days))
+	}
+	fam := seedFXFamily(b, s, "fx", 100_000)
+	seedFXFamily(b, s, "fx-neighbour", 100_000)
+	if s.Postgres() {
+		if _, err := s.DB().ExecContext(ctx, "VACUUM ANALYZE"); err != nil {
+			b.Fatal(err)
+		}
+	} else if _, err := s.DB().ExecContext(ctx, "ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	year := models.Period{From: "2025-01-01", To: "2025-12-31"}
+	month := models.MonthPeriod("2025-10-15")
+	run := func(name string, fn func() error) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := fn(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
+		})
+	}
+	run("IncomeStatementYear", func() error { _, err := s.IncomeStatement(ctx, fam, year); return err })
+	// The two parts of it: the SQL of the family's currency, as before
+	// conversions, and the rows in other currencies read and converted.
+	run("IncomeStatementYearSQLOnly", func() error { return s.IncomeStatementSQL(ctx, fam, year) })
+	run("ForeignFlowsYear", func() error { _, err := s.ForeignFlows(ctx, fam, year); return err })
+	run("DashboardMonth", func() error {
+		if _, err := s.CategoryTotals(ctx, fam, month); err != nil {
+			return err
+		}
+		_, err := s.LeftOutOf(ctx, fam, month)
+		return err
+	})
+	run("CashFlowYear", func() error { _, err := s.CashFlow(ctx, fam, year); return err })
+	var budget *models.BudgetSummary
+	for m := 1; m <= 12; m++ {
+		var err error
+		budget, err = s.EnsureBudget(ctx, fam, civil.Date(fmt.Sprintf("2025-%02d-01", m)))
+		must(b, err)
+	}
+	run("BudgetLinesMonth", func() error {
+		_, _, err := s.BudgetLines(ctx, fam, models.BudgetLineFilter{BudgetID: &budget.ID}, models.Page{Number: 1, Size: 100})
+		return err
+	})
+	run("BudgetsPage", func() error {
+		_, _, err := s.Budgets(ctx, fam, models.BudgetFilter{}, models.Page{Number: 1, Size: 12})
+		return err
+	})
+}
