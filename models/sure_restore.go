@@ -45,7 +45,8 @@ var sureKinds = map[string]string{"Account": "accounts", "Balance": "balances", 
 	"Trade": "trades", "Holding": "holdings", "Valuation": "valuations", "Budget": "budgets", "BudgetCategory": "budget_categories",
 	"Rule": "rules", "RecurringTransaction": "recurring_transactions", "RecurrenceRule": "recurrence_rules",
 	"RecurringOccurrence": "recurring_occurrences", "RecurringAllocation": "recurring_allocations",
-	"RecurringPriceChange": "recurring_price_changes", "RecurringMatchRejection": "recurring_match_rejections"}
+	"RecurringPriceChange": "recurring_price_changes", "RecurringMatchRejection": "recurring_match_rejections",
+	"Chat": "chats", "Message": "messages"}
 
 // SureKind is the summary key of a type of the file ("Account":
 // "accounts"); a type the reference does not write is its own key.
@@ -152,7 +153,8 @@ func (r *restore) run(ctx context.Context, file []byte) error {
 	}{
 		{only("Account", "Category", "Tag", "Merchant", "Budget"), r.linkParents},
 		{only("Balance", "Valuation", "Transaction"), r.flush},
-		{only("Transfer", "RejectedTransfer", "BudgetCategory", "Rule"), r.finish},
+		{only("Transfer", "RejectedTransfer", "BudgetCategory", "Rule", "Chat"), r.finish},
+		{only("Message"), r.countMessages},
 	}
 	for _, st := range steps {
 		err := importfile.EachSure(file, st.want, func(rec importfile.SureRecord) error {
@@ -248,6 +250,10 @@ func (r *restore) write(ctx context.Context, rec importfile.SureRecord) error {
 		return r.budgetCategory(ctx, v)
 	case *importfile.SureRule:
 		return r.rule(ctx, rec.Line, v)
+	case *importfile.SureChat:
+		return r.chat(ctx, v)
+	case *importfile.SureMessage:
+		return r.message(ctx, v)
 	}
 	return nil
 }

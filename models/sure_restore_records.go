@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"coffer/models/civil"
 	"coffer/models/importfile"
@@ -254,4 +255,67 @@ func (r *restore) valueAccounts(ctx context.Context) error {
 	}
 	r.tx.balanceChange(ctx, r.familyID, ids...)
 	return nil
+}
+
+// chat restores a chat of coffer's own export. The file's people are not
+// in it, so a chat goes to the family's first admin (its oldest member
+// when none is an admin).
+func (r *restore) chat(ctx context.Context, v *importfile.SureChat) error {
+	var owner uuid.UUID
+	err := r.tx.db.NewSelect().Model((*User)(nil)).Column("id").Where("family_id = ?", r.familyID).
+		OrderExpr("CASE WHEN role IN (?, ?) THEN 0 ELSE 1 END, created_at, id", RoleSuperAdmin, RoleAdmin).Limit(1).Scan(ctx, &owner)
+	if err != nil {
+		return dbErr("restore chat owner", err)
+	}
+	at := r.tx.now()
+	if v.CreatedAt != nil {
+		at = *v.CreatedAt
+	}
+	c := &Chat{ID: NewID(), FamilyID: r.familyID, UserID: owner, Title: v.Title, CreatedAt: at, UpdatedAt: at}
+	if c.Title == "" {
+		c.Title = "Chat"
+	}
+	if _, err := r.tx.db.NewInsert().Model(c).Exec(ctx); err != nil {
+		return dbErr("restore chat", err)
+	}
+	r.mapID("Chat", v.ID, c.ID)
+	r.sum.Created["chats"]++
+	return nil
+}
+
+// message restores one message of a restored chat.
+func (r *restore) message(ctx context.Context, v *importfile.SureMessage) error {
+	at := r.tx.now()
+	if v.CreatedAt != nil {
+		at = *v.CreatedAt
+	}
+	typ := "user_message"
+	if v.Type == "AssistantMessage" {
+		typ = "assistant_message"
+	}
+	m := &Message{ID: NewID(), FamilyID: r.familyID, ChatID: r.id("Chat", v.ChatID), Type: typ, Content: v.Content,
+		Model: v.AIModel, CreatedAt: at, UpdatedAt: at}
+	if _, err := r.tx.db.NewInsert().Model(m).Exec(ctx); err != nil {
+		return dbErr("restore message", err)
+	}
+	r.mapID("Message", v.ID, m.ID)
+	r.sum.Created["messages"]++
+	return nil
+}
+
+// countMessages sets each restored chat's message count and time of its
+// newest message, which the chat list shows.
+func (r *restore) countMessages(ctx context.Context) error {
+	ids := make([]uuid.UUID, 0, len(r.ids["Chat"]))
+	for _, id := range r.ids["Chat"] {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	_, err := r.tx.db.NewUpdate().Model((*Chat)(nil)).
+		Set("message_count = (SELECT COUNT(*) FROM messages m WHERE m.family_id = ch.family_id AND m.chat_id = ch.id)").
+		Set("last_message_at = (SELECT MAX(m.created_at) FROM messages m WHERE m.family_id = ch.family_id AND m.chat_id = ch.id)").
+		Where("ch.family_id = ? AND ch.id IN (?)", r.familyID, bun.List(ids)).Exec(ctx)
+	return dbErr("restore chat counts", err)
 }

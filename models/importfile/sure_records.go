@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"coffer/models/civil"
 	"coffer/models/money"
@@ -128,6 +129,26 @@ type SureBudgetCategory struct {
 	Currency         string
 }
 
+// SureChat is a "Chat" line: coffer's own (the reference exports no
+// chats, and its importer skips the type). CreatedAt is nil when the line
+// has no time.
+type SureChat struct {
+	ID        string
+	Title     string
+	CreatedAt *time.Time
+}
+
+// SureMessage is a "Message" line of a chat: Type is the reference's class
+// name (UserMessage, AssistantMessage).
+type SureMessage struct {
+	ID        string
+	ChatID    string
+	Type      string
+	Content   string
+	AIModel   *string
+	CreatedAt *time.Time
+}
+
 // SureRule is a "Rule" line; rules name categories, merchants and tags by
 // name (value) and by the record in the file (value_ref).
 type SureRule struct {
@@ -174,7 +195,7 @@ type SureRecord struct {
 
 // SureTypes are the types a restore writes, in the order it writes them.
 var SureTypes = []string{"Account", "Category", "Tag", "Merchant", "Budget", "Balance", "Valuation", "Transaction",
-	"Transfer", "RejectedTransfer", "BudgetCategory", "Rule"}
+	"Transfer", "RejectedTransfer", "BudgetCategory", "Rule", "Chat", "Message"}
 
 // fields reads a record's data, remembering the first problem.
 type fields struct {
@@ -215,6 +236,21 @@ func (f *fields) optStr(name string) *string {
 		return nil
 	}
 	return &s
+}
+
+// optTime is an RFC 3339 time; nil when absent or null.
+func (f *fields) optTime(name string) *time.Time {
+	s := f.optStr(name)
+	if s == nil || *s == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, *s)
+	if err != nil {
+		f.fail(name + " must be a time in RFC 3339 form")
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 // id is a reference to another record: nil when absent or empty.
@@ -365,6 +401,15 @@ func decodeSure(typ string, data json.RawMessage) (any, string) {
 			BudgetedSpending: f.amount("budgeted_spending"), Currency: f.str("currency", false)}
 	case "Rule":
 		v = decodeRule(f)
+	case "Chat":
+		v = &SureChat{ID: f.str("id", true), Title: f.str("title", false), CreatedAt: f.optTime("created_at")}
+	case "Message":
+		m := &SureMessage{ID: f.str("id", true), ChatID: f.str("chat_id", true), Type: f.str("type", true),
+			Content: f.str("content", false), AIModel: f.optStr("ai_model"), CreatedAt: f.optTime("created_at")}
+		if m.Type != "" && m.Type != "UserMessage" && m.Type != "AssistantMessage" {
+			f.fail("type must be UserMessage or AssistantMessage")
+		}
+		v = m
 	default:
 		return nil, ""
 	}

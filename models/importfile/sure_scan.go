@@ -178,6 +178,11 @@ func (c *refChecker) check(r SureRecord) error {
 		return c.define(n, "BudgetCategory", v.ID)
 	case *SureRule:
 		return c.define(n, "Rule", v.ID)
+	case *SureChat:
+		return c.define(n, "Chat", v.ID)
+	case *SureMessage:
+		c.ref(n, r.Type, "chat_id", "Chat", &v.ChatID)
+		return c.define(n, "Message", v.ID)
 	}
 	return nil
 }
