@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -245,6 +246,13 @@ func TestQueriesNameFamily(t *testing.T) {
 	run("Restores", err)
 	_, err = s.FamilyResetCounts(ctx, fam)
 	run("FamilyResetCounts", err)
+	run("WriteFamilyData", s.WriteFamilyData(ctx, fam, io.Discard)) // reads every table a family has rows in
+	rr, err := s.CreateAllRulesRun(ctx, fam)
+	run("CreateAllRulesRun", err)
+	if err == nil {
+		_, _, err = s.RuleRunStep(ctx, fam, rr.ID, 100)
+		run("RuleRunStep", err)
+	}
 
 	// The doors, which find the family from what a request presents, and
 	// the sweeps of the worker, which span families: not errors, only the
