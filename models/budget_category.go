@@ -275,7 +275,9 @@ func (s *Store) BudgetLine(ctx context.Context, familyID, id uuid.UUID) (*Budget
 // months up to to, converted at each row's day's rate, for budgetLinesSQL
 // to add to what it counts in SQL. Without any, it is a query of no rows.
 func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Date) (schema.QueryWithArgs, error) {
-	none := bun.SafeQuery("SELECT NULL, NULL, 0 FROM budgets WHERE 1 = 0")
+	// Scoped like every other read, though it reads no row: a database
+	// distributed by family then sends it to the family's node alone.
+	none := bun.SafeQuery("SELECT NULL, NULL, 0 FROM budgets WHERE budgets.family_id = ? AND 1 = 0", familyID)
 	var months []Budget
 	if err := s.db.NewSelect().Model(&months).Column("id", "start_date", "end_date").
 		Where("b.family_id = ?", familyID).Where("b.start_date <= ?", to).
