@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/google/uuid"
 
@@ -29,6 +30,33 @@ type accountResult struct {
 	Classification string  `json:"classification"`
 	AccountType    *string `json:"account_type"`
 	Status         string  `json:"status"`
+	// An account in another currency than the household's: its balance in
+	// the household's currency at the latest rate, and the rate's day;
+	// "not_converted" when there is no rate (it is then left out of totals).
+	ConvertedBalance *string `json:"converted_balance,omitempty"`
+	RateDate         *string `json:"rate_date,omitempty"`
+	NotConverted     bool    `json:"not_converted,omitempty"`
+}
+
+// withConversions adds each account's converted balance from the
+// household's balance sheet (b) to rendered accounts.
+func withConversions(out []accountResult, b *models.BalanceSheet) {
+	conv := map[string]models.Conversion{}
+	for _, c := range b.Converted {
+		conv[c.AccountID.String()] = c
+	}
+	for i := range out {
+		if strings.EqualFold(out[i].Currency, b.Currency) {
+			continue
+		}
+		c, ok := conv[out[i].ID]
+		if !ok {
+			out[i].NotConverted = true
+			continue
+		}
+		v, d := formatMoney(c.Value, b.Currency), string(c.Rate.Date)
+		out[i].ConvertedBalance, out[i].RateDate = &v, &d
+	}
 }
 
 func renderAccount(a *models.Account) accountResult {
@@ -48,10 +76,14 @@ func liveAccounts(ctx context.Context, s *models.Store, familyID uuid.UUID) ([]m
 
 var getAccounts = Tool{
 	Name:        "get_accounts",
-	Description: "Lists the household's accounts with their current balances, currency, classification (asset or liability) and status.",
+	Description: "Lists the household's accounts with their current balances, currency, classification (asset or liability) and status; an account in another currency also has its balance in the household's currency at the latest rate (converted_balance, rate_date).",
 	Schema:      object(nil, map[string]any{}),
 	Run: func(ctx context.Context, s *models.Store, c Caller, _ json.RawMessage) (any, error) {
 		accounts, err := liveAccounts(ctx, s, c.FamilyID)
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.BalanceSheet(ctx, c.FamilyID, true)
 		if err != nil {
 			return nil, err
 		}
@@ -59,13 +91,14 @@ var getAccounts = Tool{
 		for i := range accounts {
 			out[i] = renderAccount(&accounts[i])
 		}
-		return map[string]any{"accounts": out}, nil
+		withConversions(out, b)
+		return map[string]any{"accounts": out, "household_currency": b.Currency}, nil
 	},
 }
 
 var getBalanceSheet = Tool{
 	Name:        "get_balance_sheet",
-	Description: "Returns what the household owns and owes now: assets, liabilities and net worth, with the accounts grouped by type. Totals count accounts in the household's currency only.",
+	Description: "Returns what the household owns and owes now: assets, liabilities and net worth, with the accounts grouped by type. An account in another currency counts at its latest rate (converted_balance, rate_date); one without any rate is left out of the totals and counted in accounts_in_other_currencies.",
 	Schema:      object(nil, map[string]any{}),
 	Run: func(ctx context.Context, s *models.Store, c Caller, _ json.RawMessage) (any, error) {
 		b, err := s.BalanceSheet(ctx, c.FamilyID, false)
@@ -84,6 +117,7 @@ var getBalanceSheet = Tool{
 			for j := range g.Accounts {
 				groups[i].Accounts = append(groups[i].Accounts, renderAccount(&g.Accounts[j]))
 			}
+			withConversions(groups[i].Accounts, b)
 		}
 		return map[string]any{"currency": b.Currency, "assets": formatMoney(b.Assets, b.Currency),
 			"liabilities": formatMoney(b.Liabilities, b.Currency), "net_worth": formatMoney(b.NetWorth(), b.Currency),

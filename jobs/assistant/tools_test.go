@@ -1,6 +1,7 @@
 package assistant_test
 
 import (
+	"coffer/models/money"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -100,6 +101,60 @@ func TestToolsReadTheLedger(t *testing.T) {
 	bs := call("get_balance_sheet", "{}")
 	if bs["net_worth"] != "$2,376.55" || bs["assets"] != "$2,376.55" {
 		t.Fatalf("balance sheet %v", bs)
+	}
+}
+
+// An account in another currency: get_accounts and get_balance_sheet give
+// its own balance and the household's figure at the latest rate, with the
+// rate's day; without a rate it is marked not converted and left out.
+func TestToolsConvertForeignAccounts(t *testing.T) {
+	store := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, store, "tools-fx")
+	euro := &models.Account{FamilyID: f.Family.ID, Name: "Euro savings", AccountType: "depository", Currency: "EUR", OpeningBalance: 100_0000}
+	yen := &models.Account{FamilyID: f.Family.ID, Name: "Yen", AccountType: "depository", Currency: "JPY", OpeningBalance: 5000_0000}
+	for _, a := range []*models.Account{euro, yen} {
+		if err := store.CreateAccount(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.RecalculateBalance(ctx, f.Family.ID, a.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rate, err := money.ParseRate("1.25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.SetRate(ctx, f.Family.ID, &models.ExchangeRate{FromCurrency: "EUR", ToCurrency: "USD", Date: "2026-01-02", Rate: rate}); err != nil {
+		t.Fatal(err)
+	}
+	c := assistant.Caller{FamilyID: f.Family.ID, UserID: f.User.ID, Role: models.RoleAdmin}
+	raw, err := assistant.Call(ctx, store, c, "get_accounts", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Accounts []map[string]any `json:"accounts"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]map[string]any{}
+	for _, a := range got.Accounts {
+		byName[a["name"].(string)] = a
+	}
+	if e := byName["Euro savings"]; e["balance"] != "€100.00" || e["converted_balance"] != "$125.00" || e["rate_date"] != "2026-01-02" {
+		t.Fatalf("euro account: %v", e)
+	}
+	if y := byName["Yen"]; y["not_converted"] != true || y["converted_balance"] != nil {
+		t.Fatalf("yen account: %v", y)
+	}
+	raw, err = assistant.Call(ctx, store, c, "get_balance_sheet", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"converted_balance":"$125.00"`) || !strings.Contains(string(raw), `"accounts_in_other_currencies":1`) {
+		t.Fatalf("balance sheet: %s", raw)
 	}
 }
 
