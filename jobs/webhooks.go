@@ -179,10 +179,57 @@ func (h *Handlers) WebhookScan(ctx context.Context, t *asynq.Task) error {
 			cur.ReadTo = at
 		}
 	}
-	if err := h.QueueWebhooks(ctx, p.FamilyID, events); err != nil {
+	more, err := h.runEvents(ctx, p.FamilyID, since, cur)
+	if err != nil {
+		return err
+	}
+	if err := h.QueueWebhooks(ctx, p.FamilyID, append(events, more...)); err != nil {
 		return err
 	}
 	return h.Store.SaveWebhookCursor(ctx, cur)
+}
+
+// runEvents are the ends of the family's bank syncs and file imports since
+// the read began: sync.completed or sync.failed, import.completed. They
+// move the cursor as the transactions do.
+func (h *Handlers) runEvents(ctx context.Context, familyID uuid.UUID, since time.Time, cur *models.WebhookCursor) ([]models.WebhookEvent, error) {
+	var events []models.WebhookEvent
+	add := func(typ, key string, at time.Time, data any) error {
+		ev, err := WebhookEventOf(typ, key, at, data)
+		events = append(events, ev)
+		if at.After(cur.ReadTo) {
+			cur.ReadTo = at
+		}
+		return err
+	}
+	syncs, err := h.Store.FinishedSyncs(ctx, familyID, since)
+	if err != nil {
+		return nil, err
+	}
+	for _, sy := range syncs {
+		typ := models.EventSyncCompleted
+		if sy.Status == models.SyncFailed {
+			typ = models.EventSyncFailed
+		}
+		data := map[string]any{"id": sy.ID, "connection_id": sy.ConnectionID, "kind": sy.Kind, "trigger": sy.Trigger,
+			"status": sy.Status, "error": sy.Error, "warnings": sy.Warnings, "started_at": sy.StartedAt, "finished_at": sy.FinishedAt}
+		if err := add(typ, sy.ID.String(), *sy.FinishedAt, data); err != nil {
+			return nil, err
+		}
+	}
+	imports, err := h.Store.CompletedImports(ctx, familyID, since)
+	if err != nil {
+		return nil, err
+	}
+	for _, im := range imports {
+		data := map[string]any{"id": im.ID, "account_id": im.AccountID, "type": im.Type, "status": im.Status,
+			"rows_count": im.RowsCount, "imported_rows_count": im.ImportedRowsCount, "duplicate_rows_count": im.DuplicateRowsCount,
+			"invalid_rows_count": im.InvalidRowsCount, "completed_at": im.CompletedAt}
+		if err := add(models.EventImportCompleted, im.ID.String(), *im.CompletedAt, data); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
 }
 
 // QueueWebhooks records deliveries of events to the family's endpoints

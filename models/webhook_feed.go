@@ -108,6 +108,25 @@ func (s *Store) TransactionDeletions(ctx context.Context, familyID uuid.UUID, si
 	return ds, dbErr("forget transaction deletions", err)
 }
 
+// FinishedSyncs returns the family's bank syncs (a connection's whole
+// sync, not its per-account parts) that ended after since, oldest first.
+func (s *Store) FinishedSyncs(ctx context.Context, familyID uuid.UUID, since time.Time) ([]Sync, error) {
+	var ss []Sync
+	err := s.db.NewSelect().Model(&ss).Where("sy.family_id = ? AND sy.parent_id IS NULL", familyID).
+		Where("sy.status IN (?, ?) AND sy.finished_at > ?", SyncCompleted, SyncFailed, since).
+		OrderExpr("sy.finished_at, sy.id").Scan(ctx)
+	return ss, dbErr("finished syncs", err)
+}
+
+// CompletedImports returns the family's file imports completed after
+// since, oldest first.
+func (s *Store) CompletedImports(ctx context.Context, familyID uuid.UUID, since time.Time) ([]Import, error) {
+	var is []Import
+	err := s.db.NewSelect().Model(&is).Where("im.family_id = ? AND im.status = ? AND im.completed_at > ?", familyID, ImportComplete, since).
+		OrderExpr("im.completed_at, im.id").Scan(ctx)
+	return is, dbErr("completed imports", err)
+}
+
 // SaveWebhookCursor stores where the family's feed was read up to.
 func (s *Store) SaveWebhookCursor(ctx context.Context, c *WebhookCursor) error {
 	_, err := s.db.NewInsert().Model(c).

@@ -216,6 +216,24 @@ func TestWebhooks(t *testing.T) {
 	}
 	apitest.WantError(t, e.Do("POST", "/api/v1/webhooks/"+id+"/deliveries/msg_nope/redeliver", key, nil), 404, "not_found")
 
+	// A file import's end: import.completed, once.
+	e.Do("PATCH", "/api/v1/webhooks/"+id, key, map[string]any{"webhook": map[string]any{"events": []string{"import.completed"}}}).WantJSON(t, 200)
+	im := e.Do("POST", "/api/v1/imports", key, map[string]any{"account_id": e.Alpha.Account.ID, "publish": true,
+		"raw_file_content": "date,amount,name\n01/02/2026,12.50,Bakery\n"}).WantJSON(t, 201)["data"].(map[string]any)
+	e.FinishImport(t, e.Alpha.Family.ID.String(), im["id"].(string))
+	for range 2 {
+		if err := h.WebhookScan(ctx, mustTask(jobs.NewWebhookScanTask(e.Alpha.Family.ID))); err != nil {
+			t.Fatal(err)
+		}
+		runWebhookTasks(t, e, h)
+	}
+	last := rcv.got[len(rcv.got)-1]
+	ldata, _ := last["data"].(map[string]any)
+	if last["type"] != "import.completed" || ldata["id"] != im["id"] || ldata["imported_rows_count"] != float64(1) ||
+		rcv.got[len(rcv.got)-2]["type"] == "import.completed" {
+		t.Fatalf("import event: %v", rcv.got)
+	}
+
 	e.Do("PATCH", "/api/v1/webhooks/"+id, key, map[string]any{"webhook": map[string]any{"enabled": false}}).WantJSON(t, 200)
 	e.Do("DELETE", "/api/v1/webhooks/"+id, key, nil).WantJSON(t, 200)
 	apitest.WantError(t, e.Do("GET", "/api/v1/webhooks/"+id, key, nil), 404, "not_found")
