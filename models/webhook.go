@@ -365,10 +365,10 @@ func (s *Store) RetryWebhookDelivery(ctx context.Context, familyID, id uuid.UUID
 	return d, dbErr("redeliver webhook", err)
 }
 
+// truncate cuts s to at most n bytes, never inside a character.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	r := []rune(s[:n])
-	return string(r[:len(r)-1])
+	return strings.ToValidUTF8(s[:n], "")
 }
