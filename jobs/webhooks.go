@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,6 +17,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"coffer/models"
+	"coffer/models/civil"
 	"coffer/models/publicaddr"
 )
 
@@ -135,6 +137,7 @@ func (h *Handlers) WebhookScan(ctx context.Context, t *asynq.Task) error {
 	}
 	pos := cur.FeedStart()
 	since := pos.At
+	changed := false // the ledger moved: budgets may have gone over
 	for {
 		rows, err := h.Store.TransactionFeed(ctx, p.FamilyID, pos, 500)
 		if err != nil {
@@ -154,6 +157,7 @@ func (h *Handlers) WebhookScan(ctx context.Context, t *asynq.Task) error {
 		if len(rows) == 0 {
 			break
 		}
+		changed = true
 		last := rows[len(rows)-1]
 		pos = models.FeedPosition{At: last.UpdatedAt, ID: last.ID}
 		if last.UpdatedAt.After(cur.ReadTo) {
@@ -182,6 +186,13 @@ func (h *Handlers) WebhookScan(ctx context.Context, t *asynq.Task) error {
 	more, err := h.runEvents(ctx, p.FamilyID, since, cur)
 	if err != nil {
 		return err
+	}
+	if changed {
+		over, err := h.budgetEvents(ctx, p.FamilyID)
+		if err != nil {
+			return err
+		}
+		more = append(more, over...)
 	}
 	if err := h.QueueWebhooks(ctx, p.FamilyID, append(events, more...)); err != nil {
 		return err
@@ -230,6 +241,46 @@ func (h *Handlers) runEvents(ctx context.Context, familyID uuid.UUID, since time
 		}
 	}
 	return events, nil
+}
+
+// budgetEvents are budget.exceeded for each category of this month's
+// budget whose spending passed its amount: once per category and month,
+// by its key. Read only after the ledger moved, and only for a family
+// that listens for it.
+func (h *Handlers) budgetEvents(ctx context.Context, familyID uuid.UUID) ([]models.WebhookEvent, error) {
+	es, err := h.Store.Webhooks(ctx, familyID)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(es, func(e models.WebhookEndpoint) bool { return e.Wants(models.EventBudgetExceeded) }) {
+		return nil, nil
+	}
+	b, err := h.Store.BudgetForMonth(ctx, familyID, civil.DateOf(h.now()))
+	if errors.Is(err, models.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	lines, _, err := h.Store.BudgetLines(ctx, familyID, models.BudgetLineFilter{BudgetID: &b.ID}, models.Page{Number: 1, Size: 1000})
+	if err != nil {
+		return nil, err
+	}
+	var out []models.WebhookEvent
+	for _, l := range lines {
+		if l.BudgetedSpending <= 0 || l.ActualSpending <= l.BudgetedSpending {
+			continue
+		}
+		data := map[string]any{"budget_id": b.ID, "budget_category_id": l.ID, "category_id": l.CategoryID, "category": l.CategoryName,
+			"month": string(l.StartDate), "budgeted": l.BudgetedSpending.String(), "spent": l.ActualSpending.String(),
+			"currency": l.Currency}
+		ev, err := WebhookEventOf(models.EventBudgetExceeded, l.ID.String()+":"+string(l.StartDate), h.now(), data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, nil
 }
 
 // QueueWebhooks records deliveries of events to the family's endpoints

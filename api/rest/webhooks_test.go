@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hibiken/asynq"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -17,6 +18,7 @@ import (
 	"coffer/api/apitest"
 	"coffer/jobs"
 	"coffer/models"
+	"coffer/models/civil"
 )
 
 // receiver is a webhook endpoint on loopback that checks every request's
@@ -232,6 +234,40 @@ func TestWebhooks(t *testing.T) {
 	if last["type"] != "import.completed" || ldata["id"] != im["id"] || ldata["imported_rows_count"] != float64(1) ||
 		rcv.got[len(rcv.got)-2]["type"] == "import.completed" {
 		t.Fatalf("import event: %v", rcv.got)
+	}
+
+	// A category of this month's budget going over: budget.exceeded, once.
+	e.Do("PATCH", "/api/v1/webhooks/"+id, key, map[string]any{"webhook": map[string]any{"events": []string{"budget.exceeded"}}}).WantJSON(t, 200)
+	today := time.Now().UTC().Format("2006-01-02")
+	budget, err := e.Store.EnsureBudget(ctx, e.Alpha.Family.ID, civil.Date(today))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, _, err := e.Store.BudgetLines(ctx, e.Alpha.Family.ID, models.BudgetLineFilter{BudgetID: &budget.ID}, models.Page{Number: 1, Size: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if l.CategoryName == "Groceries" {
+			if err := e.Store.UpdateBudgetCategory(ctx, e.Alpha.Family.ID, l.ID, 10_0000, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, amount := range []string{"8.00", "7.00"} {
+		e.Do("POST", "/api/v1/transactions", key, map[string]any{"transaction": map[string]any{
+			"account_id": e.Alpha.Account.ID, "date": today, "amount": amount, "name": "Market",
+			"nature": "expense", "category_id": cat["id"]}}).WantJSON(t, 201)
+		if err := h.WebhookScan(ctx, mustTask(jobs.NewWebhookScanTask(e.Alpha.Family.ID))); err != nil {
+			t.Fatal(err)
+		}
+		runWebhookTasks(t, e, h)
+	}
+	over := rcv.got[len(rcv.got)-1]
+	odata, _ := over["data"].(map[string]any)
+	if over["type"] != "budget.exceeded" || odata["category"] != "Groceries" || odata["spent"] != "15.0000" ||
+		rcv.got[len(rcv.got)-2]["type"] == "budget.exceeded" {
+		t.Fatalf("budget event: %v", rcv.got)
 	}
 
 	e.Do("PATCH", "/api/v1/webhooks/"+id, key, map[string]any{"webhook": map[string]any{"enabled": false}}).WantJSON(t, 200)
