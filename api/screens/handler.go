@@ -75,7 +75,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "valuation_form", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "restore", "chats", "chat",
-		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates")
+		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates", "webhooks", "webhook")
 	if err != nil {
 		return nil, err
 	}
@@ -191,6 +191,12 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Get("/settings/assistant", screen(signedIn, admin, h.assistantUsage)...)
 	app.Get("/settings/exchange_rates", screen(signedIn, h.exchangeRates)...)
 	app.Post("/settings/exchange_rates", screen(signedIn, admin, h.setExchangeRate)...)
+	app.Get("/settings/webhooks", screen(signedIn, admin, h.webhooks)...)
+	app.Post("/settings/webhooks", screen(signedIn, admin, h.createWebhook)...)
+	app.Get("/settings/webhooks/:id", screen(signedIn, admin, h.webhook)...)
+	app.Post("/settings/webhooks/:id/toggle", screen(signedIn, admin, h.toggleWebhook)...)
+	app.Post("/settings/webhooks/:id/delete", screen(signedIn, admin, h.deleteWebhook)...)
+	app.Post("/settings/webhooks/:id/deliveries/:delivery/redeliver", screen(signedIn, admin, h.redeliverWebhook)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)
