@@ -252,10 +252,15 @@ func (s *Store) addFlows(ctx context.Context, familyID uuid.UUID, cells []Statem
 		at[keyOf(c.Month, c.Classification == "income", c.CategoryID)] = i
 	}
 	var missing []uuid.UUID
+	months := map[civil.Date]civil.Date{} // a day's month, worked out once per day
 	for _, f := range flows {
 		var month civil.Date
 		if byMonth {
-			month = civil.DateOf(Month.start(f.Date.Time()))
+			var ok bool
+			if month, ok = months[f.Date]; !ok {
+				month = civil.DateOf(Month.start(f.Date.Time()))
+				months[f.Date] = month
+			}
 		}
 		k := keyOf(month, f.Income, f.CategoryID)
 		i, ok := at[k]
@@ -293,26 +298,32 @@ func (s *Store) addFlows(ctx context.Context, familyID uuid.UUID, cells []Statem
 		if a.Month != b.Month {
 			return strings.Compare(string(a.Month), string(b.Month))
 		}
-		if a.Classification != b.Classification {
-			return strings.Compare(a.Classification, b.Classification)
-		}
-		if a.Total != b.Total {
-			if a.Total > b.Total {
-				return -1
-			}
-			return 1
-		}
-		switch {
-		case a.Name == nil && b.Name == nil:
-			return 0
-		case a.Name == nil:
-			return 1
-		case b.Name == nil:
-			return -1
-		}
-		return strings.Compare(*a.Name, *b.Name)
+		return compareCategoryTotals(a.CategoryTotal, b.CategoryTotal)
 	})
 	return cells, nil
+}
+
+// compareCategoryTotals orders a report's rows: spending before income,
+// the largest total first, then by name, the uncategorised last.
+func compareCategoryTotals(a, b CategoryTotal) int {
+	if a.Classification != b.Classification {
+		return strings.Compare(a.Classification, b.Classification)
+	}
+	if a.Total != b.Total {
+		if a.Total > b.Total {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.Name == nil && b.Name == nil:
+		return 0
+	case a.Name == nil:
+		return 1
+	case b.Name == nil:
+		return -1
+	}
+	return strings.Compare(*a.Name, *b.Name)
 }
 
 // categoryNamesSQL names the categories ?1 of family ?0 and their parents.
