@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -273,6 +274,32 @@ func (s *Store) IncomeStatement(ctx context.Context, familyID uuid.UUID, p Perio
 		return nil, err
 	}
 	return s.addFlows(ctx, familyID, cells, flows, true)
+}
+
+// CategoryTotalsOf adds up a period's IncomeStatement over its months
+// into its CategoryTotals (what CategoryTotals returns, in its order),
+// for an answer that shows both from one read of the ledger.
+func CategoryTotalsOf(cells []StatementCell) []CategoryTotal {
+	rows := []CategoryTotal{}
+	at := map[cellKey]int{}
+	for _, c := range cells {
+		k := cellKey{income: c.Classification == "income"}
+		if c.CategoryID != nil {
+			k.category = *c.CategoryID
+		}
+		i, ok := at[k]
+		if !ok {
+			ct := c.CategoryTotal
+			ct.Total, ct.Count = 0, 0
+			rows = append(rows, ct)
+			i = len(rows) - 1
+			at[k] = i
+		}
+		rows[i].Total += c.Total
+		rows[i].Count += c.Count
+	}
+	slices.SortStableFunc(rows, compareCategoryTotals)
+	return rows
 }
 
 // CashFlowMonth is one month's money in and out, transfers left out.

@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -215,6 +216,11 @@ func TestFlowsConverted(t *testing.T) {
 				}
 			}
 			check("IncomeStatement", ci, cs)
+			// The API adds the categories up from the cells: one read of
+			// the ledger, the same rows in the same order.
+			if of := models.CategoryTotalsOf(cells); !reflect.DeepEqual(of, cats) {
+				t.Errorf("CategoryTotalsOf(IncomeStatement)\n%+v, CategoryTotals\n%+v", of, cats)
+			}
 			flow, err := l.s.CashFlow(ctx, fam, p)
 			must(t, err)
 			if len(flow) != 2 || flow[0].Income != 0 || flow[0].Spending != 0 {

@@ -75,8 +75,7 @@ type incomeStatementJSON struct {
 
 // showIncomeStatement answers the family's income and spending over a
 // period (the current month by default): totals, every month, and every
-// category with its months. The categories and the cells are one store
-// query each; the totals and the months are added up from them.
+// category with its months, all added up from the one IncomeStatement.
 func (h *Handler) showIncomeStatement(c *fiber.Ctx) error {
 	ctx, fam := c.UserContext(), KeyOf(c).FamilyID
 	start, end, err := queryRange(c)
@@ -99,16 +98,13 @@ func (h *Handler) showIncomeStatement(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	categories, err := h.store.CategoryTotals(ctx, fam, p)
-	if err != nil {
-		return err
-	}
 	cells, err := h.store.IncomeStatement(ctx, fam, p)
 	if err != nil {
 		return err
 	}
-	// The totals and the months add up the same rows: no second pass over
-	// the ledger, and the figures cannot disagree.
+	// The categories, the totals and the months add up the same cells:
+	// one read of the ledger, and the figures cannot disagree.
+	categories := models.CategoryTotalsOf(cells)
 	totals, months := models.TotalsOf(f.Currency, categories), models.CashFlowOf(cells, p)
 
 	money := moneyIn(totals.Currency)
@@ -141,10 +137,7 @@ func (h *Handler) showIncomeStatement(c *fiber.Ctx) error {
 		if cell.CategoryID != nil {
 			k.id = *cell.CategoryID
 		}
-		i, ok := index[k]
-		if !ok {
-			continue // written between the two queries; the next answer has it
-		}
+		i := index[k] // every cell's category is among categories: they are its sums
 		j := statementCellJSON{Month: string(cell.Month), TransactionsCount: cell.Count}
 		j.Total, j.TotalCents = money(cell.Total)
 		out.Categories[i].Months = append(out.Categories[i].Months, j)
