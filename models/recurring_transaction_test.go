@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"coffer/models"
 	"coffer/models/civil"
+	"coffer/models/money"
 	"coffer/models/modelstest"
 )
 
@@ -83,5 +85,82 @@ func TestRecurringTransactionInvalid(t *testing.T) {
 	r.AccountID = &beta.Account.ID
 	if err := s.CreateRecurringTransaction(ctx, r); !errors.Is(err, models.ErrNotFound) {
 		t.Errorf("beta's account: %v, want ErrNotFound", err)
+	}
+}
+
+func TestDetectRecurringUpsert(t *testing.T) {
+	ctx := context.Background()
+	s := modelstest.NewStore(t)
+	s.Now = func() time.Time { return time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC) }
+	alpha := modelstest.NewFamily(t, s, "alpha")
+	beta := modelstest.NewFamily(t, s, "beta")
+	add := func(name, date string, amount money.Amount) {
+		t.Helper()
+		tx := &models.Transaction{FamilyID: alpha.Family.ID, AccountID: alpha.Account.ID, Date: civil.Date(date),
+			Amount: amount, Currency: "USD", Name: name}
+		if _, _, err := s.CreateTransaction(ctx, tx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{"2026-03-01", "2026-04-01", "2026-05-01"} {
+		add("Rent", d, 15000000)
+	}
+	for _, d := range []string{"2026-02-15", "2026-03-15", "2026-04-15"} {
+		add("NETFLIX.COM 123", d, 99900)
+	}
+	add("NETFLIX.COM 456", "2026-05-15", 159900)
+
+	res, err := s.DetectRecurring(ctx, alpha.Family.ID)
+	if err != nil || res != (models.DetectResult{Found: 2, Created: 2}) {
+		t.Fatalf("first run %+v, %v", res, err)
+	}
+	list, _, err := s.RecurringTransactions(ctx, alpha.Family.ID, models.RecurringFilter{Status: models.RecurringSuggested}, models.Page{Number: 1, Size: 25})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("suggested %+v, %v", list, err)
+	}
+	var netflix, rent models.RecurringTransaction
+	for _, r := range list {
+		if r.MatchKey == "n:rent" {
+			rent = r
+		} else {
+			netflix = r
+		}
+	}
+	if rent.NextDate != "2026-06-01" || rent.Occurrences != 3 || rent.Manual || rent.Cadence != "monthly" {
+		t.Errorf("rent %+v", rent)
+	}
+	if netflix.Amount != 159900 || netflix.PreviousAmount == nil || *netflix.PreviousAmount != 99900 || netflix.NextDate != "2026-06-15" {
+		t.Errorf("netflix %+v", netflix)
+	}
+	if res, err := s.DetectRecurring(ctx, alpha.Family.ID); err != nil || res != (models.DetectResult{Found: 2}) {
+		t.Fatalf("second run %+v, %v: want nothing written", res, err)
+	}
+	if _, n, _ := s.RecurringTransactions(ctx, beta.Family.ID, models.RecurringFilter{}, models.Page{Number: 1, Size: 25}); n != 0 {
+		t.Fatalf("beta has %d", n)
+	}
+
+	// Dismissed stays dismissed; confirmed follows the new occurrence.
+	if err := s.SetRecurringStatus(ctx, alpha.Family.ID, netflix.ID, models.RecurringEnded); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetRecurringStatus(ctx, alpha.Family.ID, rent.ID, models.RecurringActive); err != nil {
+		t.Fatal(err)
+	}
+	add("Rent", "2026-06-02", 15000000)
+	add("NETFLIX.COM 789", "2026-06-09", 159900)
+	if res, err := s.DetectRecurring(ctx, alpha.Family.ID); err != nil || res != (models.DetectResult{Found: 2, Updated: 1}) {
+		t.Fatalf("third run %+v, %v", res, err)
+	}
+	all, n, _ := s.RecurringTransactions(ctx, alpha.Family.ID, models.RecurringFilter{}, models.Page{Number: 1, Size: 25})
+	if n != 2 {
+		t.Fatalf("%d rows, want 2: %+v", n, all)
+	}
+	got, _ := s.RecurringTransaction(ctx, alpha.Family.ID, rent.ID)
+	if got.Status != models.RecurringActive || got.Occurrences != 4 || *got.LastDate != "2026-06-02" || got.NextDate != "2026-07-02" {
+		t.Errorf("rent after a new occurrence %+v", got)
+	}
+	got, _ = s.RecurringTransaction(ctx, alpha.Family.ID, netflix.ID)
+	if got.Status != models.RecurringEnded || *got.LastDate != "2026-05-15" {
+		t.Errorf("dismissed netflix changed: %+v", got)
 	}
 }
