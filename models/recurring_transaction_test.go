@@ -8,8 +8,8 @@ import (
 
 	"coffer/models"
 	"coffer/models/civil"
-	"coffer/models/money"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 func TestRecurringTransactionCRUD(t *testing.T) {
