@@ -63,6 +63,14 @@ type RecurringTransaction struct {
 	Merchant *Merchant `bun:"rel:belongs-to,join:merchant_id=id,join:family_id=family_id"`
 }
 
+// WasAmount is the amount before a price change; zero when there was none.
+func (r *RecurringTransaction) WasAmount() money.Amount {
+	if r.PreviousAmount == nil {
+		return 0
+	}
+	return *r.PreviousAmount
+}
+
 // validate lists what is wrong with r; nil when it can be saved.
 func (r *RecurringTransaction) validate() error {
 	var p []string
