@@ -164,3 +164,25 @@ func TestDetectRecurringUpsert(t *testing.T) {
 		t.Errorf("dismissed netflix changed: %+v", got)
 	}
 }
+
+// TestDetectRecurringLeavesOutTransfers: a monthly transfer to savings is
+// not a bill: its legs are left out of detection.
+func TestDetectRecurringLeavesOutTransfers(t *testing.T) {
+	ctx := context.Background()
+	s := modelstest.NewStore(t)
+	s.Now = func() time.Time { return time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC) }
+	alpha := modelstest.NewFamily(t, s, "alpha")
+	savings := &models.Account{FamilyID: alpha.Family.ID, Name: "Savings", AccountType: "depository", Currency: "USD"}
+	if err := s.CreateAccount(ctx, savings); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"2026-03-05", "2026-04-05", "2026-05-05"} {
+		if _, err := s.CreateTransfer(ctx, alpha.Family.ID, models.NewTransfer{FromAccountID: alpha.Account.ID,
+			ToAccountID: savings.ID, Amount: 2000000, ToAmount: 2000000, Date: civil.Date(d), Name: "Monthly saving"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := s.DetectRecurring(ctx, alpha.Family.ID); err != nil || res.Found != 0 {
+		t.Fatalf("detect %+v, %v: want nothing found", res, err)
+	}
+}
