@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -91,6 +92,11 @@ func (h *Handlers) ImportPublish(ctx context.Context, t *asynq.Task) error {
 			if im.Status == models.ImportComplete {
 				h.logger(ctx, t).Info("import complete", "import_id", im.ID, "imported", im.ImportedRowsCount,
 					"duplicates", im.DuplicateRowsCount)
+				// New rows may complete a recurring series; the nightly sweep
+				// catches a detection that could not be queued.
+				if err := QueueRecurringDetect(ctx, h.Queue, p.FamilyID); err != nil {
+					h.logger(ctx, t).Warn("recurring detection not queued", slog.Any("error", err))
+				}
 			}
 			return nil
 		}

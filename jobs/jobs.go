@@ -94,6 +94,8 @@ func (h *Handlers) Table() Table {
 		TypeWebhookSweep:       {Handler: h.WebhookSweep},
 		TypeWebhookScan:        {Handler: h.WebhookScan},
 		TypeWebhookDeliver:     {Handler: h.WebhookDeliver},
+		TypeRecurringDetect:    {Handler: h.RecurringDetect},
+		TypeRecurringSweep:     {Handler: h.RecurringSweep},
 	}
 }
 

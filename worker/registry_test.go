@@ -58,6 +58,8 @@ func everyTask(t *testing.T) []*asynq.Task {
 	add(jobs.NewWebhookSweepTask(), nil)
 	add(jobs.NewWebhookScanTask(a))
 	add(jobs.NewWebhookDeliverTask(a, b, 0, 0))
+	add(jobs.NewRecurringDetectTask(a))
+	add(jobs.NewRecurringSweepTask(), nil)
 	add(simplefin.NewClaimTask(a, b, 1))
 	add(simplefin.NewFetchInfoTask(a, b))
 	add(simplefin.NewSyncTask(a, b))

@@ -53,6 +53,8 @@ func TestResetFamily(t *testing.T) {
 	e.Do("POST", "/api/v1/transactions", a.Key, map[string]any{"transaction": map[string]any{"account_id": a.Account.ID.String(),
 		"date": "2024-03-01", "amount": "10", "name": "Coffee", "nature": "expense"}}).WantJSON(t, 201)
 	e.Do("POST", "/api/v1/categories", a.Key, map[string]any{"category": map[string]any{"name": "Food", "classification": "expense"}}).WantJSON(t, 201)
+	e.Do("POST", "/api/v1/recurring_transactions", a.Key, map[string]any{"recurring_transaction": map[string]any{"name": "Rent",
+		"amount": "1500", "currency": "USD", "last_occurrence_date": "2024-03-01", "next_expected_date": "2024-04-01"}}).WantJSON(t, 201)
 	_, memberKey := memberKey(t, e, a.Family, "m-"+a.Family.ID.String()[:8]+"@example.com", models.RoleMember)
 	denied := apitest.WantError(t, e.Do("DELETE", "/api/v1/users/reset", memberKey, nil), 403, "forbidden")
 	if denied["message"] != "You are not authorized to perform this action" {
@@ -86,6 +88,9 @@ func TestResetFamily(t *testing.T) {
 	}
 	if _, err := e.Store.User(ctx, a.Family.ID, a.User.ID); err != nil {
 		t.Fatalf("the admin went too: %v", err)
+	}
+	if _, n, err := e.Store.RecurringTransactions(ctx, a.Family.ID, models.RecurringFilter{}, models.Page{Number: 1, Size: 1}); err != nil || n != 0 {
+		t.Fatalf("%d recurring transactions left, %v", n, err)
 	}
 	e.Do("GET", "/api/v1/usage", memberKey, nil).WantJSON(t, 200) // the people and their keys stay
 	if _, err := e.Store.Account(ctx, e.Beta.Family.ID, e.Beta.Account.ID); err != nil {

@@ -193,6 +193,8 @@ func resourceOf(route string) string {
 		return "Rule run"
 	case "exchange_rates":
 		return "Exchange rate"
+	case "recurring_transactions":
+		return "Recurring transaction"
 	case "family_exports":
 		return "Family export"
 	}

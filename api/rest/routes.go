@@ -103,6 +103,12 @@ func (h *Handler) Routes(v1 fiber.Router) {
 	v1.Get("/syncs/latest", read, h.latestSync)
 	v1.Get("/syncs/:id", read, h.showSync)
 
+	v1.Get("/recurring_transactions", read, h.listRecurringTransactions)
+	v1.Post("/recurring_transactions", write, h.createRecurringTransaction)
+	v1.Get("/recurring_transactions/:id", read, h.showRecurringTransaction)
+	v1.Patch("/recurring_transactions/:id", write, h.updateRecurringTransaction)
+	v1.Delete("/recurring_transactions/:id", write, h.deleteRecurringTransaction)
+
 	v1.Get("/family_exports", read, h.listFamilyExports) // a family admin only, as every export route
 	v1.Post("/family_exports", write, h.createFamilyExport)
 	v1.Get("/family_exports/:id", read, h.showFamilyExport)

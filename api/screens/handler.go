@@ -75,7 +75,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "valuation_form", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "restore", "chats", "chat",
-		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates", "webhooks", "webhook")
+		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates", "webhooks", "webhook", "recurring")
 	if err != nil {
 		return nil, err
 	}
@@ -129,6 +129,8 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/transactions/:id/unlock", screen(signedIn, h.unlockTransaction)...)
 	app.Get("/transfers/new", screen(signedIn, h.newTransfer)...)
 	app.Post("/transfers", screen(signedIn, h.createTransfer)...)
+	app.Get("/recurring", screen(signedIn, h.listRecurring)...)
+	app.Post("/recurring/:id/status", screen(signedIn, h.setRecurringStatus)...)
 	app.Get("/transfers/suggested", screen(signedIn, h.suggestedTransfers)...)
 	app.Post("/transfers/suggested/reject", screen(signedIn, h.rejectSuggestedTransfer)...)
 	app.Post("/transfers/:id/unpair", screen(signedIn, h.unpairTransfer)...)

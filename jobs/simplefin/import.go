@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
@@ -107,6 +108,14 @@ func (h *Handlers) importStep(ctx context.Context, step *models.Sync) error {
 		return err
 	}
 	h.hook(ctx, HookImported) // the store reported the balance change (see jobs.Balances)
+	// New rows may complete a recurring series: one detection per family
+	// waits at a time, however many accounts the sync imports; the
+	// nightly sweep catches one that could not be queued.
+	if h.Queue != nil {
+		if err := jobs.QueueRecurringDetect(ctx, h.Queue, step.FamilyID); err != nil {
+			h.Log.Warn("recurring detection not queued", "family_id", step.FamilyID, slog.Any("error", err))
+		}
+	}
 	return nil
 }
 
