@@ -38,6 +38,9 @@ func NewRecurringDetectTask(familyID uuid.UUID) (*asynq.Task, error) {
 // QueueRecurringDetect queues the family's detection; one already waiting
 // or running is enough.
 func QueueRecurringDetect(ctx context.Context, queue *asynq.Client, familyID uuid.UUID) error {
+	if queue == nil { // a process without a queue: the nightly sweep detects
+		return nil
+	}
 	task, err := NewRecurringDetectTask(familyID)
 	if err != nil {
 		return err
