@@ -80,6 +80,17 @@ edge AS (
         AND t.date <= CASE WHEN acc.asof < ?4 THEN ?4 ELSE acc.asof END
     GROUP BY acc.id, acc.anchor, acc.flow, acc.asof
 ),
+bound AS (
+    SELECT CASE WHEN b.t > b.v THEN b.t ELSE b.v END AS low FROM (SELECT
+        COALESCE((SELECT DISTINCT t.date FROM transactions t
+                  WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
+                    AND EXISTS (SELECT 1 FROM acc WHERE acc.id = t.account_id AND acc.currency = t.currency)
+                  ORDER BY t.date DESC LIMIT 1 OFFSET ?8 - 1), ?3) AS t,
+        COALESCE((SELECT DISTINCT v.date FROM valuations v
+                  WHERE v.family_id = ?0 AND v.date >= ?3 AND v.date <= ?4
+                    AND EXISTS (SELECT 1 FROM acc WHERE acc.id = v.account_id)
+                  ORDER BY v.date DESC LIMIT 1 OFFSET ?8 - 1), ?3) AS v) b
+),
 days AS (
     SELECT m.account_id, m.date, acc.name,
            SUM(m.inflows) AS inflows, SUM(m.outflows) AS outflows,
@@ -104,29 +115,49 @@ FROM running r JOIN acc ON acc.id = r.account_id
 ORDER BY r.date DESC, lower(acc.name), r.account_id
 LIMIT ?6 OFFSET ?5`
 
-// balanceMovesSQL is what moved the accounts' balances from ?3 to ?4:
-// their counted transactions, and their valuations, each a move of its
-// adjustment (as a transaction of flow·adjustment) and neither inflow nor
-// outflow. A day with a valuation has a row even when it moved nothing.
+// balanceMovesSQL is what moved the accounts' balances from the page's
+// lowest day (bound) to ?4: their counted transactions, and their
+// valuations, each a move of its adjustment (as a transaction of
+// flow·adjustment) and neither inflow nor outflow. A day with a valuation
+// has a row even when it moved nothing.
+//
+// A page of ?8 rows newest first lies on or after the ?8th newest day with
+// a counted transaction, and on or after the ?8th newest day with a
+// valuation (each such day holds at least one row of the page's order), so
+// bound is the later of the two, or ?3 where there are fewer days: the
+// page reads the moves of those days alone, and its cost follows the page
+// number, not the history.
 const balanceMovesSQL = `
         SELECT t.account_id, t.date, CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END AS inflows,
                CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END AS outflows, t.amount, t.created_at, t.updated_at
         FROM transactions t
         JOIN acc ON acc.id = t.account_id AND acc.currency = t.currency
-        WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
+        WHERE t.family_id = ?0 AND t.date >= (SELECT low FROM bound) AND t.date <= ?4
+          AND t.deleted_at IS NULL AND NOT t.excluded
         UNION ALL
         SELECT v.account_id, v.date, 0, 0, acc.flow * v.adjustment, v.created_at, v.updated_at
         FROM valuations v
         JOIN acc ON acc.id = v.account_id
-        WHERE v.family_id = ?0 AND v.date >= ?3 AND v.date <= ?4`
+        WHERE v.family_id = ?0 AND v.date >= (SELECT low FROM bound) AND v.date <= ?4`
 
-// balanceHistoryCountSQL counts the rows of balanceHistorySQL from the
-// days in range alone, without the running sums.
+// balanceHistoryCountSQL counts the rows of balanceHistorySQL, the
+// accounts' days from ?3 to ?4 on which a counted transaction or a
+// valuation moved them: the days of transactions, read in each account's
+// index order without a sort, and the days of valuations without one.
 const balanceHistoryCountSQL = balanceAccountsSQL + `
-SELECT count(*) FROM (
-    SELECT m.account_id, m.date FROM (` + balanceMovesSQL + `) m
-    GROUP BY m.account_id, m.date
-) d`
+SELECT (SELECT count(*) FROM (
+            SELECT DISTINCT t.account_id, t.date FROM acc
+            JOIN transactions t ON t.account_id = acc.id AND t.currency = acc.currency
+            WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
+        ) d)
+     + (SELECT count(*) FROM (
+            SELECT DISTINCT v.account_id, v.date FROM valuations v
+            JOIN acc ON acc.id = v.account_id
+            WHERE v.family_id = ?0 AND v.date >= ?3 AND v.date <= ?4
+              AND NOT EXISTS (SELECT 1 FROM transactions t
+                              WHERE t.account_id = v.account_id AND t.date = v.date AND t.family_id = ?0
+                                AND t.currency = acc.currency AND t.deleted_at IS NULL AND NOT t.excluded)
+        ) d)`
 
 // BalanceHistory lists a page of the family's daily account balances,
 // newest day first, and how many there are: one row per account and day

@@ -3,6 +3,7 @@ package models_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -420,6 +421,19 @@ func TestBalanceHistory(t *testing.T) {
 	for i := 1; i < len(all); i++ {
 		if all[i].Date > all[i-1].Date {
 			t.Fatalf("not newest first at %d: %+v", i, all)
+		}
+	}
+	// A page reads only the days it can hold (its bound): every page size
+	// gives the rows of one page holding all.
+	for _, size := range []int{1, 2, 3, 7} {
+		var paged []models.BalanceDay
+		for page := 1; page <= 10; page++ {
+			days, _, err := l.s.BalanceHistory(ctx, fam, models.BalanceFilter{}, models.Page{Number: page, Size: size})
+			must(t, err)
+			paged = append(paged, days...)
+		}
+		if !reflect.DeepEqual(paged, all) {
+			t.Fatalf("pages of %d:\n%+v\nwant\n%+v", size, paged, all)
 		}
 	}
 

@@ -107,6 +107,10 @@ func BenchmarkValuations(b *testing.B) {
 		_, _, err := s.BalanceHistory(ctx, fam, models.BalanceFilter{}, models.Page{Number: 1, Size: 25})
 		return err
 	})
+	run("BalanceHistoryCountOnly", func() error {
+		_, _, err := s.BalanceHistory(ctx, fam, models.BalanceFilter{}, models.Page{Number: 100000, Size: 25})
+		return err
+	})
 	run("BalanceOn", func() error { _, err := s.BalanceOn(ctx, fam, acct.ID, "2025-06-15"); return err })
 	run("RecalculateBalance", func() error { return s.RecalculateBalance(ctx, fam, acct.ID) })
 }
