@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/google/uuid"
@@ -18,14 +19,16 @@ type BackfillReport struct {
 	Unreadable  int // sealed values no known key opens; left as they are
 }
 
-// sealedColumns are the columns that hold sealed secrets, by table.
-var sealedColumns = []struct{ table, column string }{
-	{"sso_providers", ColClientSecret},
-	{"sso_providers", ColSPPrivateKey},
-	{"provider_connections", "access_url_enc"},
-	{"provider_connections", "setup_token_enc"},
-	{"sessions", "id_token_enc"},
-	{webhookTable, webhookColumn},
+// sealedColumns are the columns that hold sealed secrets, by table, with
+// the key column whose value each is sealed for ("id" when empty).
+var sealedColumns = []struct{ table, column, key string }{
+	{"sso_providers", ColClientSecret, ""},
+	{"sso_providers", ColSPPrivateKey, ""},
+	{"provider_connections", "access_url_enc", ""},
+	{"provider_connections", "setup_token_enc", ""},
+	{"sessions", "id_token_enc", ""},
+	{webhookTable, webhookColumn, ""},
+	{totpTable, totpColumn, "user_id"},
 }
 
 // BackfillSecrets seals plaintext secrets left by older rows and re-seals
@@ -36,11 +39,12 @@ var sealedColumns = []struct{ table, column string }{
 func (s *Store) BackfillSecrets(ctx context.Context, dryRun bool) (BackfillReport, error) {
 	var r BackfillReport
 	for _, sc := range sealedColumns {
+		key := cmp.Or(sc.key, "id")
 		var rows []struct {
 			ID    uuid.UUID `bun:"id"`
 			Value string    `bun:"value"`
 		}
-		err := s.db.NewSelect().TableExpr(sc.table).ColumnExpr("id").ColumnExpr("? AS value", bun.Ident(sc.column)).
+		err := s.db.NewSelect().TableExpr(sc.table).ColumnExpr("? AS id", bun.Ident(key)).ColumnExpr("? AS value", bun.Ident(sc.column)).
 			Where("? IS NOT NULL AND ? <> ''", bun.Ident(sc.column), bun.Ident(sc.column)).Scan(ctx, &rows)
 		if err != nil {
 			return r, dbErr("scan secrets", err)
@@ -70,7 +74,7 @@ func (s *Store) BackfillSecrets(ctx context.Context, dryRun bool) (BackfillRepor
 				return r, err
 			}
 			res, err := s.db.NewUpdate().Table(sc.table).Set("? = ?", bun.Ident(sc.column), sealed).
-				Where("id = ?", row.ID).Where("? = ?", bun.Ident(sc.column), row.Value).Exec(ctx)
+				Where("? = ?", bun.Ident(key), row.ID).Where("? = ?", bun.Ident(sc.column), row.Value).Exec(ctx)
 			if err != nil {
 				return r, dbErr("backfill secret", err)
 			}

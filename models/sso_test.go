@@ -160,6 +160,11 @@ func TestBackfillSecrets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A second factor's secret, keyed by its user (the table has no id).
+	const totp = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
+	if err := s.EnableTOTP(ctx, f.User, totp, 0, nil, &models.AuditLog{EventType: models.EventSecondFactorEnabled, UserID: &f.User.ID}); err != nil {
+		t.Fatal(err)
+	}
 	// Rotate: the new key is current, the old one only decrypts.
 	if s.Secrets, err = secret.NewSealer(newKey, oldKey); err != nil {
 		t.Fatal(err)
@@ -168,7 +173,7 @@ func TestBackfillSecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := models.BackfillReport{Scanned: 3, Encrypted: 1, Reencrypted: 1, Unreadable: 1}
+	want := models.BackfillReport{Scanned: 4, Encrypted: 1, Reencrypted: 2, Unreadable: 1}
 	if dry != want {
 		t.Fatalf("dry run = %+v, want %+v", dry, want)
 	}
@@ -180,7 +185,7 @@ func TestBackfillSecrets(t *testing.T) {
 		t.Fatalf("first run = %+v, %v", first, err)
 	}
 	second, err := s.BackfillSecrets(ctx, false)
-	if err != nil || second != (models.BackfillReport{Scanned: 3, Current: 2, Unreadable: 1}) {
+	if err != nil || second != (models.BackfillReport{Scanned: 4, Current: 3, Unreadable: 1}) {
 		t.Fatalf("second run = %+v, %v", second, err)
 	}
 	for id, want := range map[*models.SSOProvider]string{plain: "legacy-plaintext", old: "old-key-secret"} {
@@ -195,6 +200,11 @@ func TestBackfillSecrets(t *testing.T) {
 		if secret, err := s.ProviderSecret(got, models.ColClientSecret); err != nil || secret != want {
 			t.Errorf("%s: %q, %v", got.Name, secret, err)
 		}
+	}
+	if u, err := s.UserTOTP(ctx, f.Family.ID, f.User.ID); err != nil || !s.Secrets.Current(u.SecretEnc) {
+		t.Errorf("totp not re-sealed: %v", err)
+	} else if got, err := s.TOTPSecret(u); err != nil || got != totp {
+		t.Errorf("totp secret = %q, %v", got, err)
 	}
 	if got, _ := s.SSOProvider(ctx, broken.ID); models.Str(got.ClientSecretEnc) != "enc:v1:deadbeef:AAAA" {
 		t.Error("an unreadable value was overwritten")
