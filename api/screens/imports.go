@@ -113,21 +113,11 @@ func (h *Handler) uploadImport(c *fiber.Ctx) error {
 		}
 		set = m.Settings
 	}
-	fh, err := c.FormFile("file")
-	if err != nil {
-		return fail("Choose a file to upload.")
-	}
-	if fh.Size > importfile.MaxFileBytes {
-		return fail(fmt.Sprintf("The file is larger than %d MiB.", importfile.MaxFileBytes>>20))
-	}
-	f, err := fh.Open()
+	data, name, problem, err := uploaded(c, "Choose a file to upload.")
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, importfile.MaxFileBytes+1))
-	if err != nil {
-		return err
+	} else if problem != "" {
+		return fail(problem)
 	}
 	var guess importfile.Guess
 	if form.MappingID == "" && form.Type == importfile.CSV {
@@ -146,10 +136,6 @@ func (h *Handler) uploadImport(c *fiber.Ctx) error {
 		return err
 	}
 	var inv *models.InvalidError
-	name := strings.ToValidUTF8(fh.Filename, "")
-	if r := []rune(name); len(r) > 255 {
-		name = string(r[:255])
-	}
 	im := &models.Import{FamilyID: fam, AccountID: accountID, Type: form.Type, Filename: &name, RawFile: string(data), Settings: set}
 	if err := h.store.CreateImportKept(ctx, im, read); errors.As(err, &inv) {
 		return fail(strings.Join(inv.Problems, " ") + ".")
@@ -394,4 +380,29 @@ func (h *Handler) correctImportRow(c *fiber.Ctx) error {
 			strings.ReplaceAll(line.Problems, "\n", "; ")+".")
 	}
 	return h.site.Redirect(c, back, "Line "+strconv.Itoa(line.Line)+" corrected; it will be imported.")
+}
+
+// uploaded reads the form's file, at most importfile.MaxFileBytes of it,
+// and its name as text of at most 255 characters. problem says what the
+// person must change (missing: no file was chosen), err what went wrong
+// on the server.
+func uploaded(c *fiber.Ctx, missing string) (data []byte, name, problem string, err error) {
+	fh, err := c.FormFile("file")
+	if err != nil {
+		return nil, "", missing, nil
+	}
+	if fh.Size > importfile.MaxFileBytes {
+		return nil, "", fmt.Sprintf("The file is larger than %d MiB.", importfile.MaxFileBytes>>20), nil
+	}
+	f, err := fh.Open()
+	if err != nil {
+		return nil, "", "", err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, importfile.MaxFileBytes+1))
+	name = strings.ToValidUTF8(fh.Filename, "")
+	if r := []rune(name); len(r) > 255 {
+		name = string(r[:255])
+	}
+	return data, name, "", err
 }

@@ -3,7 +3,6 @@ package screens
 import (
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 
@@ -50,21 +49,11 @@ func (h *Handler) restoreScreen(c *fiber.Ctx) error {
 	fail := func(msg string) error {
 		return h.importsPage(c, fiber.StatusUnprocessableEntity, importForm{Type: importfile.CSV}, msg)
 	}
-	fh, err := c.FormFile("file")
-	if err != nil {
-		return fail("Choose the export file to restore.")
-	}
-	if fh.Size > importfile.MaxFileBytes {
-		return fail(fmt.Sprintf("The file is larger than %d MiB.", importfile.MaxFileBytes>>20))
-	}
-	f, err := fh.Open()
+	data, name, problem, err := uploaded(c, "Choose the export file to restore.")
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, importfile.MaxFileBytes+1))
-	if err != nil {
-		return err
+	} else if problem != "" {
+		return fail(problem)
 	}
 	var bad *importfile.SureError
 	refuse := func(err error) error {
@@ -77,7 +66,6 @@ func (h *Handler) restoreScreen(c *fiber.Ctx) error {
 		}
 		return err
 	}
-	name := strings.ToValidUTF8(fh.Filename, "")
 	if c.FormValue("action") != "restore" {
 		scan, err := importfile.ScanSure(data)
 		if err != nil {
