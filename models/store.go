@@ -231,9 +231,20 @@ func (p Page) scan(ctx context.Context, q *bun.SelectQuery) (int, error) {
 	return p.read(ctx, count, func(limit, offset int64) error { return q.Limit(limit).Offset(offset).Scan(ctx) })
 }
 
-// countUpTo counts q's rows, stopping at limit: the first rows in q's
-// order, which an index in that order finds without reading the rest.
-// It sets q's limit, which reading a page sets again.
+// scanOrdered is scan for q in the order given apart, which its count
+// leaves out: a count that stops at p's limit is then free to take the
+// first rows it finds rather than sort every match to find the first in
+// order (a search: PostgreSQL sorted all of them).
+func (p Page) scanOrdered(ctx context.Context, q *bun.SelectQuery, order string) (int, error) {
+	count := q.Count
+	if limit := p.countLimit(); limit > 0 {
+		count = func(ctx context.Context) (int64, error) { return countUpTo(ctx, q, limit) }
+	}
+	return p.read(ctx, count, func(limit, offset int64) error { return q.OrderExpr(order).Limit(limit).Offset(offset).Scan(ctx) })
+}
+
+// countUpTo counts q's rows, stopping at limit. It sets q's limit, which
+// reading a page sets again.
 func countUpTo(ctx context.Context, q *bun.SelectQuery, limit int64) (int64, error) {
 	var n int64
 	err := q.NewRaw("SELECT count(*) FROM (?) AS counted", q.Limit(limit)).Scan(ctx, &n)
