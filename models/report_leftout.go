@@ -50,9 +50,9 @@ FROM (
   WHERE t.family_id = ?0 AND t.date >= ?1 AND t.date <= ?2
     AND t.deleted_at IS NULL AND t.excluded AND COALESCE(t.excluded_reason, '') <> 'split'
   UNION ALL
-  SELECT t.id, t.family_id, t.account_id, t.currency, t.excluded, t.date FROM transactions t JOIN families f ON f.id = t.family_id
+  SELECT t.id, t.family_id, t.account_id, t.currency, t.excluded, t.date FROM transactions t
   WHERE t.family_id = ?0 AND t.date >= ?1 AND t.date <= ?2
-    AND t.deleted_at IS NULL AND NOT t.excluded AND t.currency <> f.currency
+    AND t.deleted_at IS NULL AND NOT t.excluded AND t.currency <> (SELECT f.currency FROM families f WHERE f.id = ?0)
 ) t` + countedJoinsSQL + `
 WHERE a.status = 'active'
   AND t.id NOT IN (SELECT tr.inflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)
