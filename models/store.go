@@ -191,6 +191,12 @@ func lost(err error) bool {
 type Page struct {
 	Number int
 	Size   int
+	// CountUpTo, above 0, stops the count of the rows there (or just past
+	// the page, if further): the total is then at most that (see AtLeast).
+	// A screen's pager needs whether more pages follow, not the size of a
+	// whole history: an exact count reads every row of a family (a
+	// million rows: 200 ms), a page only its own.
+	CountUpTo int
 }
 
 // Pages is how many pages of this size hold total rows; at least 1.
@@ -198,19 +204,63 @@ func (p Page) Pages(total int) int {
 	return max((total+p.Size-1)/p.Size, 1)
 }
 
-// scan counts every row q matches, then reads the page's rows into q's
-// model. The two run one after the other: bun's concurrent ScanAndCount
-// races on queries with nested relations.
+// countLimit is where the count stops (0: it does not): CountUpTo, or one
+// row past the page, so that a next page is always known.
+func (p Page) countLimit() int64 {
+	if p.CountUpTo <= 0 {
+		return 0
+	}
+	return max(int64(p.CountUpTo), int64(p.Number)*int64(p.Size)+1)
+}
+
+// AtLeast reports whether total, as counted for p, stopped at p's limit:
+// there are at least total rows, maybe more.
+func (p Page) AtLeast(total int) bool {
+	limit := p.countLimit()
+	return limit > 0 && int64(total) >= limit
+}
+
+// scan counts every row q matches (up to p's limit), then reads the
+// page's rows into q's model. The two run one after the other: bun's
+// concurrent ScanAndCount races on queries with nested relations.
 func (p Page) scan(ctx context.Context, q *bun.SelectQuery) (int, error) {
-	return p.read(ctx, q.Count, func(limit, offset int64) error { return q.Limit(limit).Offset(offset).Scan(ctx) })
+	count := q.Count
+	if limit := p.countLimit(); limit > 0 {
+		count = func(ctx context.Context) (int64, error) { return countUpTo(ctx, q, limit) }
+	}
+	return p.read(ctx, count, func(limit, offset int64) error { return q.Limit(limit).Offset(offset).Scan(ctx) })
+}
+
+// scanOrdered is scan for q in the order given apart, which its count
+// leaves out: a count that stops at p's limit is then free to take the
+// first rows it finds rather than sort every match to find the first in
+// order (a search: PostgreSQL sorted all of them).
+func (p Page) scanOrdered(ctx context.Context, q *bun.SelectQuery, order string) (int, error) {
+	count := q.Count
+	if limit := p.countLimit(); limit > 0 {
+		count = func(ctx context.Context) (int64, error) { return countUpTo(ctx, q, limit) }
+	}
+	return p.read(ctx, count, func(limit, offset int64) error { return q.OrderExpr(order).Limit(limit).Offset(offset).Scan(ctx) })
+}
+
+// countUpTo counts q's rows, stopping at limit. It sets q's limit, which
+// reading a page sets again.
+func countUpTo(ctx context.Context, q *bun.SelectQuery, limit int64) (int64, error) {
+	var n int64
+	err := q.NewRaw("SELECT count(*) FROM (?) AS counted", q.Limit(limit)).Scan(ctx, &n)
+	return n, err
 }
 
 // read counts the rows, then calls rows with the page's limit and offset
-// to read the page. A page past the end is not read.
+// to read the page. A page past the end is not read. A count past p's
+// limit is taken down to it, so that every list paged with p reads alike.
 func (p Page) read(ctx context.Context, count func(context.Context) (int64, error), rows func(limit, offset int64) error) (int, error) {
 	n, err := count(ctx)
 	if err != nil {
 		return 0, err
+	}
+	if limit := p.countLimit(); limit > 0 {
+		n = min(n, limit)
 	}
 	offset := int64(p.Number-1) * int64(p.Size)
 	if n <= offset {

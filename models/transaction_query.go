@@ -49,7 +49,7 @@ func (s *Store) Transactions(ctx context.Context, familyID uuid.UUID, f Transact
 	var txs []*Transaction
 	q := s.transactionSelect(&txs, familyID)
 	f.apply(q, familyID)
-	n, err := p.scan(ctx, q.OrderExpr(f.orderSQL()))
+	n, err := p.scanOrdered(ctx, q, f.orderSQL())
 	if err != nil {
 		return nil, 0, dbErr("list transactions", err)
 	}

@@ -79,11 +79,17 @@ func (s *Store) AccountRegister(ctx context.Context, familyID, accountID uuid.UU
 	if _, err := s.Account(ctx, familyID, accountID); err != nil {
 		return nil, 0, err
 	}
-	nt, err := s.db.NewSelect().Model((*Transaction)(nil)).
+	q := s.db.NewSelect().Model((*Transaction)(nil)).
 		Where("t.family_id = ?", familyID).
 		Where("t.account_id = ?", accountID).
-		Where("t.deleted_at IS NULL").
-		Count(ctx)
+		Where("t.deleted_at IS NULL")
+	var nt int64
+	var err error
+	if limit := p.countLimit(); limit > 0 {
+		nt, err = countUpTo(ctx, q.Column("t.id"), limit)
+	} else {
+		nt, err = q.Count(ctx)
+	}
 	if err != nil {
 		return nil, 0, dbErr("count register", err)
 	}
@@ -93,6 +99,9 @@ func (s *Store) AccountRegister(ctx context.Context, familyID, accountID uuid.UU
 		return nil, 0, dbErr("count register", err)
 	}
 	n := int(nt + nv)
+	if limit := p.countLimit(); limit > 0 {
+		n = int(min(int64(n), limit))
+	}
 	rows := []RegisterRow{}
 	offset := (p.Number - 1) * p.Size
 	if n <= offset {

@@ -314,6 +314,7 @@ func (h *Handler) accountPage(c *fiber.Ctx, status int, a *models.Account, value
 	ctx := c.UserContext()
 	var err error
 	p := pageOf(c, 50)
+	p.CountUpTo = listCountUpTo
 	today := civil.DateOf(h.now())
 	d := accountData{Account: a, Query: url.Values{}, Value: value, Today: today}
 	fam, err := h.store.Family(ctx, a.FamilyID)

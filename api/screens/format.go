@@ -83,11 +83,12 @@ func typeLabel(t string) string {
 // keep the list's filters.
 type pager struct {
 	Number, Pages, Total int
+	More                 bool   // the count stopped at Total: at least Total rows, at least Pages pages
 	Prev, Next           string // "" at either end
 }
 
 func newPager(q url.Values, p models.Page, total int) pager {
-	pg := pager{Number: p.Number, Pages: p.Pages(total), Total: total}
+	pg := pager{Number: p.Number, Pages: p.Pages(total), Total: total, More: p.AtLeast(total)}
 	link := func(n int) string {
 		out := url.Values{}
 		for k, v := range q {

@@ -134,6 +134,13 @@ func readFilter(c *fiber.Ctx) (models.TransactionFilter, url.Values, map[string]
 	return f, q, problems
 }
 
+// listCountUpTo is where the transactions list and a register stop
+// counting: past it the pager says "at least", so that a page costs what
+// its own rows cost, whether the family has a thousand transactions or a
+// million, and a search stops reading once it has found that many (see
+// BenchmarkScale).
+const listCountUpTo = 250
+
 func (h *Handler) listTransactions(c *fiber.Ctx) error {
 	fam := web.SessionOf(c).User.FamilyID
 	ch, err := h.choices(c)
@@ -143,6 +150,7 @@ func (h *Handler) listTransactions(c *fiber.Ctx) error {
 	f, q, problems := readFilter(c)
 	f.WithSplitParents = true // drawn with their parts beneath them
 	p := pageOf(c, 50)
+	p.CountUpTo = listCountUpTo
 	rows, total, err := h.store.Transactions(c.UserContext(), fam, f, p)
 	if err != nil {
 		return err
