@@ -6,6 +6,7 @@ require (
 	github.com/aclindsa/ofxgo v0.1.3
 	github.com/aclindsa/xml v0.0.0-20201125035057-bbd5c9ec99ac
 	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/arran4/golang-ical v0.3.4
 	github.com/beevik/etree v1.5.0
 	github.com/boombuler/barcode v1.0.1-0.20190219062509-6c824513bacc
 	github.com/cenkalti/backoff/v4 v4.3.0

@@ -96,6 +96,7 @@ func (h *Handlers) Table() Table {
 		TypeWebhookDeliver:     {Handler: h.WebhookDeliver},
 		TypeRecurringDetect:    {Handler: h.RecurringDetect},
 		TypeRecurringSweep:     {Handler: h.RecurringSweep},
+		TypeRecurringMissed:    {Handler: h.RecurringMissed},
 	}
 }
 

@@ -14,8 +14,13 @@ import (
 // transactions and stores them as suggestions (models.DetectRecurring).
 const TypeRecurringDetect = "recurring:detect"
 
-// TypeRecurringSweep queues a detection for every family: the nightly run.
+// TypeRecurringSweep queues a detection and a missed-occurrence check for
+// every family: the nightly run.
 const TypeRecurringSweep = "recurring:sweep"
+
+// TypeRecurringMissed records as missed the family's occurrences whose
+// date and grace passed unpaid (models.MarkMissedRecurring).
+const TypeRecurringMissed = "recurring:missed"
 
 // RecurringSweepCron is when the nightly detection runs (UTC), after the
 // balance sweep and the daily SimpleFIN syncs.
@@ -68,13 +73,38 @@ func (h *Handlers) RecurringDetect(ctx context.Context, t *asynq.Task) error {
 	return nil
 }
 
+// NewRecurringMissedTask builds a family's check for missed occurrences;
+// its task id keeps one waiting per family.
+func NewRecurringMissedTask(familyID uuid.UUID) (*asynq.Task, error) {
+	return NewTask(TypeRecurringMissed, RecurringDetectPayload{FamilyID: familyID},
+		asynq.TaskID("recurring:missed:"+familyID.String()), asynq.Queue(QueueLow), asynq.MaxRetry(3),
+		asynq.Timeout(5*time.Minute))
+}
+
+// RecurringMissed handles TypeRecurringMissed. It is idempotent: a missed
+// occurrence moves its item on, and a due date is recorded once.
+func (h *Handlers) RecurringMissed(ctx context.Context, t *asynq.Task) error {
+	var p RecurringDetectPayload
+	if err := Decode(t, &p); err != nil {
+		return err
+	}
+	n, err := h.Store.MarkMissedRecurring(ctx, p.FamilyID)
+	if err != nil {
+		return fmt.Errorf("jobs: recurring missed: %w", err)
+	}
+	if n > 0 {
+		h.logger(ctx, t).Info("recurring occurrences missed", "family_id", p.FamilyID, "missed", n)
+	}
+	return nil
+}
+
 // NewRecurringSweepTask builds the nightly fan-out.
 func NewRecurringSweepTask() *asynq.Task {
 	return asynq.NewTask(TypeRecurringSweep, nil, asynq.Queue(QueueLow), asynq.MaxRetry(3), asynq.Timeout(10*time.Minute))
 }
 
-// RecurringSweep handles TypeRecurringSweep by queueing one detection per
-// family.
+// RecurringSweep handles TypeRecurringSweep by queueing one detection and
+// one missed-occurrence check per family.
 func (h *Handlers) RecurringSweep(ctx context.Context, t *asynq.Task) error {
 	families, err := h.Store.Families(ctx)
 	if err != nil {
@@ -83,6 +113,13 @@ func (h *Handlers) RecurringSweep(ctx context.Context, t *asynq.Task) error {
 	for _, f := range families {
 		if err := QueueRecurringDetect(ctx, h.Queue, f.ID); err != nil {
 			return err
+		}
+		task, err := NewRecurringMissedTask(f.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("jobs: queue recurring missed: %w", err)
 		}
 	}
 	h.logger(ctx, t).Info("recurring sweep queued", "families", len(families))

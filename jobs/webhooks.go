@@ -187,6 +187,11 @@ func (h *Handlers) WebhookScan(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	bills, err := h.billEvents(ctx, p.FamilyID, since, cur)
+	if err != nil {
+		return err
+	}
+	more = append(more, bills...)
 	if changed {
 		over, err := h.budgetEvents(ctx, p.FamilyID)
 		if err != nil {

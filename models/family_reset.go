@@ -14,7 +14,7 @@ import (
 // exports go, as the reference's reset removes them: they hold the data.)
 var resetTables = []string{
 	"chat_proposals", "rule_runs", "rules", "import_mappings", "imports", "family_export_chunks", "family_exports",
-	"recurring_transactions",
+	"recurring_occurrences", "recurring_transactions",
 	"budgets", "provider_connections",
 	"rejected_transfers", "transfers", "transaction_tags", "provider_transaction_aliases", "transactions",
 	"valuations", "reconciliations", "accounts", "categories", "merchants", "tags", "exchange_rates",

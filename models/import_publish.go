@@ -138,7 +138,8 @@ func (s *Store) buildImported(ctx context.Context, im *Import, a *Account, rows 
 // (rule_id recorded, a person's category from the file kept), then they
 // and their tags are written (COPY on PostgreSQL, multi-row inserts on
 // SQLite), marked as the import's, and the other side of each transfer a
-// rule made is written, the import's too. All of it in the step's
+// rule made is written, the import's too, and the occurrences of recurring
+// transactions the rows pay are recorded. All of it in the step's
 // transaction: a step that fails leaves nothing, and its re-run files each
 // row once.
 func (s *Store) writeFileImport(ctx context.Context, copyRows copyFunc, im *Import, news []*NewTransaction) error {
@@ -146,6 +147,13 @@ func (s *Store) writeFileImport(ctx context.Context, copyRows copyFunc, im *Impo
 		return err
 	}
 	if err := s.insertRows(ctx, copyRows, im.FamilyID, news, &im.ID); err != nil {
+		return err
+	}
+	bills, err := s.loadBills(ctx, im.FamilyID)
+	if err != nil {
+		return err
+	}
+	if err := s.payOccurrences(ctx, im.FamilyID, bills.matchNew(news, func(*NewTransaction) bool { return true })); err != nil {
 		return err
 	}
 	for _, n := range news {

@@ -148,7 +148,9 @@ func TestDetectRecurringUpsert(t *testing.T) {
 	}
 	add("Rent", "2026-06-02", 15000000)
 	add("NETFLIX.COM 789", "2026-06-09", 159900)
-	if res, err := s.DetectRecurring(ctx, alpha.Family.ID); err != nil || res != (models.DetectResult{Found: 2, Updated: 1}) {
+	// The new rent paid June's occurrence as it came in (the pipeline's pay
+	// step), so the detector finds the active series up to date already.
+	if res, err := s.DetectRecurring(ctx, alpha.Family.ID); err != nil || res != (models.DetectResult{Found: 2}) {
 		t.Fatalf("third run %+v, %v", res, err)
 	}
 	all, n, _ := s.RecurringTransactions(ctx, alpha.Family.ID, models.RecurringFilter{}, models.Page{Number: 1, Size: 25})
@@ -156,7 +158,8 @@ func TestDetectRecurringUpsert(t *testing.T) {
 		t.Fatalf("%d rows, want 2: %+v", n, all)
 	}
 	got, _ := s.RecurringTransaction(ctx, alpha.Family.ID, rent.ID)
-	if got.Status != models.RecurringActive || got.Occurrences != 4 || *got.LastDate != "2026-06-02" || got.NextDate != "2026-07-02" {
+	// Paid a day late, it stays on its day: next on 1 July.
+	if got.Status != models.RecurringActive || got.Occurrences != 4 || *got.LastDate != "2026-06-02" || got.NextDate != "2026-07-01" {
 		t.Errorf("rent after a new occurrence %+v", got)
 	}
 	got, _ = s.RecurringTransaction(ctx, alpha.Family.ID, netflix.ID)

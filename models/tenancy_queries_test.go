@@ -115,6 +115,7 @@ var unscopedStatements = map[string]string{
 	"k.key_hash = ":                    "door: APIKeyBySecret finds the family from the presented key",
 	"lower(u.email) = lower(":          "door: UserByEmail at sign-in; emails are unique across the instance",
 	"inv.token_hash = ":                "door: InvitationByToken finds the family from the invitation link",
+	"cf.token_hash = ":                 "door: CalendarFeedByToken finds the family from the calendar address",
 	"ocd.signature = ":                 "door: the OAuth server finds a code by its signature",
 	"opk.signature = ":                 "door: the OAuth server finds a PKCE request by its signature",
 	"ot.signature = ":                  "door: the OAuth server finds a token by its signature",
@@ -247,6 +248,16 @@ func TestQueriesNameFamily(t *testing.T) {
 	_, err = s.FamilyResetCounts(ctx, fam)
 	run("FamilyResetCounts", err)
 	run("WriteFamilyData", s.WriteFamilyData(ctx, fam, io.Discard)) // reads every table a family has rows in
+	_, err = s.UpcomingRecurring(ctx, fam, "2026-12-31", 100)
+	run("UpcomingRecurring", err)
+	_, err = s.RecurringOccurrences(ctx, fam, models.OccurrenceFilter{Status: models.OccurrenceMissed, DueFrom: "2026-01-01"})
+	run("RecurringOccurrences", err)
+	_, err = s.MarkMissedRecurring(ctx, fam)
+	run("MarkMissedRecurring", err)
+	calToken, err := s.NewCalendarFeed(ctx, fam, user)
+	run("NewCalendarFeed", err)
+	_, err = s.CalendarFeedOf(ctx, fam, user)
+	run("CalendarFeedOf", err)
 	rr, err := s.CreateAllRulesRun(ctx, fam)
 	run("CreateAllRulesRun", err)
 	if err == nil {
@@ -261,6 +272,9 @@ func TestQueriesNameFamily(t *testing.T) {
 	run("APIKeyBySecret", err)
 	_, err = s.UserByEmail(ctx, b.f.User.Email)
 	run("UserByEmail", err)
+	_, err = s.CalendarFeedByToken(ctx, calToken)
+	run("CalendarFeedByToken", err)
+	run("DeleteCalendarFeed", s.DeleteCalendarFeed(ctx, fam, user))
 	_, _ = s.InvitationByToken(ctx, "unknown")
 	_, _ = s.OAuthCodeBySignature(ctx, "unknown")
 	_, _ = s.OAuthPKCEBySignature(ctx, "unknown")

@@ -164,6 +164,8 @@ var keysWithoutFamily = map[string][]string{
 	"provider_accounts":            {"provider_accounts_account_id_fkey", "provider_accounts_account_key", "provider_accounts_connection_id_fkey", "provider_accounts_created_account_id_fkey", "provider_accounts_pkey", "provider_accounts_remote_key"},
 	"provider_connections":         {"provider_connections_pkey"},
 	"provider_transaction_aliases": {"provider_transaction_aliases_account_id_fkey", "provider_transaction_aliases_pkey", "provider_transaction_aliases_transaction_id_fkey"},
+	"recurring_occurrences":        {"recurring_occurrences_pkey", "recurring_occurrences_recurring_transaction_id_fkey", "recurring_occurrences_transaction_id_fkey"},
+	"calendar_feeds":               {"calendar_feeds_pkey", "calendar_feeds_token_hash_key", "calendar_feeds_user_id_fkey"},
 	"recurring_transactions":       {"recurring_transactions_account_id_fkey", "recurring_transactions_merchant_id_fkey", "recurring_transactions_pkey"},
 	"reconciliations":              {"reconciliations_account_id_fkey", "reconciliations_in_progress_key", "reconciliations_pkey", "reconciliations_user_id_fkey"},
 	"rejected_transfers":           {"rejected_transfers_inflow_transaction_id_fkey", "rejected_transfers_outflow_transaction_id_fkey", "rejected_transfers_pkey"},

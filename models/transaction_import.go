@@ -125,6 +125,9 @@ func (s *Store) ImportTransactions(ctx context.Context, step *Sync, accountID uu
 		if err := tx.writeImported(ctx, copyRows, im.writes); err != nil {
 			return err
 		}
+		if err := tx.payImported(ctx, fam, im.writes, im.created, transfers); err != nil {
+			return err
+		}
 		if err := tx.followSplitParents(ctx, fam, im.review, im.redated); err != nil {
 			return err
 		}

@@ -79,7 +79,13 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 	if len(rows) == 1 && rows[0].Status == IngestDuplicate {
 		return nil, nil
 	}
-	if accounts, ok, err := s.ingestOne(ctx, familyID, rows); ok || err != nil {
+	// The pay step's one read: the family's active recurring transactions,
+	// matched in Go against the rows once the rules have filed them.
+	bills, err := s.loadBills(ctx, familyID)
+	if err != nil {
+		return nil, err
+	}
+	if accounts, ok, err := s.ingestOne(ctx, familyID, rows, bills); ok || err != nil {
 		if err == nil {
 			s.balanceChange(ctx, familyID, accounts...)
 		}
@@ -111,7 +117,7 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 		return nil, err
 	}
 
-	created, err := s.writeNew(ctx, familyID, write)
+	created, err := s.writeNew(ctx, familyID, write, bills)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +176,10 @@ func (s *Store) applyRules(ctx context.Context, familyID uuid.UUID, refs *refCac
 // one prepared statement (createOne). ok false: nothing was written, and
 // the full path must tell a replay from a refusal (the row is as it came,
 // the rules undone, so that they run there again on it).
-func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (accounts []uuid.UUID, ok bool, err error) {
+//
+// A row that pays an occurrence of a recurring transaction takes the full
+// path too, whose write is a transaction the payment joins.
+func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction, bills *bills) (accounts []uuid.UUID, ok bool, err error) {
 	if len(rows) != 1 || len(rows[0].Problems) > 0 || len(rows[0].TagIDs) > 0 || !s.Postgres() || s.db != bun.IDB(s.raw) {
 		return nil, false, nil
 	}
@@ -181,7 +190,7 @@ func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTr
 			return nil, false, err
 		}
 	}
-	if len(r.TagIDs) == 0 && r.transfer == nil {
+	if len(r.TagIDs) == 0 && r.transfer == nil && len(bills.match([]*Transaction{r.Row})) == 0 {
 		_, err := s.createOne(ctx, r.Row)
 		if err == nil {
 			r.Status = IngestCreated
@@ -265,13 +274,16 @@ func ingestKey(t *Transaction) (string, bool) {
 // writeNew inserts rows and their tags and returns the ids it inserted. A
 // row whose key is stored already, or whose account is not active at the
 // time of the write, is not inserted. One row without tags is one
-// statement; more are one transaction of three.
-func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (map[uuid.UUID]bool, error) {
+// statement; more are one transaction of three. The occurrences of
+// recurring transactions the rows pay (see payOccurrences) are recorded in
+// that transaction; a lone row that pays one takes it too.
+func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction, bills *bills) (map[uuid.UUID]bool, error) {
 	created := map[uuid.UUID]bool{}
 	if len(rows) == 0 {
 		return created, nil
 	}
-	if len(rows) == 1 && len(rows[0].TagIDs) == 0 {
+	all := func(*NewTransaction) bool { return true }
+	if len(rows) == 1 && len(rows[0].TagIDs) == 0 && len(bills.matchNew(rows, all)) == 0 {
 		// The account check and the insert in one statement, atomic on its
 		// own: no transaction round trips for the common single create.
 		t := rows[0].Row
@@ -286,7 +298,7 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 		return created, nil
 	}
 	if s.Postgres() && len(rows) >= copyFrom {
-		created, err := s.copyNew(ctx, familyID, rows)
+		created, err := s.copyNew(ctx, familyID, rows, bills)
 		if !errors.Is(err, ErrConflict) {
 			return created, err
 		}
@@ -325,7 +337,10 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 				}
 			}
 		}
-		return tx.insertTags(ctx, links)
+		if err := tx.insertTags(ctx, links); err != nil {
+			return err
+		}
+		return tx.payOccurrences(ctx, familyID, bills.matchNew(rows, func(r *NewTransaction) bool { return created[r.Row.ID] }))
 	})
 	return created, err
 }
@@ -369,7 +384,7 @@ func (s *Store) lockActiveAccounts(ctx context.Context, familyID uuid.UUID, rows
 // fastest way in, which has no ON CONFLICT: a key stored meanwhile by a
 // concurrent write fails the COPY (ErrConflict, everything rolled back),
 // and the caller falls back to the INSERT that skips it.
-func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (map[uuid.UUID]bool, error) {
+func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction, bills *bills) (map[uuid.UUID]bool, error) {
 	created := map[uuid.UUID]bool{}
 	err := s.bulkTx(ctx, func(tx *Store, copyRows copyFunc) error {
 		active, err := tx.lockActiveAccounts(ctx, familyID, rows)
@@ -398,6 +413,9 @@ func (s *Store) copyNew(ctx context.Context, familyID uuid.UUID, rows []*NewTran
 			}
 		}
 		if err := tx.insertRows(ctx, copyRows, familyID, keep, nil); err != nil {
+			return err
+		}
+		if err := tx.payOccurrences(ctx, familyID, bills.matchNew(keep, func(*NewTransaction) bool { return true })); err != nil {
 			return err
 		}
 		for _, r := range keep {

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"slices"
 
 	"github.com/google/uuid"
 )
@@ -86,4 +87,26 @@ func (s *Store) insertTags(ctx context.Context, links []TransactionTag) error {
 		}
 	}
 	return nil
+}
+
+// payImported is the pay step of a sync's account step: the new rows that
+// are not becoming a transfer's side pay the occurrences of recurring
+// transactions they match (see payOccurrences), in the step's transaction.
+// The active recurring transactions are read once, only when there are new
+// rows.
+func (s *Store) payImported(ctx context.Context, familyID uuid.UUID, writes []Transaction, created []int, transfers []*RuleResult) error {
+	if len(created) == 0 {
+		return nil
+	}
+	bills, err := s.loadBills(ctx, familyID)
+	if err != nil {
+		return err
+	}
+	rows := make([]*Transaction, 0, len(created))
+	for _, i := range created {
+		if !slices.ContainsFunc(transfers, func(r *RuleResult) bool { return r.Row.ID == writes[i].ID }) {
+			rows = append(rows, &writes[i])
+		}
+	}
+	return s.payOccurrences(ctx, familyID, bills.match(rows))
 }

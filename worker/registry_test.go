@@ -60,6 +60,7 @@ func everyTask(t *testing.T) []*asynq.Task {
 	add(jobs.NewWebhookDeliverTask(a, b, 0, 0))
 	add(jobs.NewRecurringDetectTask(a))
 	add(jobs.NewRecurringSweepTask(), nil)
+	add(jobs.NewRecurringMissedTask(a))
 	add(simplefin.NewClaimTask(a, b, 1))
 	add(simplefin.NewFetchInfoTask(a, b))
 	add(simplefin.NewSyncTask(a, b))

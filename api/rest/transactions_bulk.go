@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 
 	"coffer/api/httperr"
+	"coffer/jobs"
 	"coffer/models"
 )
 
@@ -49,6 +51,14 @@ func (h *Handler) createTransactions(c *fiber.Ctx) error {
 	}
 	if _, err := h.store.IngestTransactions(c.UserContext(), key.FamilyID, rows); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(rows, func(r *models.NewTransaction) bool { return r.Status == models.IngestCreated }) {
+		// New rows may complete a recurring series, as after an import; one
+		// detection waits per family, and the nightly sweep catches one
+		// that could not be queued.
+		if err := jobs.QueueRecurringDetect(c.UserContext(), h.queue, key.FamilyID); err != nil {
+			h.log.Warn("recurring detection not queued", "family_id", key.FamilyID, "error", err)
+		}
 	}
 	out := bulkResultsJSON{Results: make([]bulkResultJSON, len(rows))}
 	for i, r := range rows {

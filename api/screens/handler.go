@@ -75,7 +75,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "valuation_form", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "restore", "chats", "chat",
-		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates", "webhooks", "webhook", "recurring")
+		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates", "webhooks", "webhook", "recurring", "upcoming")
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +131,11 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/transfers", screen(signedIn, h.createTransfer)...)
 	app.Get("/recurring", screen(signedIn, h.listRecurring)...)
 	app.Post("/recurring/:id/status", screen(signedIn, h.setRecurringStatus)...)
+	app.Get("/upcoming", screen(signedIn, h.upcoming)...)
+	app.Post("/upcoming/calendar", screen(signedIn, h.newCalendarFeed)...)
+	app.Post("/upcoming/calendar/delete", screen(signedIn, h.deleteCalendarFeed)...)
+	// No session: a calendar app fetches it; the secret address is the key.
+	app.Get("/calendar/:file", h.calendarFeed)
 	app.Get("/transfers/suggested", screen(signedIn, h.suggestedTransfers)...)
 	app.Post("/transfers/suggested/reject", screen(signedIn, h.rejectSuggestedTransfer)...)
 	app.Post("/transfers/:id/unpair", screen(signedIn, h.unpairTransfer)...)

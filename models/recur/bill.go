@@ -1,0 +1,90 @@
+package recur
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Grace is how many days after its date an occurrence may still come
+// before it counts as missed, and how many days before it one may come
+// early: a bank posts a weekly debit a day or two late, a yearly renewal
+// may move by a week.
+func (c Cadence) Grace() int {
+	switch c {
+	case Weekly:
+		return 2
+	case Biweekly:
+		return 3
+	case Monthly:
+		return 5
+	case Quarterly:
+		return 7
+	default:
+		return 10
+	}
+}
+
+// Bill is what matching and projecting read of a recurring item: a bill,
+// a subscription or an income.
+type Bill struct {
+	Key       string     // the item's match key (see Key)
+	Name      string     // the item's name; a row of the same normalised name matches too
+	AccountID *uuid.UUID // nil: any account
+	Currency  string
+	Amount    int64  // signed as transactions are
+	Min, Max  *int64 // the amounts seen, when the detector saw them
+	Cadence   Cadence
+	Day       int       // expected day of the month
+	Next      time.Time // the next expected date, midnight UTC
+}
+
+// Window is the dates a transaction paying the next occurrence may have.
+func (b *Bill) Window() (lo, hi time.Time) {
+	g := b.Cadence.Grace()
+	return b.Next.AddDate(0, 0, -g), b.Next.AddDate(0, 0, g)
+}
+
+// Matches reports whether t pays b's next occurrence: same account when b
+// has one, same currency and direction, the same merchant or normalised
+// name, an amount within the series' tolerance (or its range seen), and a
+// date inside Window.
+func (b *Bill) Matches(t *Txn) bool {
+	if t.Amount == 0 || (t.Amount < 0) != (b.Amount < 0) || t.Currency != b.Currency {
+		return false
+	}
+	if b.AccountID != nil && *b.AccountID != t.AccountID {
+		return false
+	}
+	if lo, hi := b.Window(); t.Date.Before(lo) || t.Date.After(hi) {
+		return false
+	}
+	if k := Key(t.MerchantID, t.Name); k == "" || (k != b.Key && Normalize(t.Name) != Normalize(b.Name)) {
+		return false
+	}
+	if Within(t.Amount, b.Amount) {
+		return true
+	}
+	return b.Min != nil && b.Max != nil && t.Amount >= *b.Min && t.Amount <= *b.Max
+}
+
+// Advance moves b to its following occurrence, one cadence after the one
+// it was at: from the due date, not from when it was paid, so an early or
+// late payment does not drift the schedule.
+func (b *Bill) Advance() {
+	b.Next = b.Cadence.Next(b.Next, b.Day)
+}
+
+// Occurrences are the dates of a series whose next occurrence is next,
+// from from to to (both included), at most limit of them. A next date
+// before from is walked forward first.
+func Occurrences(c Cadence, day int, next, from, to time.Time, limit int) []time.Time {
+	var out []time.Time
+	// A bound on the walk: a next date years behind still ends.
+	for d, n := next, 0; !d.After(to) && len(out) < limit && n < 10000; d, n = c.Next(d, day), n+1 {
+		if !d.Before(from) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
