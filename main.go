@@ -39,6 +39,7 @@ import (
 	"coffer/api/rest"
 	"coffer/jobs"
 	"coffer/jobs/assistant"
+	"coffer/jobs/mail"
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/migrations"
@@ -450,7 +451,7 @@ type Config struct {
 
 	Web             api.WebOptions // serveWeb adds what APP_URL and SECRET_KEY_BASE give
 	OAuth           api.OAuthOptions
-	Mail            api.MailOptions // SMTP_URL empty in development: mail goes to the log
+	Mail            mail.Options // SMTP_URL empty in development: mail goes to the log
 	Worker          worker.Options
 	SimpleFINClient bridge.Options
 	SimpleFIN       simplefin.Options

@@ -16,6 +16,7 @@ import (
 
 	"coffer/api/web"
 	"coffer/jobs"
+	"coffer/jobs/mail"
 	"coffer/jobs/simplefin"
 	"coffer/models"
 )
@@ -32,7 +33,7 @@ type Options struct {
 	Redis  redis.UniversalClient // the aggregator's request budget
 	Logger *slog.Logger
 	Clock  func() time.Time
-	Mail   *web.Mailer   // invitations
+	Mail   *mail.Mailer  // invitations
 	Queue  *asynq.Client // file imports' jobs, the assistant's replies and rule runs
 
 	// Connections are the SimpleFIN connection actions, shared with the
@@ -59,7 +60,7 @@ type Handler struct {
 	redis redis.UniversalClient
 	log   *slog.Logger
 	now   func() time.Time
-	mail  *web.Mailer
+	mail  *mail.Mailer
 	queue *asynq.Client
 
 	connections *simplefin.Actions
