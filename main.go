@@ -255,7 +255,8 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	o.Redis, o.Logger = s.redis, log
 	o.Handlers = &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
 		Rates:         jobs.NewRatesClient(cfg.Rates),
-		WebhookClient: jobs.NewWebhookClient(jobs.WebhookOptions{AllowPrivateHosts: cfg.WebhooksAllowPrivate})}
+		WebhookClient: jobs.NewWebhookClient(jobs.WebhookOptions{AllowPrivateHosts: cfg.WebhooksAllowPrivate}),
+		Mail:          mail.New(cfg.Mail, log), AppURL: cfg.AppURL}
 	o.SimpleFIN = &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
 		Bridge: bridge.NewClient(cfg.SimpleFINClient)}
 	o.Assistant = &assistant.Handlers{Store: s.store, Redis: s.rdb, Log: log, Options: cfg.Assistant}
