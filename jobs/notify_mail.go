@@ -8,6 +8,7 @@ import (
 
 	"coffer/jobs/mail"
 	"coffer/models"
+	"coffer/models/money"
 )
 
 // composeNotification writes an outbox row's email from its facts: plain
@@ -25,21 +26,21 @@ func (h *Handlers) composeNotification(n *models.Notification) (mail.Message, er
 	switch n.Kind {
 	case models.NotifyBillDue:
 		subject = fmt.Sprintf("Bill due %s: %s", str(d, "due_date"), str(d, "name"))
-		line("%s, %s %s, is due on %s.", str(d, "name"), str(d, "amount"), str(d, "currency"), str(d, "due_date"))
+		line("%s, %s, is due on %s.", str(d, "name"), amount(d, "amount", str(d, "currency")), str(d, "due_date"))
 		line("")
 		line("Your recurring bills: %s", link("/recurring"))
 	case models.NotifyBillMissed:
 		name := cmp.Or(str(d, "name"), "A bill")
 		subject = "Bill missed: " + name
 		line("%s was expected%s and has not come in.", name, prefixed(" on ", cmp.Or(str(d, "expected_date"), str(d, "due_date"), str(d, "date"))))
-		if a := str(d, "amount"); a != "" {
-			line("Expected amount: %s %s", a, str(d, "currency"))
+		if str(d, "amount") != "" {
+			line("Expected amount: %s", amount(d, "amount", str(d, "currency")))
 		}
 		line("")
 		line("Your recurring bills: %s", link("/recurring"))
 	case models.NotifyLargeTransaction:
-		subject = fmt.Sprintf("Large transaction: %s %s, %s", str(d, "amount"), str(d, "currency"), str(d, "name"))
-		line("%s: %s %s on %s.", str(d, "name"), str(d, "amount"), str(d, "currency"), str(d, "date"))
+		subject = fmt.Sprintf("Large transaction: %s, %s", amount(d, "amount", str(d, "currency")), str(d, "name"))
+		line("%s: %s on %s.", str(d, "name"), amount(d, "amount", str(d, "currency")), str(d, "date"))
 		if acc, ok := d["account"].(map[string]any); ok {
 			line("Account: %s", str(acc, "name"))
 		}
@@ -50,7 +51,8 @@ func (h *Handlers) composeNotification(n *models.Notification) (mail.Message, er
 		line("See it: %s", link("/transactions/"+str(d, "id")+"/edit"))
 	case models.NotifyBudgetExceeded:
 		subject = fmt.Sprintf("Over budget: %s", str(d, "category"))
-		line("%s has spent %s %s this month, over its budget of %s.", str(d, "category"), str(d, "spent"), str(d, "currency"), str(d, "budgeted"))
+		cur := str(d, "currency")
+		line("%s has spent %s this month, over its budget of %s.", str(d, "category"), amount(d, "spent", cur), amount(d, "budgeted", cur))
 		line("")
 		line("Your budget: %s", link("/budgets?month="+str(d, "month")))
 	case models.NotifyConnection:
@@ -89,13 +91,13 @@ func (h *Handlers) composeNotification(n *models.Notification) (mail.Message, er
 func (h *Handlers) writeDigest(b *strings.Builder, d map[string]any, link func(string) string) {
 	line := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
 	cur := str(d, "currency")
-	line("Spending from %s to %s: %s %s", str(d, "from"), str(d, "to"), str(d, "spent"), cur)
+	line("Spending from %s to %s: %s", str(d, "from"), str(d, "to"), amount(d, "spent", cur))
 	cats, _ := d["categories"].([]any)
 	for _, c := range cats {
 		c, _ := c.(map[string]any)
-		s := fmt.Sprintf("  %s: %s", str(c, "category"), str(c, "spent"))
-		if bud := str(c, "budgeted_month"); bud != "" {
-			s += fmt.Sprintf(" (this month %s of %s budgeted)", str(c, "spent_month"), bud)
+		s := fmt.Sprintf("  %s: %s", str(c, "category"), amount(c, "spent", cur))
+		if str(c, "budgeted_month") != "" {
+			s += fmt.Sprintf(" (this month %s of %s budgeted)", amount(c, "spent_month", cur), amount(c, "budgeted_month", cur))
 		}
 		line("%s", s)
 	}
@@ -108,7 +110,7 @@ func (h *Handlers) writeDigest(b *strings.Builder, d map[string]any, link func(s
 		line("Bills due in the coming week:")
 		for _, x := range bills {
 			x, _ := x.(map[string]any)
-			line("  %s  %s: %s %s", str(x, "due_date"), str(x, "name"), str(x, "amount"), str(x, "currency"))
+			line("  %s  %s: %s", str(x, "due_date"), str(x, "name"), amount(x, "amount", str(x, "currency")))
 		}
 	}
 	line("Recurring bills: %s", link("/recurring"))
@@ -139,6 +141,16 @@ func str(d map[string]any, key string) string {
 	default:
 		return fmt.Sprint(v)
 	}
+}
+
+// amount is d[key], a decimal string, as display money in cur.
+func amount(d map[string]any, key, cur string) string {
+	a, err := money.ParseAmount(str(d, key))
+	c, ok := money.LookupCurrency(cur)
+	if err != nil || !ok {
+		return strings.TrimSpace(str(d, key) + " " + cur)
+	}
+	return a.Format(c)
 }
 
 func prefixed(prefix, s string) string {
