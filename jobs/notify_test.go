@@ -14,8 +14,8 @@ import (
 	"coffer/jobs/mail/mailtest"
 	"coffer/models"
 	"coffer/models/civil"
-	"coffer/models/money"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // notifyRig is handlers that mail to a real SMTP server on loopback.
