@@ -263,3 +263,84 @@ func TestWebhookDisabledTellsAdmins(t *testing.T) {
 		t.Fatalf("mails: %+v", ms)
 	}
 }
+
+// TestNotifyConnectionAttention: failed syncs of one connection are one
+// email while it has not synced since (a streak); after it synced again,
+// a new failure is a new email.
+func TestNotifyConnectionAttention(t *testing.T) {
+	h, store, srv := notifyRig(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, store, "notify-conn")
+	c := &models.Connection{FamilyID: f.Family.ID, Name: "My bank"}
+	if err := store.CreateConnection(ctx, c, "setup-token"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SaveNotificationPreference(ctx, &models.NotificationPreference{FamilyID: f.Family.ID, UserID: f.User.ID,
+		BillDueDays: 3, ConnectionAttention: true}); err != nil {
+		t.Fatal(err)
+	}
+	prefs, err := store.NotificationPreferences(ctx, f.Family.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail := func(syncID string) {
+		t.Helper()
+		ev, err := jobs.WebhookEventOf(models.EventSyncFailed, syncID, time.Now(),
+			map[string]any{"id": syncID, "connection_id": c.ID, "error": "The bank asks you to sign in again"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.NotifyEvents(ctx, f.Family.ID, prefs, []models.WebhookEvent{ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fail("s1")
+	fail("s2")
+	synced := time.Now().UTC().Truncate(time.Microsecond)
+	c.LastSyncedAt = &synced
+	if err := store.UpdateConnection(ctx, c, "last_synced_at"); err != nil {
+		t.Fatal(err)
+	}
+	fail("s3")
+	sendAll(t, h, store, f)
+	ms := srv.Wait(t, 2)
+	if len(ms) != 2 || ms[0].Header("Subject") != "Bank connection needs attention: My bank" ||
+		!strings.Contains(ms[0].Body(), "https://coffer.test/settings/connections") {
+		t.Fatalf("mails: %+v", ms)
+	}
+}
+
+// TestNotifySweep queues the send of a row left unsent and the plan of
+// each family where someone chose a periodic email, once however often
+// it runs.
+func TestNotifySweep(t *testing.T) {
+	h, store, insp := newHandlers(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, store, "notify-sweep")
+	if err := store.SaveNotificationPreference(ctx, &models.NotificationPreference{FamilyID: f.Family.ID, UserID: f.User.ID,
+		BillDueDays: 3, WeeklyDigest: true}); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := models.NewNotification(f.Family.ID, f.User.ID, models.NotifyDigest, "2026-11-23", map[string]any{})
+	store.Now = func() time.Time { return time.Now().Add(-time.Hour) }
+	if _, err := store.QueueNotifications(ctx, []models.Notification{n}); err != nil {
+		t.Fatal(err)
+	}
+	store.Now = func() time.Time { return time.Now().UTC() }
+	send, plan := "notifications:send:"+n.ID.String(), "notifications:plan:"+f.Family.ID.String()
+	t.Cleanup(func() {
+		_ = insp.DeleteTask(jobs.QueueDefault, send)
+		_ = insp.DeleteTask(jobs.QueueLow, plan)
+	})
+	for range 2 {
+		if err := h.NotifySweep(ctx, asynq.NewTask(jobs.TypeNotifySweep, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if info, err := insp.GetTaskInfo(jobs.QueueDefault, send); err != nil || info.Type != jobs.TypeNotifySend {
+		t.Errorf("send: %+v %v", info, err)
+	}
+	if info, err := insp.GetTaskInfo(jobs.QueueLow, plan); err != nil || info.Type != jobs.TypeNotifyPlan {
+		t.Errorf("plan: %+v %v", info, err)
+	}
+}
