@@ -344,3 +344,26 @@ func TestNotifySweep(t *testing.T) {
 		t.Errorf("plan: %+v %v", info, err)
 	}
 }
+
+// TestNotifySendFailureReleases: a send the server never took (nothing
+// listens) gives its claim back at once, to be tried again, with the
+// reason kept.
+func TestNotifySendFailureReleases(t *testing.T) {
+	h, store, _ := newHandlers(t)
+	ctx := context.Background()
+	h.Mail = mail.New(mail.Options{SMTPURL: "smtp://127.0.0.1:1", From: "no-reply@coffer.test"}, h.Log)
+	f := modelstest.NewFamily(t, store, "notify-release")
+	n, _ := models.NewNotification(f.Family.ID, f.User.ID, models.NotifyBillDue, "r1:2026-12-01",
+		map[string]any{"name": "Rent", "amount": "1200", "currency": "USD", "due_date": "2026-12-01"})
+	if _, err := store.QueueNotifications(ctx, []models.Notification{n}); err != nil {
+		t.Fatal(err)
+	}
+	task, _ := jobs.NewNotifySendTask(f.Family.ID, n.ID)
+	if err := h.NotifySend(ctx, asynq.NewTask(task.Type(), task.Payload())); err == nil {
+		t.Fatal("a send to nowhere succeeded")
+	}
+	got, err := store.Notification(ctx, f.Family.ID, n.ID)
+	if err != nil || got.Status != models.NotificationPending || got.LeaseUntil != nil || got.LastError == nil || got.Attempts != 1 {
+		t.Fatalf("row: %+v %v", got, err)
+	}
+}
