@@ -196,7 +196,7 @@ func overAmount(data map[string]any, limit money.Amount) bool {
 
 // connectionNotice is the key and facts of a failed sync's email: the
 // connection and when it last synced, so each failing streak tells once.
-// An empty key: the connection is gone.
+// An empty key: nothing to tell (the connection is gone, or synced since).
 func (h *Handlers) connectionNotice(ctx context.Context, familyID uuid.UUID, data map[string]any) (string, map[string]any, error) {
 	s, _ := data["connection_id"].(string)
 	id, err := uuid.Parse(s)
@@ -209,6 +209,12 @@ func (h *Handlers) connectionNotice(ctx context.Context, familyID uuid.UUID, dat
 	}
 	if err != nil {
 		return "", nil, err
+	}
+	// A failure the connection has since recovered from (a scan reads
+	// back over its overlap) tells nothing: it would be a second email
+	// about an old streak.
+	if at, err := time.Parse(time.RFC3339Nano, fmt.Sprint(data["finished_at"])); err == nil && c.LastSyncedAt != nil && c.LastSyncedAt.After(at) {
+		return "", nil, nil
 	}
 	since := "never"
 	if c.LastSyncedAt != nil {

@@ -283,22 +283,28 @@ func TestNotifyConnectionAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fail := func(syncID string) {
+	fail := func(syncID string) models.WebhookEvent {
 		t.Helper()
 		ev, err := jobs.WebhookEventOf(models.EventSyncFailed, syncID, time.Now(),
-			map[string]any{"id": syncID, "connection_id": c.ID, "error": "The bank asks you to sign in again"})
+			map[string]any{"id": syncID, "connection_id": c.ID, "error": "The bank asks you to sign in again", "finished_at": time.Now().UTC()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := h.NotifyEvents(ctx, f.Family.ID, prefs, []models.WebhookEvent{ev}); err != nil {
 			t.Fatal(err)
 		}
+		return ev
 	}
 	fail("s1")
-	fail("s2")
+	s2 := fail("s2")
 	synced := time.Now().UTC().Truncate(time.Microsecond)
 	c.LastSyncedAt = &synced
 	if err := store.UpdateConnection(ctx, c, "last_synced_at"); err != nil {
+		t.Fatal(err)
+	}
+	// The scan reads s2 again (its overlap) after the connection synced:
+	// an old failure, no email.
+	if err := h.NotifyEvents(ctx, f.Family.ID, prefs, []models.WebhookEvent{s2}); err != nil {
 		t.Fatal(err)
 	}
 	fail("s3")
