@@ -143,6 +143,9 @@ func (h *Handlers) NotifyEvents(ctx context.Context, familyID uuid.UUID, prefs [
 	}
 	var rows []models.Notification
 	for _, ev := range events {
+		if ev.Type == models.NotifyBillDue {
+			continue // each person's own N days: the plan decides those (NotifyPlan), not the webhooks' bill.due
+		}
 		var wanting []models.NotificationPreference
 		for _, p := range prefs {
 			if p.Wants(ev.Type) {

@@ -70,7 +70,7 @@ func TestNotifyFromEvents(t *testing.T) {
 	ctx := context.Background()
 	f := modelstest.NewFamily(t, store, "notify-events")
 	if err := store.SaveNotificationPreference(ctx, &models.NotificationPreference{FamilyID: f.Family.ID, UserID: f.User.ID,
-		BillDueDays: 3, LargeTransaction: true, LargeAmount: 1000000, BillMissed: true}); err != nil {
+		BillDue: true, BillDueDays: 3, LargeTransaction: true, LargeAmount: 1000000, BillMissed: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tx := range []struct {
@@ -93,8 +93,14 @@ func TestNotifyFromEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// bill.due events (the webhooks') are not the person's own N days:
+	// the plan tells of due bills, so they mail nothing here.
+	due, err := jobs.WebhookEventOf(models.EventBillDue, "rt-1:2026-12-20", time.Now(), map[string]any{"name": "Electricity"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 2 {
-		if err := h.NotifyEvents(ctx, f.Family.ID, prefs, []models.WebhookEvent{missed}); err != nil {
+		if err := h.NotifyEvents(ctx, f.Family.ID, prefs, []models.WebhookEvent{missed, due}); err != nil {
 			t.Fatal(err)
 		}
 	}
