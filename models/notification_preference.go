@@ -42,8 +42,6 @@ type NotificationPreference struct {
 	ConnectionAttention bool         `bun:"connection_attention"`
 	WeeklyDigest        bool         `bun:"weekly_digest"`
 	UpdatedAt           time.Time    `bun:"updated_at"`
-
-	User *User `bun:"rel:belongs-to,join:user_id=id,join:family_id=family_id"`
 }
 
 // Wants reports whether the person asked for mail of kind.
@@ -108,11 +106,11 @@ func (s *Store) SaveNotificationPreference(ctx context.Context, p *NotificationP
 }
 
 // NotificationPreferences lists the choices of the family's active people
-// who asked for anything, each with its user.
+// who asked for anything.
 func (s *Store) NotificationPreferences(ctx context.Context, familyID uuid.UUID) ([]NotificationPreference, error) {
 	var ps []NotificationPreference
-	err := s.db.NewSelect().Model(&ps).Relation("User").
-		Where("np.family_id = ?", familyID).Where("u.status = ?", UserActive).
+	err := s.db.NewSelect().Model(&ps).Where("np.family_id = ?", familyID).
+		Where("np.user_id IN (SELECT u.id FROM users AS u WHERE u.family_id = ? AND u.status = ?)", familyID, UserActive).
 		Where("np.bill_due OR np.bill_missed OR np.large_transaction OR np.budget_exceeded OR np.connection_attention OR np.weekly_digest").
 		OrderExpr("np.user_id").Scan(ctx)
 	return ps, dbErr("notification preferences", err)
