@@ -39,6 +39,7 @@ import (
 	"coffer/api/rest"
 	"coffer/jobs"
 	"coffer/jobs/assistant"
+	"coffer/jobs/mail"
 	"coffer/jobs/simplefin"
 	"coffer/jobs/simplefin/bridge"
 	"coffer/migrations"
@@ -254,7 +255,8 @@ func workerOptions(cfg *Config, s *services, log *slog.Logger) worker.Options {
 	o.Redis, o.Logger = s.redis, log
 	o.Handlers = &jobs.Handlers{Store: s.store, Queue: s.queue, Log: log, Retention: cfg.Retention, ArchiveDir: cfg.AuditArchiveDir,
 		Rates:         jobs.NewRatesClient(cfg.Rates),
-		WebhookClient: jobs.NewWebhookClient(jobs.WebhookOptions{AllowPrivateHosts: cfg.WebhooksAllowPrivate})}
+		WebhookClient: jobs.NewWebhookClient(jobs.WebhookOptions{AllowPrivateHosts: cfg.WebhooksAllowPrivate}),
+		Mail:          mail.New(cfg.Mail, log), AppURL: cfg.AppURL}
 	o.SimpleFIN = &simplefin.Handlers{Store: s.store, Queue: s.queue, Log: log, Redis: s.rdb, Options: cfg.SimpleFIN,
 		Bridge: bridge.NewClient(cfg.SimpleFINClient)}
 	o.Assistant = &assistant.Handlers{Store: s.store, Redis: s.rdb, Log: log, Options: cfg.Assistant}
@@ -450,7 +452,7 @@ type Config struct {
 
 	Web             api.WebOptions // serveWeb adds what APP_URL and SECRET_KEY_BASE give
 	OAuth           api.OAuthOptions
-	Mail            api.MailOptions // SMTP_URL empty in development: mail goes to the log
+	Mail            mail.Options // SMTP_URL empty in development: mail goes to the log
 	Worker          worker.Options
 	SimpleFINClient bridge.Options
 	SimpleFIN       simplefin.Options

@@ -26,6 +26,7 @@ import (
 	"coffer/api/screens"
 	"coffer/api/signin"
 	"coffer/api/web"
+	"coffer/jobs/mail"
 	"coffer/jobs/simplefin"
 	"coffer/models"
 	"coffer/models/importfile"
@@ -45,7 +46,7 @@ type (
 	// WebOptions configure the browser screens and sign-in.
 	WebOptions = web.Options
 	// MailOptions configure the few emails the service sends.
-	MailOptions = web.MailOptions
+	MailOptions = mail.Options
 	// SSOOptions configure single sign-on.
 	SSOOptions = signin.SSOOptions
 	// OAuthOptions configure the OAuth authorization server.
@@ -156,7 +157,7 @@ func New(o Options) (*fiber.App, error) {
 	// functions.
 	connections := &simplefin.Actions{Store: o.Store, Queue: o.Queue, Redis: o.Redis, Log: o.Logger,
 		DailyBudget: o.SimpleFINDailyBudget, AllowHTTP: o.SimpleFINAllowHTTP, Now: o.Clock}
-	mailer := web.NewMailer(o.Mail, o.Logger)
+	mailer := mail.New(o.Mail, o.Logger)
 	if s.signin, err = signin.New(s.site, signin.Options{
 		Store: o.Store, Redis: o.Redis, Logger: o.Logger, Clock: o.Clock,
 		Mail: mailer, SSO: o.SSO, OAuth: o.OAuth,

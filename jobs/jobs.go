@@ -19,6 +19,7 @@ import (
 
 	"github.com/hibiken/asynq"
 
+	"coffer/jobs/mail"
 	"coffer/models"
 )
 
@@ -47,6 +48,11 @@ type Handlers struct {
 	Rates *RatesClient
 	// WebhookClient posts webhook deliveries (NewWebhookClient).
 	WebhookClient *http.Client
+	// Mail sends the notification emails; nil: none are sent (they wait
+	// in the outbox).
+	Mail *mail.Mailer
+	// AppURL is the public base URL the emails' links start with.
+	AppURL string
 	// Hook, when set, is called with the task's context at the named
 	// points of the jobs (tests stop a worker there), each after some of
 	// the job's work has committed.
@@ -65,6 +71,7 @@ const (
 	HookFamilyPurged   = "family:purged"      // after a family's purge committed
 	HookOAuthCleanStep = "oauth:cleanup_step" // after each of the cleanup's deletes
 	HookRequeued       = "queue:requeued"     // after each task the queue rebuild queued
+	HookNotifyClaimed  = "notify:claimed"     // after a send claimed its outbox row, before it mails
 )
 
 func (h *Handlers) hook(ctx context.Context, point string) {
@@ -97,6 +104,9 @@ func (h *Handlers) Table() Table {
 		TypeRecurringDetect:    {Handler: h.RecurringDetect},
 		TypeRecurringSweep:     {Handler: h.RecurringSweep},
 		TypeRecurringMissed:    {Handler: h.RecurringMissed},
+		TypeNotifySweep:        {Handler: h.NotifySweep},
+		TypeNotifyPlan:         {Handler: h.NotifyPlan},
+		TypeNotifySend:         {Handler: h.NotifySend},
 	}
 }
 

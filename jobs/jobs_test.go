@@ -30,11 +30,12 @@ func newHandlers(t *testing.T) (*jobs.Handlers, *models.Store, *asynq.Inspector)
 	return h, store, asynq.NewInspectorFromRedisClient(rdb)
 }
 
-// forgetSweeps deletes the balance sweeps that a requeue queued.
+// forgetSweeps deletes the balance and notification sweeps that a
+// requeue queued.
 func forgetSweeps(insp *asynq.Inspector) {
 	tasks, _ := insp.ListPendingTasks(jobs.QueueLow)
 	for _, ti := range tasks {
-		if ti.Type == jobs.TypeBalanceSweep {
+		if ti.Type == jobs.TypeBalanceSweep || ti.Type == jobs.TypeNotifySweep {
 			_ = insp.DeleteTask(jobs.QueueLow, ti.ID)
 		}
 	}

@@ -23,7 +23,8 @@ func NewRequeueTask() *asynq.Task {
 // Requeue handles TypeRequeue: every balance is recalculated, every chat
 // still waiting for the assistant is asked again, families left empty
 // are purged, file imports that were importing or reverting go on,
-// pending rule runs carry on and unfinished family exports are written.
+// pending rule runs carry on, unfinished family exports are written and
+// unsent emails are sent.
 // Task ids keep work that is already queued from doubling.
 func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 	if _, err := h.Queue.EnqueueContext(ctx, NewBalanceSweepTask()); err != nil {
@@ -95,6 +96,10 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 			return err
 		}
 		h.hook(ctx, HookRequeued)
+	}
+	// Emails left in the outbox: the sweep queues their sends.
+	if _, err := h.Queue.EnqueueContext(ctx, NewNotifySweepTask()); err != nil && !errors.Is(err, asynq.ErrDuplicateTask) {
+		return fmt.Errorf("jobs: requeue notifications: %w", err)
 	}
 	h.logger(ctx, t).Info("queue rebuilt from the database", "chats", len(chats), "empty_families", len(families),
 		"imports", len(imports), "rule_runs", len(runs), "family_exports", len(exports))

@@ -104,12 +104,23 @@ func NewWebhookDeliverTask(familyID, deliveryID uuid.UUID, n int, wait time.Dura
 		asynq.MaxRetry(2), asynq.Timeout(webhookTimeout+20*time.Second), asynq.ProcessIn(wait))
 }
 
-// WebhookSweep queues a scan of every family with an enabled endpoint;
-// one scan waits per family at a time.
+// WebhookSweep queues a scan of every family with an enabled endpoint or
+// someone who asked for email about events; one scan waits per family at
+// a time.
 func (h *Handlers) WebhookSweep(ctx context.Context, t *asynq.Task) error {
 	families, err := h.Store.WebhookFamilies(ctx)
 	if err != nil {
 		return err
+	}
+	// The same scan decides the emails that follow events.
+	notify, err := h.Store.NotifyFamilies(ctx, false)
+	if err != nil {
+		return err
+	}
+	for _, f := range notify {
+		if !slices.Contains(families, f) {
+			families = append(families, f)
+		}
 	}
 	for _, f := range families {
 		task, err := NewWebhookScanTask(f)
@@ -135,6 +146,18 @@ func (h *Handlers) WebhookScan(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
+	prefs, err := h.Store.NotificationPreferences(ctx, p.FamilyID)
+	if err != nil {
+		return err
+	}
+	// emit hands events to the endpoints and to the people who asked for
+	// email about them, both before the cursor moves past them.
+	emit := func(events []models.WebhookEvent) error {
+		if err := h.QueueWebhooks(ctx, p.FamilyID, events); err != nil {
+			return err
+		}
+		return h.NotifyEvents(ctx, p.FamilyID, prefs, events)
+	}
 	pos := cur.FeedStart()
 	since := pos.At
 	changed := false // the ledger moved: budgets may have gone over
@@ -151,7 +174,7 @@ func (h *Handlers) WebhookScan(ctx context.Context, t *asynq.Task) error {
 			}
 			events = append(events, evs...)
 		}
-		if err := h.QueueWebhooks(ctx, p.FamilyID, events); err != nil {
+		if err := emit(events); err != nil {
 			return err
 		}
 		if len(rows) == 0 {
@@ -187,19 +210,19 @@ func (h *Handlers) WebhookScan(ctx context.Context, t *asynq.Task) error {
 	if err != nil {
 		return err
 	}
-	bills, err := h.billEvents(ctx, p.FamilyID, since, cur)
+	bills, err := h.billEvents(ctx, p.FamilyID, since, cur, prefs)
 	if err != nil {
 		return err
 	}
 	more = append(more, bills...)
 	if changed {
-		over, err := h.budgetEvents(ctx, p.FamilyID)
+		over, err := h.budgetEvents(ctx, p.FamilyID, prefs)
 		if err != nil {
 			return err
 		}
 		more = append(more, over...)
 	}
-	if err := h.QueueWebhooks(ctx, p.FamilyID, append(events, more...)); err != nil {
+	if err := emit(append(events, more...)); err != nil {
 		return err
 	}
 	return h.Store.SaveWebhookCursor(ctx, cur)
@@ -251,13 +274,14 @@ func (h *Handlers) runEvents(ctx context.Context, familyID uuid.UUID, since time
 // budgetEvents are budget.exceeded for each category of this month's
 // budget whose spending passed its amount: once per category and month,
 // by its key. Read only after the ledger moved, and only for a family
-// that listens for it.
-func (h *Handlers) budgetEvents(ctx context.Context, familyID uuid.UUID) ([]models.WebhookEvent, error) {
+// that listens for it (an endpoint, or a person by email).
+func (h *Handlers) budgetEvents(ctx context.Context, familyID uuid.UUID, prefs []models.NotificationPreference) ([]models.WebhookEvent, error) {
 	es, err := h.Store.Webhooks(ctx, familyID)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(es, func(e models.WebhookEndpoint) bool { return e.Wants(models.EventBudgetExceeded) }) {
+	if !slices.ContainsFunc(es, func(e models.WebhookEndpoint) bool { return e.Wants(models.EventBudgetExceeded) }) &&
+		!slices.ContainsFunc(prefs, func(p models.NotificationPreference) bool { return p.Wants(models.NotifyBudgetExceeded) }) {
 		return nil, nil
 	}
 	b, err := h.Store.BudgetForMonth(ctx, familyID, civil.DateOf(h.now()))
@@ -368,8 +392,16 @@ func (h *Handlers) WebhookDeliver(ctx context.Context, t *asynq.Task) error {
 		return err
 	}
 	if disabled {
-		// The screens and the API show the endpoint off and why.
+		// The screens and the API show the endpoint off and why; its
+		// admins' emails were written with the switch (RecordWebhookAttempt).
 		h.logger(ctx, t).Warn("webhook endpoint switched off after three days of failures", "endpoint", e.ID, "family", e.FamilyID)
+		refs, err := h.Store.PendingNotifications(ctx, e.FamilyID)
+		if err != nil {
+			return err
+		}
+		if err := h.queueSends(ctx, refs); err != nil {
+			return err
+		}
 	}
 	if a.Next != nil && d.Status == models.DeliveryPending {
 		return h.queueDelivery(ctx, d, a.Next.Sub(h.now()))

@@ -21,7 +21,8 @@ const billDueDays = 3
 // scans see it), and bill.missed for each occurrence the recurring:missed
 // job recorded since the read began (since), which moves the cursor as the
 // transactions do.
-func (h *Handlers) billEvents(ctx context.Context, familyID uuid.UUID, since time.Time, cur *models.WebhookCursor) ([]models.WebhookEvent, error) {
+func (h *Handlers) billEvents(ctx context.Context, familyID uuid.UUID, since time.Time, cur *models.WebhookCursor,
+	prefs []models.NotificationPreference) ([]models.WebhookEvent, error) {
 	es, err := h.Store.Webhooks(ctx, familyID)
 	if err != nil {
 		return nil, err
@@ -48,7 +49,10 @@ func (h *Handlers) billEvents(ctx context.Context, familyID uuid.UUID, since tim
 			out = append(out, ev)
 		}
 	}
-	if wants(models.EventBillMissed) {
+	// A missed bill is also an email for whoever asked for one (a due bill
+	// is not: each person's own days ahead are planned hourly).
+	if wants(models.EventBillMissed) ||
+		slices.ContainsFunc(prefs, func(p models.NotificationPreference) bool { return p.Wants(models.NotifyBillMissed) }) {
 		missed, err := h.Store.RecurringOccurrences(ctx, familyID, models.OccurrenceFilter{Status: models.OccurrenceMissed,
 			CreatedAfter: since, Limit: 1000})
 		if err != nil {

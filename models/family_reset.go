@@ -9,12 +9,13 @@ import (
 // resetTables are the tables of a family's financial data, in the order a
 // reset empties them: what points to a row goes before the row. The
 // people stay (users, their keys, sessions, grants and invitations), with
-// their chats with the assistant; the audit log stays too. (A family's
+// their chats with the assistant and their notification choices; the
+// audit log stays too. (The outbox goes: its rows copy the data.) (A family's
 // own exchange rates go; the instance's fetched ones have no family. Its
 // exports go, as the reference's reset removes them: they hold the data.)
 var resetTables = []string{
 	"chat_proposals", "rule_runs", "rules", "import_mappings", "imports", "family_export_chunks", "family_exports",
-	"recurring_occurrences", "recurring_transactions",
+	"recurring_occurrences", "recurring_transactions", "notification_outbox",
 	"budgets", "provider_connections",
 	"rejected_transfers", "transfers", "transaction_tags", "provider_transaction_aliases", "transactions",
 	"valuations", "reconciliations", "accounts", "categories", "merchants", "tags", "exchange_rates",

@@ -123,6 +123,8 @@ var unscopedStatements = map[string]string{
 	`"im" WHERE (status IN`:            "sweep: ImportsInFlight, the scheduler's requeue of every family's stalled imports",
 	`"fe" WHERE (status IN`:            "sweep: FamilyExportsInFlight, the scheduler's requeue of every family's stalled exports",
 	`DISTINCT family_id FROM "webhook`: "sweep: WebhookFamilies, the scheduler's list of families with webhooks to feed",
+	`DISTINCT family_id FROM "notif`:   "sweep: NotifyFamilies, the list of families where someone asked for email",
+	`"no" WHERE ((status = `:           "sweep: UnsentNotifications, the hourly requeue of every family's unsent emails",
 }
 
 // TestQueriesNameFamily runs the main read paths of the store for one
@@ -287,6 +289,10 @@ func TestQueriesNameFamily(t *testing.T) {
 	run("FamilyExportsInFlight", err)
 	_, err = s.WebhookFamilies(ctx)
 	run("WebhookFamilies", err)
+	_, err = s.NotifyFamilies(ctx, true)
+	run("NotifyFamilies", err)
+	_, err = s.UnsentNotifications(ctx, time.Now(), 10)
+	run("UnsentNotifications", err)
 
 	log.mu.Lock()
 	stmts := log.stmts

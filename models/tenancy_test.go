@@ -158,6 +158,8 @@ var keysWithoutFamily = map[string][]string{
 	"invitations":                  {"invitations_accepted_user_id_fkey", "invitations_inviter_id_fkey", "invitations_pkey", "invitations_token_hash_key"},
 	"merchants":                    {"merchants_pkey"},
 	"messages":                     {"messages_chat_id_fkey", "messages_pkey", "messages_reply_to_fkey", "messages_reply_to_idx"},
+	"notification_outbox":          {"notification_outbox_pkey", "notification_outbox_user_id_fkey"},
+	"notification_preferences":     {"notification_preferences_user_id_fkey"},
 	"oauth_codes":                  {"oauth_codes_pkey", "oauth_codes_user_id_fkey"},
 	"oauth_pkce":                   {"oauth_pkce_pkey", "oauth_pkce_user_id_fkey"},
 	"oauth_tokens":                 {"oauth_tokens_pkey", "oauth_tokens_user_id_fkey"},

@@ -380,3 +380,12 @@ func splitGuard(before, after *Transaction, columns []string) error {
 	}
 	return nil
 }
+
+// SplitsNeedingReview counts the family's split parents whose amount a
+// bank changed under their parts: they wait for a person (the weekly
+// digest says how many).
+func (s *Store) SplitsNeedingReview(ctx context.Context, familyID uuid.UUID) (int, error) {
+	n, err := s.db.NewSelect().Model((*Transaction)(nil)).
+		Where("t.family_id = ? AND t.split_needs_review AND t.deleted_at IS NULL", familyID).Count(ctx)
+	return int(n), dbErr("splits needing review", err)
+}

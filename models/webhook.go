@@ -298,7 +298,8 @@ type WebhookAttempt struct {
 // RecordWebhookAttempt stores an attempt of delivery d: succeeded on a
 // 2xx, else pending until its next try or failed after the last. An
 // endpoint failing since before giveUp is switched off (it reports true
-// then). A delivery already succeeded is left as it is.
+// then), and its family's admins are told by email in the same
+// transaction (the outbox; the caller queues the sends). A delivery already succeeded is left as it is.
 func (s *Store) RecordWebhookAttempt(ctx context.Context, d *WebhookDelivery, a WebhookAttempt, giveUp time.Duration) (disabled bool, err error) {
 	err = s.RunInTx(ctx, func(tx *Store) error {
 		now := tx.now()
@@ -346,7 +347,9 @@ func (s *Store) RecordWebhookAttempt(ctx context.Context, d *WebhookDelivery, a 
 			return dbErr("disable endpoint", err)
 		}
 		n, _ := res.RowsAffected()
-		disabled = n == 1
+		if disabled = n == 1; disabled {
+			return tx.queueWebhookDisabled(ctx, d.FamilyID, d.EndpointID)
+		}
 		return nil
 	})
 	return disabled, err

@@ -16,6 +16,7 @@ import (
 
 	"coffer/api/web"
 	"coffer/jobs"
+	"coffer/jobs/mail"
 	"coffer/jobs/simplefin"
 	"coffer/models"
 )
@@ -32,7 +33,7 @@ type Options struct {
 	Redis  redis.UniversalClient // the aggregator's request budget
 	Logger *slog.Logger
 	Clock  func() time.Time
-	Mail   *web.Mailer   // invitations
+	Mail   *mail.Mailer  // invitations
 	Queue  *asynq.Client // file imports' jobs, the assistant's replies and rule runs
 
 	// Connections are the SimpleFIN connection actions, shared with the
@@ -59,7 +60,7 @@ type Handler struct {
 	redis redis.UniversalClient
 	log   *slog.Logger
 	now   func() time.Time
-	mail  *web.Mailer
+	mail  *mail.Mailer
 	queue *asynq.Client
 
 	connections *simplefin.Actions
@@ -75,7 +76,7 @@ func New(site *web.Site, o Options) (*Handler, error) {
 	pages, err := site.Parse(templates, funcs, "home", "api_keys", "connections",
 		"accounts", "account", "account_form", "account_delete", "valuation_form", "transactions", "transaction_form", "transaction_delete", "transaction_split", "transfer_form", "transfer_pair", "transfers_suggested",
 		"labels", "label_form", "label_delete", "budgets", "reports", "members", "family", "imports", "import", "restore", "chats", "chat",
-		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates", "webhooks", "webhook", "recurring", "upcoming")
+		"rules", "rule_form", "assistant_usage", "reconcile", "exchange_rates", "webhooks", "webhook", "recurring", "upcoming", "notifications")
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +205,9 @@ func (h *Handler) Routes(app fiber.Router, session func(...fiber.Handler) []fibe
 	app.Post("/settings/webhooks/:id/toggle", screen(signedIn, admin, h.toggleWebhook)...)
 	app.Post("/settings/webhooks/:id/delete", screen(signedIn, admin, h.deleteWebhook)...)
 	app.Post("/settings/webhooks/:id/deliveries/:delivery/redeliver", screen(signedIn, admin, h.redeliverWebhook)...)
+
+	app.Get("/settings/notifications", screen(signedIn, h.notifications)...)
+	app.Post("/settings/notifications", screen(signedIn, h.saveNotifications)...)
 
 	app.Get("/settings/api_keys", screen(signedIn, h.listAPIKeys)...)
 	app.Post("/settings/api_keys", screen(signedIn, h.createAPIKey)...)

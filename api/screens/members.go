@@ -8,6 +8,7 @@ import (
 
 	"coffer/api/httperr"
 	"coffer/api/web"
+	"coffer/jobs/mail"
 	"coffer/models"
 )
 
@@ -71,7 +72,7 @@ func (h *Handler) invite(c *fiber.Ctx) error {
 	mailed := true
 	if err := h.mail.Send(ctx, inv.Email, "You are invited to "+fam.Name+" on coffer", body); err != nil {
 		mailed = false
-		if !errors.Is(err, web.ErrNoMail) {
+		if !errors.Is(err, mail.ErrNoMail) {
 			h.log.Warn("invitation mail not sent", "request_id", httperr.RequestID(c), "error", err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"coffer/api/web"
+	"coffer/jobs/mail"
 	"coffer/models"
 	"coffer/sso"
 )
@@ -32,7 +33,7 @@ type Options struct {
 	Redis  redis.UniversalClient // lockout counters, SSO state and pending links
 	Logger *slog.Logger
 	Clock  func() time.Time
-	Mail   *web.Mailer
+	Mail   *mail.Mailer
 	SSO    SSOOptions
 	OAuth  AuthServerOptions
 }
@@ -62,7 +63,7 @@ type Handler struct {
 	now   func() time.Time
 	web   web.Options
 	sso   SSOOptions
-	mail  *web.Mailer
+	mail  *mail.Mailer
 	auth  *authServer
 	hash  *web.Hasher // every password hash and check, within the process's memory bound
 	// passkeys is the WebAuthn relying party of APP_URL; nil where APP_URL
