@@ -32,7 +32,7 @@ func BenchmarkForecast(b *testing.B) {
 	for i := range 50 {
 		a := accts[i%len(accts)]
 		r := &models.RecurringTransaction{FamilyID: fam, AccountID: &a.ID, Name: fmt.Sprintf("Item %d", i),
-			Amount: money.Amount((i%7+1)*250_000), Currency: a.Currency, Cadence: cadences[i%len(cadences)],
+			Amount: money.Amount((i%7 + 1) * 250_000), Currency: a.Currency, Cadence: cadences[i%len(cadences)],
 			ExpectedDay: i%31 + 1, NextDate: civil.DateOf(today.AddDate(0, 0, i%40)), Status: models.RecurringActive, Manual: true}
 		if i%6 == 0 {
 			r.Amount = -r.Amount * 8 // income
