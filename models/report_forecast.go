@@ -27,6 +27,7 @@ type Forecast struct {
 	Lowest      ForecastPoint
 	SafeToSpend money.Amount
 	NextIncome  *civil.Date // nil: no income in the horizon
+	Items       int         // the active recurring items projected
 	// LeftOut are the accounts in another currency without any rate to
 	// the family's: each keeps its own series, but no family figure
 	// counts it (never 1:1). LeftOutItems counts the active items that no
@@ -123,6 +124,7 @@ func (s *Store) Forecast(ctx context.Context, familyID uuid.UUID, days int) (*Fo
 		}
 		its = append(its, it)
 	}
+	f.Items = len(its)
 
 	res := forecast.Project(today.Time(), days, in, its)
 	f.Family = points(res.Family)
