@@ -22,9 +22,11 @@ type dashboardData struct {
 	Conns      []models.Connection
 	HasAccount bool
 	// Forecast is the next 90 days from the active recurring items;
-	// ForecastChart draws its family line.
+	// ForecastChart draws its family line, and ForecastDays are the days
+	// it moves on (and today), the chart's numbers as a table.
 	Forecast      *models.Forecast
 	ForecastChart template.HTML
+	ForecastDays  []models.ForecastPoint
 }
 
 // home is the dashboard: net worth and its last 90 days, the next 90
@@ -54,6 +56,9 @@ func (h *Handler) home(c *fiber.Ctx) error {
 	projected := make([]models.SeriesPoint, len(d.Forecast.Family))
 	for i, p := range d.Forecast.Family {
 		projected[i] = models.SeriesPoint{Date: p.Date, Value: p.Balance}
+		if i == 0 || p.Balance != d.Forecast.Family[i-1].Balance {
+			d.ForecastDays = append(d.ForecastDays, p)
+		}
 	}
 	d.ForecastChart = lineChart("Projected net worth over the next 90 days", d.Sheet.Currency, projected)
 	totals, err := h.store.CategoryTotals(ctx, fam, d.Month)

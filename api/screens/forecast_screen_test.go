@@ -60,11 +60,19 @@ func TestDashboardForecast(t *testing.T) {
 	}
 	pay := f.NextIncome.Time().Format("2 Jan 2006")
 	page := string(b.Get("/").Body)
+	// The table lists the days the projection moves: today, the card's
+	// weekly box (13 times), the rent and the pay (3 times each).
+	table := page[strings.Index(page, "Projected net worth</th>"):]
+	table = table[:strings.Index(table, "</table>")]
+	if rows := strings.Count(table, "<tr>"); rows < 10 || rows > 1+13+3+3 {
+		t.Errorf("%d rows in the forecast's table", rows)
+	}
 	for _, want := range []string{
 		`id="lowest-point"`, "Lowest point", money.Amount(f.Lowest.Balance).Format(money.MustCurrency("USD")),
 		"on " + f.Lowest.Date.Time().Format("2 Jan 2006"),
 		`id="safe-to-spend"`, "$700.00", "until " + pay, // 2,500 less the rent; the card's box is not cash
 		`aria-label="Projected net worth over the next 90 days"`, "3 active recurring items",
+		"The numbers, on the days the projection moves",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("dashboard lacks %q", want)
