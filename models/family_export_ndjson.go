@@ -38,7 +38,7 @@ func (n *ndjsonWriter) typed(typ string, data any) error {
 }
 
 // ndjson writes all.ndjson in the reference's order: accounts,
-// categories, tags, merchants, transactions (a split's parts as its
+// categories, tags, merchants, recurring transactions, transactions (a split's parts as its
 // split_lines), transfers, rejected transfers, valuations, budgets, budget
 // categories, rules; then our chats and their messages.
 func (x *exporter) ndjson(w io.Writer) error {
@@ -70,7 +70,7 @@ func (x *exporter) ndjson(w io.Writer) error {
 			return err
 		}
 	}
-	for _, step := range []func(*ndjsonWriter) error{x.transactionLines, x.transferLines, x.valuationLines,
+	for _, step := range []func(*ndjsonWriter) error{x.recurringLines, x.transactionLines, x.transferLines, x.valuationLines,
 		x.budgetLines, x.ruleLines, x.chatLines} {
 		if err := step(n); err != nil {
 			return err
@@ -336,6 +336,33 @@ func (x *exporter) operand(value *string, typ string) (*string, *exportValueRef)
 func (x *exporter) ruleLines(n *ndjsonWriter) error {
 	return x.eachRule(func(r exportRule) error {
 		return n.line(exportVersionedLine{Type: "Rule", Version: 1, Data: r})
+	})
+}
+
+// recurringLines writes the family's recurring transactions, every
+// status: a suggestion a person dismissed (ended) is kept, so that the
+// detector does not suggest it again after a restore.
+func (x *exporter) recurringLines(n *ndjsonWriter) error {
+	return eachBatch(x, "rt", nil, func(r *RecurringTransaction) uuid.UUID { return r.ID }, func(rs []RecurringTransaction) error {
+		for i := range rs {
+			r := &rs[i]
+			line := exportRecurring{ID: r.ID, AccountID: r.AccountID, MerchantID: r.MerchantID, Amount: exportDecimal(r.Amount),
+				Currency: r.Currency, ExpectedDay: r.ExpectedDay, LastDate: r.LastDate, NextDate: r.NextDate, Status: r.Status,
+				Occurrences: r.Occurrences, Manual: r.Manual, AmountMin: decimalPtr(r.AmountMin), AmountMax: decimalPtr(r.AmountMax),
+				CreatedAt: exportTime(r.CreatedAt), UpdatedAt: exportTime(r.UpdatedAt), Cadence: r.Cadence,
+				PreviousAmount: decimalPtr(r.PreviousAmount), Autopay: r.Autopay, Notes: r.Notes}
+			if r.Name != "" {
+				line.Name = &r.Name
+			}
+			if r.AmountMin != nil && r.AmountMax != nil {
+				avg := (*r.AmountMin + *r.AmountMax) / 2
+				line.AmountAvg = decimalPtr(&avg)
+			}
+			if err := n.typed("RecurringTransaction", line); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -332,6 +332,33 @@ type exportRule struct {
 // The chats are ours alone: the reference's exporter leaves them out and
 // its importer skips types it does not know, so these lines cost it
 // nothing and keep a family's conversations in its backup.
+// exportRecurring is a "RecurringTransaction" line: the reference's keys
+// in its order, then coffer's own (cadence, previous_amount, autopay,
+// notes), which the reference's importer ignores.
+type exportRecurring struct {
+	ID             uuid.UUID      `json:"id"`
+	AccountID      *uuid.UUID     `json:"account_id"`
+	MerchantID     *uuid.UUID     `json:"merchant_id"`
+	Amount         exportDecimal  `json:"amount"`
+	Currency       string         `json:"currency"`
+	ExpectedDay    int            `json:"expected_day_of_month"`
+	LastDate       *civil.Date    `json:"last_occurrence_date"`
+	NextDate       civil.Date     `json:"next_expected_date"`
+	Status         string         `json:"status"`
+	Occurrences    int            `json:"occurrence_count"`
+	Name           *string        `json:"name"`
+	Manual         bool           `json:"manual"`
+	AmountMin      *exportDecimal `json:"expected_amount_min"`
+	AmountMax      *exportDecimal `json:"expected_amount_max"`
+	AmountAvg      *exportDecimal `json:"expected_amount_avg"`
+	CreatedAt      exportTime     `json:"created_at"`
+	UpdatedAt      exportTime     `json:"updated_at"`
+	Cadence        string         `json:"cadence"`
+	PreviousAmount *exportDecimal `json:"previous_amount"`
+	Autopay        bool           `json:"autopay"`
+	Notes          *string        `json:"notes"`
+}
+
 type exportChat struct {
 	ID                        uuid.UUID  `json:"id"`
 	UserID                    uuid.UUID  `json:"user_id"`

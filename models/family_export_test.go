@@ -23,7 +23,9 @@ import (
 
 // exportBook is a family with a bit of everything the export writes: three
 // accounts, a category, a tag, a merchant, a plain tagged transaction, a
-// split one, a transfer, a valuation, a rule, a budget and a chat.
+// split one, a transfer, a valuation, a rule, a budget, a chat and two
+// recurring transactions (a subscription at the merchant whose price went
+// up, and a dismissed weekly income without an account).
 type exportBook struct {
 	s        *models.Store
 	f        *modelstest.FamilyFixture
@@ -36,6 +38,7 @@ type exportBook struct {
 	split    *models.Transaction
 	transfer uuid.UUID
 	rule     *models.Rule
+	box      *models.RecurringTransaction
 }
 
 func newExportBook(t *testing.T, s *models.Store, name string) *exportBook {
@@ -91,6 +94,13 @@ func newExportBook(t *testing.T, s *models.Store, name string) *exportBook {
 	}
 	_, err = s.CreateChat(ctx, &models.Chat{FamilyID: fam, UserID: b.f.User.ID, Title: "Spending"}, "How much on food?")
 	must(t, err)
+	was, lo, hi, last, boxNotes := mustAmount(t, "11.99"), mustAmount(t, "11.99"), mustAmount(t, "12.5"), civil.Date("2026-01-05"), "price went up"
+	b.box = &models.RecurringTransaction{FamilyID: fam, AccountID: &b.f.Account.ID, MerchantID: &b.shop.ID, Name: "Shop box",
+		Amount: mustAmount(t, "12.5"), PreviousAmount: &was, AmountMin: &lo, AmountMax: &hi, Currency: "USD", Cadence: "monthly",
+		ExpectedDay: 31, LastDate: &last, NextDate: "2026-01-31", Occurrences: 4, Status: models.RecurringActive, Autopay: true, Notes: &boxNotes}
+	must(t, s.CreateRecurringTransaction(ctx, b.box))
+	must(t, s.CreateRecurringTransaction(ctx, &models.RecurringTransaction{FamilyID: fam, Name: "Lessons", Amount: mustAmount(t, "-20"),
+		Currency: "USD", Cadence: "weekly", ExpectedDay: 3, NextDate: "2026-02-03", Status: models.RecurringEnded, Manual: true}))
 	return b
 }
 
@@ -149,8 +159,12 @@ var referenceKeys = map[string]string{
 	"Budget":           "id family_id start_date end_date budgeted_spending expected_income currency created_at updated_at",
 	"BudgetCategory":   "id budget_id category_id budgeted_spending currency created_at updated_at",
 	"Rule":             "id name resource_type active effective_date conditions actions",
-	"Chat":             "id user_id title instructions error latest_assistant_response_id created_at updated_at",
-	"Message":          "id chat_id type status content ai_model created_at updated_at",
+	// The reference's keys, then coffer's own (its series are all monthly).
+	"RecurringTransaction": "id account_id merchant_id amount currency expected_day_of_month last_occurrence_date " +
+		"next_expected_date status occurrence_count name manual expected_amount_min expected_amount_max expected_amount_avg " +
+		"created_at updated_at cadence previous_amount autopay notes",
+	"Chat":    "id user_id title instructions error latest_assistant_response_id created_at updated_at",
+	"Message": "id chat_id type status content ai_model created_at updated_at",
 }
 
 func TestWriteFamilyDataShapes(t *testing.T) {
@@ -210,17 +224,28 @@ func TestWriteFamilyDataShapes(t *testing.T) {
 			order = append(order, l.Type)
 		}
 	}
-	wantOrder := []string{"Account", "Category", "Tag", "Merchant", "Transaction", "Transfer", "Valuation", "Budget",
+	wantOrder := []string{"Account", "Category", "Tag", "Merchant", "RecurringTransaction", "Transaction", "Transfer", "Valuation", "Budget",
 		"BudgetCategory", "Rule", "Chat", "Message"}
 	if !slices.Equal(order, wantOrder) {
 		t.Errorf("line types in order %v, want %v", order, wantOrder)
 	}
 	counts := map[string]int{"Account": 3, "Category": 1, "Tag": 1, "Merchant": 1, "Transaction": 4, "Transfer": 1,
-		"Valuation": 4, "Budget": 1, "BudgetCategory": 1, "Rule": 1, "Chat": 1, "Message": 1}
+		"Valuation": 4, "Budget": 1, "BudgetCategory": 1, "Rule": 1, "Chat": 1, "Message": 1, "RecurringTransaction": 2}
 	for typ, n := range counts {
 		if len(byType[typ]) != n {
 			t.Errorf("%d %s lines, want %d", len(byType[typ]), typ, n)
 		}
+	}
+
+	box := byType["RecurringTransaction"][0]
+	if box["id"] != b.box.ID.String() {
+		box = byType["RecurringTransaction"][1]
+	}
+	if box["amount"] != "12.5" || box["previous_amount"] != "11.99" || box["expected_amount_avg"] != "12.245" ||
+		box["merchant_id"] != b.shop.ID.String() || box["account_id"] != b.f.Account.ID.String() || box["cadence"] != "monthly" ||
+		box["next_expected_date"] != "2026-01-31" || box["expected_day_of_month"] != 31.0 || box["status"] != "active" ||
+		box["autopay"] != true || box["notes"] != "price went up" || box["occurrence_count"] != 4.0 {
+		t.Errorf("recurring transaction %v", box)
 	}
 
 	txs := map[string]map[string]any{}

@@ -141,7 +141,7 @@ func only(types ...string) func(string) bool {
 
 // run writes the file in three readings: the records that need none
 // (accounts, categories, tags, merchants, budgets), those that need them
-// (valuations, transactions), then those that need transactions or name
+// (valuations, recurring transactions, transactions), then those that need transactions or name
 // other records (transfers, budget categories, rules).
 func (r *restore) run(ctx context.Context, file []byte) error {
 	if err := r.loadNames(ctx); err != nil {
@@ -152,7 +152,7 @@ func (r *restore) run(ctx context.Context, file []byte) error {
 		after func(context.Context) error
 	}{
 		{only("Account", "Category", "Tag", "Merchant", "Budget"), r.linkParents},
-		{only("Balance", "Valuation", "Transaction"), r.flush},
+		{only("Balance", "Valuation", "RecurringTransaction", "Transaction"), r.flush},
 		{only("Transfer", "RejectedTransfer", "BudgetCategory", "Rule", "Chat"), r.finish},
 		{only("Message"), r.countMessages},
 	}
@@ -250,6 +250,8 @@ func (r *restore) write(ctx context.Context, rec importfile.SureRecord) error {
 		return r.budgetCategory(ctx, v)
 	case *importfile.SureRule:
 		return r.rule(ctx, rec.Line, v)
+	case *importfile.SureRecurring:
+		return r.recurring(ctx, v)
 	case *importfile.SureChat:
 		return r.chat(ctx, v)
 	case *importfile.SureMessage:

@@ -183,6 +183,8 @@ func TestQueriesNameFamily(t *testing.T) {
 	run("CategoryTotals", err)
 	_, err = s.BalanceSheet(ctx, fam, false)
 	run("BalanceSheet", err)
+	_, err = s.Forecast(ctx, fam, models.ForecastDays)
+	run("Forecast", err)
 	_, err = s.NetWorthSeries(ctx, fam, period, models.Month)
 	run("NetWorthSeries", err)
 	_, err = s.AccountBalanceSeries(ctx, fam, b.f.Account.ID, period, models.Week)

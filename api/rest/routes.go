@@ -135,6 +135,7 @@ func (h *Handler) Routes(v1 fiber.Router) {
 
 	v1.Get("/balance_sheet", read, h.showBalanceSheet)
 	v1.Get("/balances", read, h.listBalances)
+	v1.Get("/forecast", read, h.showForecast)
 	v1.Get("/income_statement", read, h.showIncomeStatement)
 	v1.Get("/budgets", read, h.listBudgets)
 	v1.Get("/budgets/:id", read, h.showBudget)

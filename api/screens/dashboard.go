@@ -21,10 +21,17 @@ type dashboardData struct {
 	Latest     []*models.Transaction
 	Conns      []models.Connection
 	HasAccount bool
+	// Forecast is the next 90 days from the active recurring items;
+	// ForecastChart draws its family line, and ForecastDays are the days
+	// it moves on (and today), the chart's numbers as a table.
+	Forecast      *models.Forecast
+	ForecastChart template.HTML
+	ForecastDays  []models.ForecastPoint
 }
 
-// home is the dashboard: net worth and its last 90 days, the accounts by
-// type, this month's income and spending and where it went, the latest
+// home is the dashboard: net worth and its last 90 days, the next 90
+// days projected from the recurring items (the lowest point, what is safe
+// to spend until the next income), the accounts by type, this month's income and spending and where it went, the latest
 // transactions and the bank connections. Each figure is one query; the
 // month's totals are the sum of its category totals.
 func (h *Handler) home(c *fiber.Ctx) error {
@@ -43,6 +50,17 @@ func (h *Handler) home(c *fiber.Ctx) error {
 		return err
 	}
 	d.Chart = lineChart("Net worth over the last 90 days", d.Sheet.Currency, d.Series)
+	if d.Forecast, err = h.store.Forecast(ctx, fam, models.ForecastDays); err != nil {
+		return err
+	}
+	projected := make([]models.SeriesPoint, len(d.Forecast.Family))
+	for i, p := range d.Forecast.Family {
+		projected[i] = models.SeriesPoint{Date: p.Date, Value: p.Balance}
+		if i == 0 || p.Balance != d.Forecast.Family[i-1].Balance {
+			d.ForecastDays = append(d.ForecastDays, p)
+		}
+	}
+	d.ForecastChart = lineChart("Projected net worth over the next 90 days", d.Sheet.Currency, projected)
 	totals, err := h.store.CategoryTotals(ctx, fam, d.Month)
 	if err != nil {
 		return err

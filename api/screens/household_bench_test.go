@@ -2,6 +2,7 @@ package screens_test
 
 import (
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,4 +86,44 @@ func BenchmarkTransactionsSearch(b *testing.B) {
 func BenchmarkReportsYear(b *testing.B) {
 	to := time.Now().UTC()
 	benchScreen(b, "/reports?from="+to.AddDate(-1, 0, 1).Format(time.DateOnly)+"&to="+to.Format(time.DateOnly))
+}
+
+// BenchmarkDashboardRecurring is the dashboard of the ledger above with 50
+// active recurring items to project (issue 29's forecast size).
+func BenchmarkDashboardRecurring(b *testing.B) {
+	e := apitest.BenchEnv(b)
+	seedLedger(b, e, 100_000)
+	ctx, fam := b.Context(), e.Alpha.Family.ID
+	cadences := []string{"weekly", "biweekly", "monthly", "monthly", "quarterly", "yearly"}
+	today := time.Now().UTC()
+	for i := range 50 {
+		r := &models.RecurringTransaction{FamilyID: fam, AccountID: &e.Alpha.Account.ID, Name: fmt.Sprintf("Bill %d", i),
+			Amount: money.Amount((i%7 + 1) * 250_000), Currency: "USD", Cadence: cadences[i%len(cadences)],
+			ExpectedDay: i%31 + 1, NextDate: civil.DateOf(today.AddDate(0, 0, i%40)), Status: models.RecurringActive, Manual: true}
+		if i%6 == 0 {
+			r.Amount = -r.Amount * 8
+		}
+		if err := e.Store.CreateRecurringTransaction(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	token, err := e.Store.CreateSession(ctx, &models.Session{UserID: e.Alpha.User.ID, Method: models.MethodPassword}, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The server's own processor time per page, beside the wall time: on
+	// a shared machine the wall time moves with everyone else's load. In
+	// the embedded mode this is all of it (SQLite and Redis run here).
+	before := processCPU(b)
+	e.BenchPage(b, "/", token)
+	b.ReportMetric(float64(processCPU(b)-before)/float64(b.N)/1e6, "cpu-ms/op")
+}
+
+// processCPU is this process's user and system time so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

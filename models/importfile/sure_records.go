@@ -129,6 +129,30 @@ type SureBudgetCategory struct {
 	Currency         string
 }
 
+// SureRecurring is a "RecurringTransaction" line: the reference's keys
+// (a monthly series: it has no cadence) and coffer's own, which its
+// importer ignores: cadence, previous_amount, autopay and notes.
+type SureRecurring struct {
+	ID             string
+	AccountID      *string
+	MerchantID     *string
+	Name           string
+	Amount         money.Amount
+	Currency       string
+	ExpectedDay    int // 0 when absent: the next date's day
+	LastDate       *civil.Date
+	NextDate       civil.Date
+	Status         string
+	Occurrences    int
+	Manual         bool
+	AmountMin      *money.Amount
+	AmountMax      *money.Amount
+	Cadence        string // "" when absent: monthly
+	PreviousAmount *money.Amount
+	Autopay        bool
+	Notes          *string
+}
+
 // SureChat is a "Chat" line: coffer's own (the reference exports no
 // chats, and its importer skips the type). CreatedAt is nil when the line
 // has no time.
@@ -186,7 +210,7 @@ type SureRef struct {
 
 // SureRecord is one line of the file, decoded: Value is one of the Sure…
 // types above (a pointer), or nil for a type a restore does not write
-// (trades, holdings, recurring transactions).
+// (trades, holdings, the bills' occurrences and allocations).
 type SureRecord struct {
 	Line  int
 	Type  string
@@ -194,7 +218,7 @@ type SureRecord struct {
 }
 
 // SureTypes are the types a restore writes, in the order it writes them.
-var SureTypes = []string{"Account", "Category", "Tag", "Merchant", "Budget", "Balance", "Valuation", "Transaction",
+var SureTypes = []string{"Account", "Category", "Tag", "Merchant", "Budget", "Balance", "Valuation", "RecurringTransaction", "Transaction",
 	"Transfer", "RejectedTransfer", "BudgetCategory", "Rule", "Chat", "Message"}
 
 // fields reads a record's data, remembering the first problem.
@@ -316,6 +340,19 @@ func (f *fields) boolean(name string) bool {
 	return b
 }
 
+// integer is a whole number; 0 when absent or null.
+func (f *fields) integer(name string) int {
+	raw := f.m[name]
+	if null(raw) {
+		return 0
+	}
+	var n int32
+	if err := json.Unmarshal(raw, &n); err != nil {
+		f.fail(name + " must be a whole number")
+	}
+	return int(n)
+}
+
 func (f *fields) ids(name string) []string {
 	raw := f.m[name]
 	if null(raw) {
@@ -401,6 +438,14 @@ func decodeSure(typ string, data json.RawMessage) (any, string) {
 			BudgetedSpending: f.amount("budgeted_spending"), Currency: f.str("currency", false)}
 	case "Rule":
 		v = decodeRule(f)
+	case "RecurringTransaction":
+		v = &SureRecurring{ID: f.str("id", true), AccountID: f.id("account_id"), MerchantID: f.id("merchant_id"),
+			Name: f.str("name", false), Amount: f.amount("amount"), Currency: f.str("currency", true),
+			ExpectedDay: f.integer("expected_day_of_month"), LastDate: f.optDate("last_occurrence_date"),
+			NextDate: f.date("next_expected_date"), Status: f.str("status", false), Occurrences: f.integer("occurrence_count"),
+			Manual: f.boolean("manual"), AmountMin: f.optAmount("expected_amount_min"), AmountMax: f.optAmount("expected_amount_max"),
+			Cadence: f.str("cadence", false), PreviousAmount: f.optAmount("previous_amount"), Autopay: f.boolean("autopay"),
+			Notes: f.optStr("notes")}
 	case "Chat":
 		v = &SureChat{ID: f.str("id", true), Title: f.str("title", false), CreatedAt: f.optTime("created_at")}
 	case "Message":

@@ -178,6 +178,11 @@ func (c *refChecker) check(r SureRecord) error {
 		return c.define(n, "BudgetCategory", v.ID)
 	case *SureRule:
 		return c.define(n, "Rule", v.ID)
+	case *SureRecurring:
+		// Not its merchant: the reference exports only the family's own
+		// merchants, and a series may be of a provider's (see restore).
+		c.ref(n, r.Type, "account_id", "Account", v.AccountID)
+		return c.define(n, "RecurringTransaction", v.ID)
 	case *SureChat:
 		return c.define(n, "Chat", v.ID)
 	case *SureMessage:
