@@ -92,8 +92,9 @@ func TestConvertInSQL(t *testing.T) {
 // a random ledger: rates fetched and set by the family (its own winning
 // on a day that has both), stored in either direction, days without a
 // rate, rows before the first rate, a currency without any, rates of
-// eighteen decimals (most amounts then too large for SQL), exact halves, income and spending, excluded rows and a
-// neighbour family with other rates.
+// eighteen decimals (most amounts then too large for SQL), exact
+// halves, income and spending, excluded rows and a neighbour family with
+// other rates; and the budget lines' spending.
 func TestStatementInSQL(t *testing.T) {
 	s := modelstest.NewStore(t)
 	ctx := context.Background()
@@ -192,6 +193,30 @@ func TestStatementInSQL(t *testing.T) {
 			}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("%v by month %v:\n got %+v\nwant %+v", p, byMonth, got, want)
+			}
+		}
+	}
+	// Each budget line's spending is its month's expense cell of the
+	// category, as Go converts it.
+	cells, err := s.IncomeStatementInGo(ctx, fam, models.Period{From: day(0), To: day(130)}, true)
+	must(t, err)
+	spent := map[string]money.Amount{}
+	for _, c := range cells {
+		if c.Classification == "expense" && c.CategoryID != nil {
+			spent[string(c.Month)+c.CategoryID.String()] = c.Total
+		}
+	}
+	for m := 3; m <= 7; m++ {
+		b, err := s.EnsureBudget(ctx, fam, civil.Date(fmt.Sprintf("2025-%02d-01", m)))
+		must(t, err)
+		lines, _, err := s.BudgetLines(ctx, fam, models.BudgetLineFilter{BudgetID: &b.ID}, models.Page{Number: 1, Size: 100})
+		must(t, err)
+		if len(lines) != 4 {
+			t.Fatalf("%d lines, want 4", len(lines))
+		}
+		for _, l := range lines {
+			if want := spent[string(b.StartDate)+l.CategoryID.String()]; l.ActualSpending != want {
+				t.Errorf("budget %s, %s: spent %s, want %s", b.StartDate, l.CategoryName, l.ActualSpending, want)
 			}
 		}
 	}
