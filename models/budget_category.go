@@ -140,8 +140,10 @@ type BudgetLineFilter struct {
 // not NULL (LIMIT ?6 OFFSET ?7), in one statement:
 //   - spent: each category's spending in each budget month up to ?2,
 //     counted as every report counts, by walking each month's date range,
-//     and the rows ?9 adds (the months' spending in other currencies,
-//     converted in Go: see budgetFlows);
+//     the rows in other currencies converted in SQL at the rates ?10 into
+//     the family's currency ?11 (report_fx_sql.go), and the rows ?9 adds
+//     (those SQL cannot convert exactly, converted in Go: see
+//     budgetFlows);
 //   - line: a top-level category's spending includes its subcategories';
 //   - own: what each month leaves of a line before any carry (the shared
 //     pool for a top-level category, nothing for an inheriting one);
@@ -152,15 +154,16 @@ type BudgetLineFilter struct {
 //
 // Months after ?2 never influence the lines asked for, so they are left out.
 const budgetLinesSQL = `
-WITH months AS (
+WITH ` + fxRatesSQL + `,
+months AS (
     SELECT b.id AS budget_id, b.start_date, b.end_date, ?8 AS mi
     FROM budgets b WHERE b.family_id = ?0 AND b.start_date <= ?2
 ),
 spent AS (
-    SELECT m.budget_id, t.category_id, SUM(t.amount) AS amount
+    SELECT m.budget_id, t.category_id, SUM(` + fxValueSQL + `) AS amount
     FROM months m
-    JOIN transactions t ON t.family_id = ?0 AND t.date >= m.start_date AND t.date <= m.end_date` + countedJoinsSQL + `
-    WHERE ` + countedWhereSQL + ` AND t.amount > 0 AND t.category_id IS NOT NULL
+    JOIN transactions t ON t.family_id = ?0 AND t.date >= m.start_date AND t.date <= m.end_date` + fxJoinSQL + `
+    WHERE ` + fxCountedSQL + ` AND t.amount > 0 AND t.category_id IS NOT NULL
     GROUP BY m.budget_id, t.category_id
     UNION ALL ?9
 ),
@@ -248,12 +251,12 @@ func (s *Store) BudgetLines(ctx context.Context, familyID uuid.UUID, f BudgetLin
 	}
 	lines := []BudgetLine{}
 	n, err := p.read(ctx, q.Count, func(limit, offset int64) error {
-		fx, err := s.budgetFlows(ctx, familyID, to)
+		fx, rates, cur, err := s.budgetFlows(ctx, familyID, to)
 		if err != nil {
 			return err
 		}
-		return s.db.NewRaw(budgetLinesSQL, familyID, from, to, f.ID, f.BudgetID, f.CategoryID, limit, offset,
-			s.monthNumber("b.start_date"), fx).Scan(ctx, &lines)
+		return s.db.NewRaw(budgetLinesSQL, fxArgs(rates, cur, familyID, from, to, f.ID, f.BudgetID, f.CategoryID, limit, offset,
+			s.monthNumber("b.start_date"), fx)...).Scan(ctx, &lines)
 	})
 	return lines, n, dbErr("list budget lines", err)
 }
@@ -272,29 +275,44 @@ func (s *Store) BudgetLine(ctx context.Context, familyID, id uuid.UUID) (*Budget
 
 // budgetFlows is a query of rows (budget_id, category_id, amount): each
 // category's spending in other currencies in each of family's budget
-// months up to to, converted at each row's day's rate, for budgetLinesSQL
-// to add to what it counts in SQL. Without any, it is a query of no rows.
-func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Date) (schema.QueryWithArgs, error) {
+// months up to to that SQL cannot convert exactly (see report_fx_sql.go),
+// converted in Go at each row's day's rate, for budgetLinesSQL to add to
+// what it counts and converts in SQL. Without any, it is a query of no
+// rows. It also returns the rates table of those months and the family's
+// currency, for budgetLinesSQL's conversion.
+func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Date) (flows, rates schema.QueryWithArgs, currency string, err error) {
 	// Scoped like every other read, though it reads no row: a database
 	// distributed by family then sends it to the family's node alone.
 	none := bun.SafeQuery("SELECT NULL, NULL, 0 FROM budgets WHERE budgets.family_id = ? AND 1 = 0", familyID)
+	fam, err := s.Family(ctx, familyID)
+	if err != nil {
+		return none, none, "", err
+	}
 	var months []Budget
 	if err := s.db.NewSelect().Model(&months).Column("id", "start_date", "end_date").
 		Where("b.family_id = ?", familyID).Where("b.start_date <= ?", to).
 		OrderExpr("b.start_date").Scan(ctx); err != nil {
-		return none, dbErr("budget flows", err)
+		return none, none, "", dbErr("budget flows", err)
 	}
 	if len(months) == 0 {
-		return none, nil
+		return none, s.noRates(), fam.Currency, nil
 	}
-	flows, _, err := s.foreignFlows(ctx, familyID, Period{From: months[0].StartDate, To: months[len(months)-1].EndDate}, nil)
-	if err != nil || len(flows) == 0 {
-		return none, err
+	p := Period{From: months[0].StartDate, To: months[len(months)-1].EndDate}
+	if rates, err = s.dayRates(ctx, familyID, fam.Currency, p); err != nil {
+		return none, none, "", err
+	}
+	groups, err := scanFlows(s.db.QueryContext(ctx, slowSpendingRowsSQL, fxArgs(rates, fam.Currency, familyID, p.From, p.To, s.amountsOf())...))
+	if err != nil {
+		return none, none, "", err
+	}
+	fl, _, err := s.convertFlows(ctx, familyID, groups)
+	if err != nil || len(fl) == 0 {
+		return none, rates, fam.Currency, err
 	}
 	type key struct{ budget, category uuid.UUID }
 	sums := map[key]money.Amount{}
 	var order []key
-	for _, f := range flows {
+	for _, f := range fl {
 		if f.Income || f.CategoryID == nil || f.total() <= 0 {
 			continue
 		}
@@ -309,7 +327,7 @@ func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Da
 		sums[k] += f.total()
 	}
 	if len(order) == 0 {
-		return none, nil
+		return none, rates, fam.Currency, nil
 	}
 	var q strings.Builder
 	args := make([]any, 0, 3*len(order))
@@ -320,5 +338,5 @@ func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Da
 		q.WriteString("SELECT ?, ?, ?")
 		args = append(args, k.budget, k.category, int64(sums[k]))
 	}
-	return bun.SafeQuery(q.String(), args...), nil
+	return bun.SafeQuery(q.String(), args...), rates, fam.Currency, nil
 }

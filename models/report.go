@@ -225,22 +225,11 @@ func (s *Store) CategoryTotals(ctx context.Context, familyID uuid.UUID, p Period
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	rows := []CategoryTotal{}
-	if err := s.db.NewRaw(categoryTotalsSQL, familyID, p.From, p.To).Scan(ctx, &rows); err != nil {
-		return nil, dbErr("category totals", err)
-	}
-	flows, _, err := s.foreignFlows(ctx, familyID, p, nil)
-	if err != nil || len(flows) == 0 {
-		return rows, err
-	}
-	cells := make([]StatementCell, len(rows))
-	for i, r := range rows {
-		cells[i].CategoryTotal = r
-	}
-	if cells, err = s.addFlows(ctx, familyID, cells, flows, false); err != nil {
+	cells, err := s.statement(ctx, familyID, p, false)
+	if err != nil {
 		return nil, err
 	}
-	rows = rows[:0]
+	rows := make([]CategoryTotal, 0, len(cells))
 	for _, c := range cells {
 		rows = append(rows, c.CategoryTotal)
 	}
@@ -265,15 +254,7 @@ func (s *Store) IncomeStatement(ctx context.Context, familyID uuid.UUID, p Perio
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	cells := []StatementCell{}
-	if err := s.db.NewRaw(incomeStatementSQL, familyID, p.From, p.To, s.bucketOf(Month, "d.date")).Scan(ctx, &cells); err != nil {
-		return nil, dbErr("income statement", err)
-	}
-	flows, _, err := s.foreignFlows(ctx, familyID, p, nil)
-	if err != nil {
-		return nil, err
-	}
-	return s.addFlows(ctx, familyID, cells, flows, true)
+	return s.statement(ctx, familyID, p, true)
 }
 
 // CategoryTotalsOf adds up a period's IncomeStatement over its months

@@ -303,13 +303,19 @@ func (s *Store) addFlows(ctx context.Context, familyID uuid.UUID, cells []Statem
 			}
 		}
 	}
+	sortCells(cells)
+	return cells, nil
+}
+
+// sortCells puts a report's cells in order: by month, then as
+// compareCategoryTotals.
+func sortCells(cells []StatementCell) {
 	slices.SortStableFunc(cells, func(a, b StatementCell) int {
 		if a.Month != b.Month {
 			return strings.Compare(string(a.Month), string(b.Month))
 		}
 		return compareCategoryTotals(a.CategoryTotal, b.CategoryTotal)
 	})
-	return cells, nil
 }
 
 // compareCategoryTotals orders a report's rows: spending before income,

@@ -263,3 +263,15 @@ func (r Rate) Within(want Rate, pct int64) bool {
 	limit := new(big.Rat).Mul(want.r, big.NewRat(pct, 100))
 	return diff.Cmp(limit) <= 0
 }
+
+// Ratio returns r as num/den in lowest terms, when both fit an int64:
+// a database converting in 64-bit integers (a × num / den, rounded as
+// Convert rounds) then gets the same answer as Convert for every amount
+// whose |a| × num fits too. ok is false for the zero Rate or a larger
+// fraction.
+func (r Rate) Ratio() (num, den int64, ok bool) {
+	if r.r == nil || !r.r.Num().IsInt64() || !r.r.Denom().IsInt64() {
+		return 0, 0, false
+	}
+	return r.r.Num().Int64(), r.r.Denom().Int64(), true
+}
