@@ -97,14 +97,24 @@ func TestLoad(t *testing.T) {
 	}
 	accountID := uuid.MustParse(account)
 	procs := loadProcs(os.Getenv("COFFER_LOAD_DB"))
+	pg := newPGProfile(ctx, pool)
+	var pgReports []string
+	pgProfiled := func(title string, run func() loadResult) func() loadResult {
+		return func() loadResult {
+			pg.start(ctx)
+			r := run()
+			pgReports = append(pgReports, pg.report(ctx, title, r.count))
+			return r
+		}
+	}
 	results := []loadResult{
-		procs.costed(func() loadResult { return profiled("create", dur, createHTTP) }),
+		procs.costed(pgProfiled("the creates", func() loadResult { return profiled("create", dur, createHTTP) })),
 		procs.costed(func() loadResult {
 			return measure("  bare INSERT through pgx", conns, dur, func(n int64) error {
 				return bareCreate(ctx, pool, familyID, accountID, fmt.Sprintf("raw-%s-%d", run, n))
 			})
 		}),
-		procs.costed(func() loadResult { return profiled("chats", dur, chatsHTTP) }),
+		procs.costed(pgProfiled("the chats pages", func() loadResult { return profiled("chats", dur, chatsHTTP) })),
 		procs.costed(func() loadResult {
 			return measure("  bare page + count through pgx", conns, dur, func(n int64) error {
 				return bareChatsPage(ctx, pool, familyID, userID)
@@ -134,6 +144,9 @@ func TestLoad(t *testing.T) {
 		}
 		c := r.cpu
 		fmt.Printf("%-34s %8.0f %8.0f %8.0f %8.0f %8.0f %12s\n", r.name, c.web, c.worker, c.pg, c.redis, c.total(), ratio)
+	}
+	for _, r := range pgReports {
+		fmt.Print(r)
 	}
 }
 
