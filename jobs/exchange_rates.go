@@ -54,7 +54,7 @@ func QueueExchangeRates(ctx context.Context, q *asynq.Client, familyID uuid.UUID
 	if err != nil {
 		return err
 	}
-	if _, err := q.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err := EnqueueOnce(ctx, q, task); err != nil {
 		return fmt.Errorf("jobs: queue exchange rates: %w", err)
 	}
 	return nil

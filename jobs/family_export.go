@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -34,7 +33,7 @@ func EnqueueFamilyExport(ctx context.Context, q *asynq.Client, familyID, exportI
 	if err != nil {
 		return err
 	}
-	if _, err := q.EnqueueContext(ctx, t); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err := EnqueueOnce(ctx, q, t); err != nil {
 		return fmt.Errorf("jobs: enqueue family export: %w", err)
 	}
 	return nil

@@ -61,7 +61,7 @@ func ImportTask(im *models.Import) (*asynq.Task, error) {
 // EnqueueImport queues t, an import job; one already queued for the import
 // is the same work.
 func EnqueueImport(ctx context.Context, q *asynq.Client, t *asynq.Task) error {
-	if _, err := q.EnqueueContext(ctx, t); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err := EnqueueOnce(ctx, q, t); err != nil {
 		return fmt.Errorf("jobs: enqueue %s: %w", t.Type(), err)
 	}
 	return nil

@@ -127,6 +127,15 @@ func NewTask(typ string, v any, opts ...asynq.Option) (*asynq.Task, error) {
 	return asynq.NewTask(typ, payload, opts...), nil
 }
 
+// EnqueueOnce queues t. A task of the same id already waiting or running
+// is this same work, so that conflict is no error.
+func EnqueueOnce(ctx context.Context, q *asynq.Client, t *asynq.Task) error {
+	if _, err := q.EnqueueContext(ctx, t); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return err
+	}
+	return nil
+}
+
 // Decode reads a task payload into v; one that does not decode will never
 // succeed, so the error wraps asynq.SkipRetry and the task is not retried.
 func Decode(t *asynq.Task, v any) error {

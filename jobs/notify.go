@@ -82,7 +82,7 @@ func (h *Handlers) NotifySweep(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return err
 		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err := EnqueueOnce(ctx, h.Queue, task); err != nil {
 			return err
 		}
 	}
@@ -100,7 +100,7 @@ func (h *Handlers) queueSends(ctx context.Context, refs []models.OutboxRef) erro
 		if err != nil {
 			return err
 		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err := EnqueueOnce(ctx, h.Queue, task); err != nil {
 			return fmt.Errorf("jobs: queue notification: %w", err)
 		}
 	}

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -50,7 +49,7 @@ func QueueRecurringDetect(ctx context.Context, queue *asynq.Client, familyID uui
 	if err != nil {
 		return err
 	}
-	if _, err := queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err := EnqueueOnce(ctx, queue, task); err != nil {
 		return fmt.Errorf("jobs: queue recurring detect: %w", err)
 	}
 	return nil
@@ -118,7 +117,7 @@ func (h *Handlers) RecurringSweep(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return err
 		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err := EnqueueOnce(ctx, h.Queue, task); err != nil {
 			return fmt.Errorf("jobs: queue recurring missed: %w", err)
 		}
 	}

@@ -40,7 +40,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return err
 		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err := EnqueueOnce(ctx, h.Queue, task); err != nil {
 			return fmt.Errorf("jobs: requeue chat reply: %w", err)
 		}
 		h.hook(ctx, HookRequeued)
@@ -54,7 +54,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return err
 		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err := EnqueueOnce(ctx, h.Queue, task); err != nil {
 			return fmt.Errorf("jobs: requeue family purge: %w", err)
 		}
 		h.hook(ctx, HookRequeued)
@@ -68,7 +68,7 @@ func (h *Handlers) Requeue(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return err
 		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err := EnqueueOnce(ctx, h.Queue, task); err != nil {
 			return fmt.Errorf("jobs: requeue rule run: %w", err)
 		}
 		h.hook(ctx, HookRequeued)

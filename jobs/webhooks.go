@@ -127,7 +127,7 @@ func (h *Handlers) WebhookSweep(ctx context.Context, t *asynq.Task) error {
 		if err != nil {
 			return err
 		}
-		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err := EnqueueOnce(ctx, h.Queue, task); err != nil {
 			return err
 		}
 	}
@@ -333,7 +333,7 @@ func (h *Handlers) queueDelivery(ctx context.Context, d *models.WebhookDelivery,
 	if err != nil {
 		return err
 	}
-	if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err := EnqueueOnce(ctx, h.Queue, task); err != nil {
 		return fmt.Errorf("jobs: queue webhook delivery: %w", err)
 	}
 	return nil

@@ -5,7 +5,6 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -126,7 +125,7 @@ func Run(ctx context.Context, o Options) error {
 	// Plaintext secrets left by older versions, or values of a rotated-out
 	// key, are sealed anew at every start; the task id keeps it to one.
 	if o.Handlers.Queue != nil {
-		if _, err := o.Handlers.Queue.EnqueueContext(ctx, jobs.NewSecretsBackfillTask()); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		if err := jobs.EnqueueOnce(ctx, o.Handlers.Queue, jobs.NewSecretsBackfillTask()); err != nil {
 			o.Logger.Warn("worker: secrets backfill not queued", "err", err)
 		}
 	}
