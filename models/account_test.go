@@ -54,7 +54,11 @@ func TestRecalculateBalanceOverflow(t *testing.T) {
 	ctx := context.Background()
 	s := modelstest.NewStore(t)
 	f := modelstest.NewFamily(t, s, "overflow")
-	rows := addRows(t, s, f, 9e18, 9e18)
+	rows := addRows(t, s, f, 9e18)
+	if _, err := s.RefreshBalance(ctx, f.Family.ID, f.Account.ID); err != nil { // as the queue does after each write
+		t.Fatal(err)
+	}
+	rows = append(rows, addRows(t, s, f, 9e18)...)
 	for range 2 {
 		err := s.RecalculateBalance(ctx, f.Family.ID, f.Account.ID)
 		if !errors.Is(err, models.ErrBalanceOverflow) {

@@ -15,10 +15,13 @@ import (
 // Balances are kept incrementally (issue 30): every write of a
 // transaction moves its account's stored balance, as of the day the
 // balance counts up to (balance_updated_at), and its valuations'
-// adjustments by its own amount, in the write's own database transaction
-// (the triggers of migration 20261206500000_balance_moves). What is left
-// to do after a write is to bring that day up to today, which reads only
-// the rows between them (RefreshBalance). The full walk (recalculate)
+// adjustments by its own amount (the triggers of migration
+// 20261206500000_balance_moves): on SQLite in the write's own database
+// transaction, on PostgreSQL when the account's refresh applies the moves
+// the write left waiting (migration 20261208100000, lockAndSettle), so that
+// concurrent writes of one account do not queue on its row. What is left
+// to do after a write is that, and to bring that day up to today, which
+// reads only the rows between them (RefreshBalance). The full walk (recalculate)
 // stays the definition: a valuation and a change of an account's currency
 // or type rewrite the account from it, and CheckBalance compares the two.
 
@@ -58,10 +61,11 @@ func (s *Store) movedBetween(ctx context.Context, a *Account, from, to civil.Dat
 func (s *Store) RefreshBalance(ctx context.Context, familyID, id uuid.UUID) (changed bool, err error) {
 	var overflow error
 	err = s.RunInTx(ctx, func(tx *Store) error {
-		a, err := tx.lockAccount(ctx, familyID, id)
+		a, settled, err := tx.lockAndSettle(ctx, familyID, id)
 		if err != nil {
 			return err
 		}
+		changed = settled
 		now := tx.now()
 		today := civil.DateOf(now)
 		full := a.BalanceUpdatedAt == nil || a.BalanceError != nil
@@ -126,6 +130,28 @@ func (s *Store) RefreshBalance(ctx context.Context, familyID, id uuid.UUID) (cha
 		err = overflow
 	}
 	return changed, err
+}
+
+// SettleFamilyBalances applies the moves waiting for any account of the
+// family (on PostgreSQL, see lockAndSettle), each account by its refresh:
+// for a reader that must show every committed write (an export), not
+// only those the queued refreshes have applied.
+func (s *Store) SettleFamilyBalances(ctx context.Context, familyID uuid.UUID) error {
+	if !s.Postgres() {
+		return nil
+	}
+	var ids []uuid.UUID
+	err := s.db.NewRaw(`SELECT DISTINCT account_id FROM balance_moves_pending WHERE family_id = ?`, familyID).Scan(ctx, &ids)
+	if err != nil {
+		return dbErr("settle balances", err)
+	}
+	for _, id := range ids {
+		_, err := s.RefreshBalance(ctx, familyID, id)
+		if err != nil && !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrBalanceOverflow) {
+			return err
+		}
+	}
+	return nil
 }
 
 // BalanceDrift is a stored figure of an account that differs from what

@@ -205,10 +205,26 @@ func (s *Store) BalanceOn(ctx context.Context, familyID, accountID uuid.UUID, da
 // BalanceOverflow, and ErrBalanceOverflow is returned.
 func (s *Store) recalculate(ctx context.Context, familyID, id uuid.UUID) error {
 	a := new(Account)
-	err := s.db.NewSelect().Model(a).Column("id", "family_id", "account_type", "currency", "opening_balance").
-		Where("a.family_id = ?", familyID).Where("a.id = ?", id).Scan(ctx)
-	if err != nil {
+	q := s.db.NewSelect().Model(a).Column("id", "family_id", "account_type", "currency", "opening_balance").
+		Where("a.family_id = ?", familyID).Where("a.id = ?", id)
+	if s.Postgres() {
+		// Held FOR UPDATE (again, for most callers): no write of the
+		// account commits while the walk reads (see lockAccount).
+		q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
 		return dbErr("recalculate balance", err)
+	}
+	if s.Postgres() {
+		// The walk counts every row the moves waiting for the account
+		// came from (none is being written elsewhere while the account
+		// is held), so they are done with; left, a refresh would apply
+		// them a second time.
+		_, err := s.db.NewDelete().Table("balance_moves_pending").Where("family_id = ?", familyID).
+			Where("account_id = ?", id).Exec(ctx)
+		if err != nil {
+			return dbErr("recalculate balance", err)
+		}
 	}
 	l, err := s.readLedger(ctx, a)
 	if err != nil {

@@ -28,6 +28,10 @@ const exportBatch = 1000
 // and all.ndjson, in that order. Rows are read a batch at a time and
 // written as they are read.
 func (s *Store) WriteFamilyData(ctx context.Context, familyID uuid.UUID, w io.Writer) error {
+	// The balances written are those of every write committed so far.
+	if err := s.SettleFamilyBalances(ctx, familyID); err != nil {
+		return err
+	}
 	x := &exporter{s: s, ctx: ctx, familyID: familyID}
 	if err := x.loadNames(); err != nil {
 		return err

@@ -350,12 +350,10 @@ func (s *Store) writeNew(ctx context.Context, familyID uuid.UUID, rows []*NewTra
 const copyFrom = 50
 
 // lockActiveAccounts returns which of the rows' accounts are active, and
-// keeps them so until the transaction ends: the lock holds off a
-// concurrent status change (SQLite has one writer anyway). It is the one
-// the write's balance move (migration 20261206500000_balance_moves) takes
-// on the account anyway, taken up front and in id order: two writes of an
-// account take turns from the start instead of both holding a share that
-// neither can then raise (a deadlock).
+// keeps them so until the transaction ends: FOR SHARE holds off a
+// concurrent status change and lets other writes of the account go on
+// beside this one, as their balance moves only append to what waits
+// (migration 20261208100000). SQLite has one writer anyway.
 func (s *Store) lockActiveAccounts(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) (map[uuid.UUID]bool, error) {
 	var ids []uuid.UUID
 	for _, r := range rows {
@@ -367,7 +365,7 @@ func (s *Store) lockActiveAccounts(ctx context.Context, familyID uuid.UUID, rows
 	q := s.db.NewSelect().Model((*Account)(nil)).Column("id").
 		Where("family_id = ?", familyID).Where("id IN (?)", bun.List(ids)).Where("status = ?", AccountActive)
 	if s.Postgres() {
-		q.OrderExpr("id").For("NO KEY UPDATE")
+		q.OrderExpr("id").For("SHARE")
 	}
 	if err := q.Scan(ctx, &active); err != nil {
 		return nil, dbErr("lock accounts", err)

@@ -214,19 +214,45 @@ func (s *Store) settleValuations(ctx context.Context, v *Valuation) error {
 // reconciliation and a bank sync or file import of it take turns
 // (SQLite's transactions already take the write lock). An account of
 // another family is ErrAccountNotFound (an ErrNotFound).
+//
+// On PostgreSQL it also applies the moves that writes left waiting
+// (migration 20261208100000): the account read is its balance with every
+// committed write, and while the row is held no write can commit another
+// move to it, so a walk of its rows that follows counts exactly what the
+// balance holds.
 func (s *Store) lockAccount(ctx context.Context, familyID, id uuid.UUID) (*Account, error) {
-	a := new(Account)
-	q := s.db.NewSelect().Model(a).Where("a.family_id = ?", familyID).Where("a.id = ?", id)
-	if s.Postgres() {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		if err = dbErr("lock account", err); errors.Is(err, ErrNotFound) {
-			return nil, errors.Join(ErrNotFound, ErrAccountNotFound)
+	a, _, err := s.lockAndSettle(ctx, familyID, id)
+	return a, err
+}
+
+// lockAndSettle is lockAccount, and reports whether moves were applied.
+func (s *Store) lockAndSettle(ctx context.Context, familyID, id uuid.UUID) (a *Account, settled bool, err error) {
+	a = new(Account)
+	read := func() error {
+		q := s.db.NewSelect().Model(a).Where("a.family_id = ?", familyID).Where("a.id = ?", id)
+		if s.Postgres() {
+			q = q.For("UPDATE")
 		}
-		return nil, err
+		if err := q.Scan(ctx); err != nil {
+			if err = dbErr("lock account", err); errors.Is(err, ErrNotFound) {
+				return errors.Join(ErrNotFound, ErrAccountNotFound)
+			}
+			return err
+		}
+		return nil
 	}
-	return a, nil
+	if err := read(); err != nil || !s.Postgres() {
+		return a, false, err
+	}
+	err = s.db.NewRaw(`SELECT EXISTS (SELECT 1 FROM balance_moves_pending WHERE family_id = ? AND account_id = ?)`,
+		familyID, id).Scan(ctx, &settled)
+	if err != nil || !settled {
+		return a, false, dbErr("lock account", err)
+	}
+	if _, err := s.db.NewRaw(`SELECT coffer_balance_settle(?, ?)`, familyID, id).Exec(ctx); err != nil {
+		return nil, false, dbErr("settle balance", err)
+	}
+	return a, true, read()
 }
 
 // opening returns the account's opening valuation.
