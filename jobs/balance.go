@@ -248,3 +248,39 @@ func (h *Handlers) BalanceSweep(ctx context.Context, t *asynq.Task) error {
 	h.logger(ctx, t).Info("balance sweep queued", "accounts", len(refs))
 	return nil
 }
+
+// TypeBalanceMovesSweep queues the refresh of every account with balance
+// moves waiting (models.Store.AccountsWithWaitingMoves): a write appends
+// its moves and queues the refresh that applies them only after its commit,
+// so a process stopped between the two leaves them for this sweep (every
+// 15 s) rather than for the nightly one.
+const TypeBalanceMovesSweep = "account:balance_moves_sweep"
+
+// NewBalanceMovesSweepTask builds the sweep of waiting balance moves.
+func NewBalanceMovesSweepTask() *asynq.Task {
+	return asynq.NewTask(TypeBalanceMovesSweep, nil, asynq.Queue(QueueDefault), asynq.MaxRetry(1),
+		asynq.Timeout(time.Minute), asynq.Unique(15*time.Second))
+}
+
+// BalanceMovesSweep handles TypeBalanceMovesSweep. An account whose
+// refresh is already queued keeps that one (same task id).
+func (h *Handlers) BalanceMovesSweep(ctx context.Context, t *asynq.Task) error {
+	refs, err := h.Store.AccountsWithWaitingMoves(ctx)
+	if err != nil {
+		return err
+	}
+	for _, r := range refs {
+		task, err := NewAccountBalanceTask(r.FamilyID, r.ID)
+		if err != nil {
+			return err
+		}
+		if _, err := h.Queue.EnqueueContext(ctx, task); err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+			return fmt.Errorf("jobs: balance moves sweep: %w", err)
+		}
+		h.hook(ctx, HookBalanceQueued)
+	}
+	if len(refs) > 0 {
+		h.logger(ctx, t).Info("balance moves sweep queued", "accounts", len(refs))
+	}
+	return nil
+}

@@ -85,6 +85,7 @@ func (h *Handlers) Table() Table {
 	return Table{
 		TypeAccountBalance:     {Handler: h.AccountBalance},
 		TypeBalanceSweep:       {Handler: h.BalanceSweep},
+		TypeBalanceMovesSweep:  {Handler: h.BalanceMovesSweep},
 		TypeRequeue:            {Handler: h.Requeue},
 		TypeAuditArchive:       {Handler: h.AuditArchive},
 		TypeRolesSync:          {Handler: h.RolesSync},

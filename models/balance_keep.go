@@ -154,6 +154,19 @@ func (s *Store) SettleFamilyBalances(ctx context.Context, familyID uuid.UUID) er
 	return nil
 }
 
+// AccountsWithWaitingMoves lists the accounts, of every family, that have
+// moves waiting to be applied (PostgreSQL): for the periodic sweep that
+// queues their refresh, in case the refresh a write queued was lost (a
+// process stopped between its commit and the queueing). Ids only.
+func (s *Store) AccountsWithWaitingMoves(ctx context.Context) ([]AccountRef, error) {
+	if !s.Postgres() {
+		return nil, nil
+	}
+	var refs []AccountRef
+	err := s.db.NewRaw(`SELECT DISTINCT family_id, account_id AS id FROM balance_moves_pending ORDER BY 1, 2`).Scan(ctx, &refs)
+	return refs, dbErr("list accounts with waiting moves", err)
+}
+
 // BalanceDrift is a stored figure of an account that differs from what
 // the full walk computes: its balance (or cash balance) on the day the
 // stored balance counts up to, or a valuation's adjustment on its day.
