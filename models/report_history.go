@@ -49,9 +49,12 @@ func (d BalanceDay) CashBalance() money.Amount { return cashPart(d.AccountType, 
 // balanceAccountsSQL: the accounts of family ?0 a balance history shows,
 // all or ?1 alone, in currency ?2 when it is not empty, each with its
 // stored balance (anchor), the day that counts up to (?7) and flow (what
-// one stored unit does to the balance).
+// one stored unit does to the balance). balanceAccountsCTE is the same
+// without its WITH, for a query that needs WITH RECURSIVE.
 const balanceAccountsSQL = `
-WITH acc AS (
+WITH` + balanceAccountsCTE
+
+const balanceAccountsCTE = ` acc AS (
     SELECT a.id, a.name, a.account_type, a.currency, ` + anchorSQL + ` AS anchor, ?7 AS asof,
            CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
     FROM accounts a
@@ -142,14 +145,29 @@ const balanceMovesSQL = `
 
 // balanceHistoryCountSQL counts the rows of balanceHistorySQL, the
 // accounts' days from ?3 to ?4 on which a counted transaction or a
-// valuation moved them: the days of transactions, read in each account's
-// index order without a sort, and the days of valuations without one.
-const balanceHistoryCountSQL = balanceAccountsSQL + `
-SELECT (SELECT count(*) FROM (
-            SELECT DISTINCT t.account_id, t.date FROM acc
-            JOIN transactions t ON t.account_id = acc.id AND t.currency = acc.currency
-            WHERE t.family_id = ?0 AND t.date >= ?3 AND t.date <= ?4 AND t.deleted_at IS NULL AND NOT t.excluded
-        ) d)
+// valuation moved them. The days of transactions are found by a skip scan
+// (the recursive days): from each account's first day in the range, one
+// probe of transactions_account_balance_idx for the next day, so the work
+// follows the number of account-days (a few thousand over years), not the
+// number of rows, which a DISTINCT over the family's rows read every one
+// of (100,000 rows, 6,576 account-days, EXPLAIN ANALYZE on PostgreSQL:
+// 125-155 ms before, 55-66 ms; SQLite 26 -> 13-16 ms of processor time).
+// The days of valuations, few, are read as they are.
+const balanceHistoryCountSQL = `
+WITH RECURSIVE` + balanceAccountsCTE + `,
+days (account_id, currency, date) AS (
+    SELECT acc.id, acc.currency, (SELECT min(t.date) FROM transactions t
+                                  WHERE t.account_id = acc.id AND t.date >= ?3 AND t.date <= ?4 AND t.family_id = ?0
+                                    AND t.currency = acc.currency AND t.deleted_at IS NULL AND NOT t.excluded)
+    FROM acc
+    UNION ALL
+    SELECT d.account_id, d.currency, (SELECT min(t.date) FROM transactions t
+                                      WHERE t.account_id = d.account_id AND t.date > d.date AND t.date <= ?4 AND t.family_id = ?0
+                                        AND t.currency = d.currency AND t.deleted_at IS NULL AND NOT t.excluded)
+    FROM days d
+    WHERE d.date IS NOT NULL
+)
+SELECT (SELECT count(date) FROM days)
      + (SELECT count(*) FROM (
             SELECT DISTINCT v.account_id, v.date FROM valuations v
             JOIN acc ON acc.id = v.account_id

@@ -105,7 +105,18 @@ func (s *Store) queryPgx(ctx context.Context, query string, args []any, scan fun
 		if !ok {
 			return fmt.Errorf("models: %T is not pgx's driver", dc)
 		}
-		rows, err := c.Conn().Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+		in := make([]any, 0, len(args)+1)
+		in = append(in, pgx.QueryExecModeCacheStatement)
+		for _, a := range args {
+			// A uuid.UUID is a driver.Valuer giving text, which pgx
+			// fails to encode in binary (building an error) before it
+			// parses the text back; its 16 bytes encode directly.
+			if id, ok := a.(uuid.UUID); ok {
+				a = [16]byte(id)
+			}
+			in = append(in, a)
+		}
+		rows, err := c.Conn().Query(ctx, query, in...)
 		if err != nil {
 			return err
 		}
