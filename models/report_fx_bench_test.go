@@ -16,9 +16,10 @@ import (
 )
 
 // seedFXFamily is a USD family with n transactions over 2025 on three
-// accounts, one each in USD, EUR and GBP, a third of the rows each, with
-// 25 categories, and 2% of the rows transfer legs.
-func seedFXFamily(b *testing.B, s *models.Store, name string, n int) uuid.UUID {
+// accounts, one each in USD, EUR and GBP, the two in other currencies
+// holding foreign (a fraction) of the rows between them, with 25
+// categories, and 2% of the rows transfer legs.
+func seedFXFamily(b *testing.B, s *models.Store, name string, n int, foreign float64) uuid.UUID {
 	b.Helper()
 	ctx := context.Background()
 	f := modelstest.NewFamily(b, s, name)
@@ -50,7 +51,10 @@ func seedFXFamily(b *testing.B, s *models.Store, name string, n int) uuid.UUID {
 	}
 	for len(txs) < n {
 		date := civil.DateOf(start.AddDate(0, 0, rng.IntN(365)))
-		acc := accounts[rng.IntN(3)]
+		acc := accounts[0]
+		if rng.Float64() < foreign {
+			acc = accounts[1+rng.IntN(2)]
+		}
 		switch r := rng.IntN(100); {
 		case r < 1:
 			amount := money.Amount(1 + rng.Int64N(5e7))
@@ -82,7 +86,8 @@ func seedFXFamily(b *testing.B, s *models.Store, name string, n int) uuid.UUID {
 
 // BenchmarkFlowsFX measures the year's income statement and the
 // dashboard's month figures (category totals and what they leave out) of
-// a family of 100,000 transactions, two thirds of them in EUR and GBP,
+// a family of 100,000 transactions, 10% of them in EUR and GBP (the
+// issue's ledger),
 // with a daily rate of both for the year, beside a neighbour of the same
 // size.
 func BenchmarkFlowsFX(b *testing.B) {
@@ -98,8 +103,8 @@ func BenchmarkFlowsFX(b *testing.B) {
 		}
 		must(b, s.SaveFetchedRates(ctx, cur, "USD", "2025-01-01", "2025-12-31", days))
 	}
-	fam := seedFXFamily(b, s, "fx", 100_000)
-	seedFXFamily(b, s, "fx-neighbour", 100_000)
+	fam := seedFXFamily(b, s, "fx", 100_000, 0.1)
+	seedFXFamily(b, s, "fx-neighbour", 100_000, 0.1)
 	if s.Postgres() {
 		if _, err := s.DB().ExecContext(ctx, "VACUUM ANALYZE"); err != nil {
 			b.Fatal(err)
@@ -132,6 +137,20 @@ func BenchmarkFlowsFX(b *testing.B) {
 		_, err := s.LeftOutOf(ctx, fam, month)
 		return err
 	})
+	run("LeftOutOfMonth", func() error { _, err := s.LeftOutOf(ctx, fam, month); return err })
+	run("TransactionTotalsYear", func() error {
+		_, err := s.TransactionTotals(ctx, fam, models.TransactionFilter{StartDate: year.From, EndDate: year.To})
+		return err
+	})
+	foreignAccounts, _, err := s.Accounts(ctx, fam, models.Page{Number: 1, Size: 100})
+	must(b, err)
+	var eur []uuid.UUID
+	for _, a := range foreignAccounts {
+		if a.Currency == "EUR" {
+			eur = append(eur, a.ID)
+		}
+	}
+	run("AccountTotalsYear", func() error { _, err := s.AccountTotals(ctx, fam, year, eur); return err })
 	run("CashFlowYear", func() error { _, err := s.CashFlow(ctx, fam, year); return err })
 	var budget *models.BudgetSummary
 	for m := 1; m <= 12; m++ {

@@ -2,15 +2,10 @@ package models
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
-
-	"coffer/models/civil"
 )
 
 // The rows in other currencies are converted in SQL where SQL gets the
@@ -36,71 +31,9 @@ const maxDayRates = 20_000
 // currencies; %s is the date type.
 const rateTableNone = "SELECT CAST(NULL AS %s), CAST(NULL AS %s), 0, 1, -1 WHERE 1 = 0"
 
-// noRates is a rates table of no rows.
-func (s *Store) noRates() schema.QueryWithArgs {
-	if s.Postgres() {
-		return bun.SafeQuery(fmt.Sprintf(rateTableNone, "bpchar", "date"))
-	}
-	return bun.SafeQuery(fmt.Sprintf(rateTableNone, "text", "text"))
-}
-
-// dayRates is the table rates(currency, day, num, den, lim) of family's
-// rates from its other currencies (those of its accounts) into cur for
-// every day of p that has one, as the query of a WITH.
-func (s *Store) dayRates(ctx context.Context, familyID uuid.UUID, cur string, p Period) (schema.QueryWithArgs, error) {
-	none := s.noRates()
-	if !s.Postgres() {
-		// SQLite joins a table of values by scanning it for every row (no
-		// hash join, no automatic index on it): 100,000 rows against a
-		// year of rates took 1.6 s of processor time. Its rows in other
-		// currencies stay with Go.
-		return none, nil
-	}
-	currencies, err := s.ForeignCurrencies(ctx, familyID)
-	if err != nil || len(currencies) == 0 {
-		return none, err
-	}
-	var q strings.Builder
-	var args []any
-	start, end := p.From.Time(), p.To.Time()
-	for _, c := range currencies {
-		rs, err := s.RateSeries(ctx, familyID, strings.ToUpper(c), strings.ToUpper(cur), p.From, p.To)
-		if err != nil {
-			return none, err
-		}
-		for d := start; !d.After(end); d = d.AddDate(0, 0, 1) {
-			day := civil.DateOf(d)
-			quote, ok := rs.At(day)
-			if !ok {
-				continue
-			}
-			num, den, ok := quote.Rate.Ratio()
-			if !ok {
-				continue // Go converts these rows
-			}
-			if len(args) == 5*maxDayRates {
-				return none, nil
-			}
-			switch {
-			case len(args) > 0:
-				q.WriteString(", (?, ?, ?, ?, ?)")
-			case s.Postgres(): // the first row types the columns, the currency as the column's (no cast per row)
-				q.WriteString("VALUES (CAST(? AS bpchar), CAST(? AS date), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint))")
-			default:
-				q.WriteString("VALUES (?, ?, ?, ?, ?)")
-			}
-			args = append(args, c, day, num, den, math.MaxInt64/num)
-		}
-	}
-	if len(args) == 0 {
-		return none, nil
-	}
-	return bun.SafeQuery(q.String(), args...), nil
-}
-
 // Fragments of the queries that convert in SQL, over a transaction t
 // LEFT JOINed to the rates r of its currency and day (fxJoinSQL), with
-// ?10 the rates table (dayRates) and ?11 the family's currency: every
+// ?10 the rates table (withRates) and ?11 the family's currency: every
 // such query numbers its arguments around these two.
 const (
 	fxRatesSQL = `rates(currency, day, num, den, lim) AS (?10)`
@@ -186,16 +119,22 @@ func (s *Store) statement(ctx context.Context, familyID uuid.UUID, p Period, byM
 	if err != nil {
 		return nil, err
 	}
-	rates, err := s.dayRates(ctx, familyID, fam.Currency, p)
-	if err != nil {
-		return nil, err
-	}
+	var cells []StatementCell
+	err = s.withRates(ctx, familyID, fam.Currency, p, func(tx *Store, rates schema.QueryWithArgs) error {
+		cells, err = tx.statementIn(ctx, rates, fam.Currency, familyID, p, byMonth)
+		return err
+	})
+	return cells, err
+}
+
+// statementIn is statement with the rates table at hand.
+func (s *Store) statementIn(ctx context.Context, rates schema.QueryWithArgs, currency string, familyID uuid.UUID, p Period, byMonth bool) ([]StatementCell, error) {
 	var month any = bun.SafeQuery("?", p.From)
 	if byMonth {
 		month = s.bucketOf(Month, "t.date")
 	}
 	var rows []statementRow
-	if err := s.db.NewRaw(fxStatementSQL, fxArgs(rates, fam.Currency, familyID, p.From, p.To, month)...).
+	if err := s.db.NewRaw(fxStatementSQL, fxArgs(rates, currency, familyID, p.From, p.To, month)...).
 		Scan(ctx, &rows); err != nil {
 		return nil, dbErr("income statement", err)
 	}
@@ -214,7 +153,7 @@ func (s *Store) statement(ctx context.Context, familyID uuid.UUID, p Period, byM
 	}
 	var flows []flowRow
 	if slow {
-		groups, err := scanFlows(s.db.QueryContext(ctx, slowRowsSQL, fxArgs(rates, fam.Currency, familyID, p.From, p.To, s.amountsOf())...))
+		groups, err := scanFlows(s.db.QueryContext(ctx, slowRowsSQL, fxArgs(rates, currency, familyID, p.From, p.To, s.amountsOf())...))
 		if err != nil {
 			return nil, err
 		}
