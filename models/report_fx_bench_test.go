@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"coffer/models"
 	"coffer/models/civil"
@@ -114,7 +119,18 @@ func BenchmarkFlowsFX(b *testing.B) {
 	}
 	year := models.Period{From: "2025-01-01", To: "2025-12-31"}
 	month := models.MonthPeriod("2025-10-15")
+	trace := &fxTrace{}
+	if os.Getenv("COFFER_BENCH_SQL") != "" {
+		s.DB().AddQueryHook(trace)
+	}
 	run := func(name string, fn func() error) {
+		if os.Getenv("COFFER_BENCH_SQL") != "" {
+			trace.on.Store(true)
+			if err := fn(); err != nil {
+				b.Fatal(err)
+			}
+			trace.report(b, name, s)
+		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -166,4 +182,57 @@ func BenchmarkFlowsFX(b *testing.B) {
 		_, _, err := s.Budgets(ctx, fam, models.BudgetFilter{}, models.Page{Number: 1, Size: 12})
 		return err
 	})
+}
+
+// fxTrace, on with COFFER_BENCH_SQL=1, logs the statements of one more
+// call of each operation of BenchmarkFlowsFX with their times, and on
+// PostgreSQL the plan (EXPLAIN (ANALYZE, BUFFERS)) of each read of a
+// millisecond or more. SQLite's plans are left out: a query over the
+// temporary rates table runs on the connection that holds it.
+type fxTrace struct {
+	on    atomic.Bool
+	mu    sync.Mutex
+	stmts []string
+	took  []time.Duration
+}
+
+func (t *fxTrace) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+func (t *fxTrace) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if !t.on.Load() {
+		return
+	}
+	t.mu.Lock()
+	t.stmts, t.took = append(t.stmts, e.Query), append(t.took, time.Since(e.StartTime))
+	t.mu.Unlock()
+}
+
+func (t *fxTrace) report(b *testing.B, name string, s *models.Store) {
+	t.on.Store(false)
+	t.mu.Lock()
+	stmts, took := t.stmts, t.took
+	t.stmts, t.took = nil, nil
+	t.mu.Unlock()
+	for i, q := range stmts {
+		b.Logf("%s %7.2f ms  %.200s", name, float64(took[i].Microseconds())/1000, q)
+		upper := strings.ToUpper(strings.TrimSpace(q))
+		if !s.Postgres() || took[i] < time.Millisecond || !strings.HasPrefix(upper, "SELECT") && !strings.HasPrefix(upper, "WITH") {
+			continue
+		}
+		rows, err := s.DB().QueryContext(b.Context(), "EXPLAIN (ANALYZE, BUFFERS) "+q)
+		if err != nil {
+			b.Logf("explain: %v", err)
+			continue
+		}
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				b.Fatal(err)
+			}
+			plan.WriteString("\n    " + line)
+		}
+		rows.Close()
+		b.Logf("plan:%s", plan.String())
+	}
 }

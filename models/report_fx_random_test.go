@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -372,6 +373,32 @@ func TestFXTotalsRandom(t *testing.T) {
 			t.Errorf("%v: left out %+v, want JPY left out and rows converted", p, *lo)
 		}
 	}
+	// Reports at once (on SQLite each fills the rates table of the
+	// connection it holds) and inside a transaction answer the same.
+	alone := make([][]models.StatementCell, len(periods))
+	for i, p := range periods {
+		var err error
+		alone[i], err = s.IncomeStatement(ctx, fam, p)
+		must(t, err)
+	}
+	var wg sync.WaitGroup
+	for i := range 3 * len(periods) {
+		wg.Go(func() {
+			got, err := s.IncomeStatement(ctx, fam, periods[i%len(periods)])
+			if err != nil || !reflect.DeepEqual(got, alone[i%len(periods)]) {
+				t.Errorf("%v at once: %v, %v", periods[i%len(periods)], err, got)
+			}
+		})
+	}
+	wg.Wait()
+	must(t, s.RunInTx(ctx, func(tx *models.Store) error {
+		got, err := tx.IncomeStatement(ctx, fam, periods[1])
+		if !reflect.DeepEqual(got, alone[1]) {
+			t.Errorf("%v in a transaction: %v", periods[1], got)
+		}
+		return err
+	}))
+
 	tt, err := s.TransactionTotals(ctx, fam, models.TransactionFilter{})
 	must(t, err)
 	if want := totals(models.Period{From: day(0), To: day(days)}, nil); tt.IncomeCount < want.IncomeCount {

@@ -91,7 +91,9 @@ func (s *Store) withRates(ctx context.Context, familyID uuid.UUID, cur string, p
 		return fn(s, valuesRates(rows))
 	}
 	tx := s
-	if _, inTx := s.db.(bun.Tx); !inTx {
+	switch s.db.(type) {
+	case bun.Tx, bun.Conn: // one connection already
+	default:
 		conn, err := s.raw.Conn(ctx)
 		if err != nil {
 			return dbErr("rates table", err)
