@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
 )
 
@@ -57,31 +56,6 @@ LEFT JOIN rates r ON r.currency = t.currency AND r.day = t.date`
   AND t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL
 )
 
-// fxStatementSQL is family ?0's income and spending from ?1 to ?2 by
-// month (?3, the month of t.date), direction and category, every row in
-// the family's currency or converted in SQL added up in total and count;
-// slow counts the rows of the cell that Go converts (slowRowsSQL), fx
-// those converted here. Grouped by month straight from the rows, not by
-// day first: a month is cheaper to work out per row than a table of a
-// year's days and categories is to build.
-const fxStatementSQL = `WITH ` + fxRatesSQL + `, cells AS (
-SELECT ?3 AS month, t.category_id, t.amount < 0 AS income,
-       SUM(` + fxValueSQL + `) AS amount,
-       SUM(CASE WHEN ` + fxFastSQL + ` THEN 1 ELSE 0 END) AS n,
-       SUM(CASE WHEN t.currency = ?11 THEN 0 WHEN ` + fxFastSQL + ` THEN 1 ELSE 0 END) AS fx,
-       SUM(CASE WHEN ` + fxFastSQL + ` THEN 0 ELSE 1 END) AS slow
-FROM transactions t` + fxJoinSQL + `
-WHERE t.date >= ?1 AND t.date <= ?2 AND ` + fxCountedSQL + `
-GROUP BY 1, t.category_id, t.amount < 0)
-SELECT d.month, CASE WHEN d.income THEN 'income' ELSE 'expense' END AS classification,
-       c.id AS category_id, c.name, c.color, c.icon, c.parent_id, p.name AS parent_name,
-       CAST(ABS(COALESCE(d.amount, 0)) AS bigint) AS total,
-       CAST(d.n AS bigint) AS count, CAST(d.fx AS bigint) AS fx, CAST(d.slow AS bigint) AS slow
-FROM cells d
-LEFT JOIN categories c ON c.id = d.category_id AND c.family_id = ?0
-LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
-ORDER BY 1, 2, total DESC, c.name`
-
 // slowRowsSQL lists, by currency, day and category (foreignRowsSQL's
 // groups), the amounts of family ?0's counted rows from ?1 to ?2 that
 // SQL does not convert, for Go (?3: amountsOf).
@@ -101,68 +75,33 @@ WHERE t.date >= ?1 AND t.date <= ?2 AND ` + fxCountedSQL + `
 GROUP BY t.date, t.category_id, t.currency`
 )
 
-// statementRow is a result row of fxStatementSQL.
-type statementRow struct {
-	StatementCell
-	FX   int `bun:"fx"`
-	Slow int `bun:"slow"`
-}
-
 // statement returns the cells of a period's income and spending in the
-// family's currency, every row in another currency converted at its
-// day's rate (in SQL, or in Go for the rows SQL cannot convert exactly),
-// by month when byMonth, else all in one cell per direction and
-// category with no month. The ledger is read once, twice when some rows
-// need Go.
+// family's currency, by month when byMonth, else all in one cell per
+// direction and category with no month: the family's own rows summed in
+// SQL, and the rows in other currencies each converted at its day's
+// rate (convertedFlows) added to them.
 func (s *Store) statement(ctx context.Context, familyID uuid.UUID, p Period, byMonth bool) ([]StatementCell, error) {
 	fam, err := s.Family(ctx, familyID)
 	if err != nil {
 		return nil, err
 	}
-	var cells []StatementCell
-	err = s.withRates(ctx, familyID, fam.Currency, p, func(tx *Store, rates schema.QueryWithArgs) error {
-		cells, err = tx.statementIn(ctx, rates, fam.Currency, familyID, p, byMonth)
-		return err
-	})
-	return cells, err
-}
-
-// statementIn is statement with the rates table at hand.
-func (s *Store) statementIn(ctx context.Context, rates schema.QueryWithArgs, currency string, familyID uuid.UUID, p Period, byMonth bool) ([]StatementCell, error) {
-	var month any = bun.SafeQuery("?", p.From)
-	if byMonth {
-		month = s.bucketOf(Month, "t.date")
-	}
-	var rows []statementRow
-	if err := s.db.NewRaw(fxStatementSQL, fxArgs(rates, currency, familyID, p.From, p.To, month)...).
-		Scan(ctx, &rows); err != nil {
-		return nil, dbErr("income statement", err)
-	}
 	cells := []StatementCell{}
-	converted, slow := false, false
-	for _, r := range rows {
-		slow = slow || r.Slow > 0
-		if r.Count == 0 {
-			continue // only rows Go converts
+	if byMonth {
+		if err := s.db.NewRaw(incomeStatementSQL, familyID, p.From, p.To, s.bucketOf(Month, "d.date")).Scan(ctx, &cells); err != nil {
+			return nil, dbErr("income statement", err)
 		}
-		if !byMonth {
-			r.Month = ""
+	} else {
+		var rows []CategoryTotal
+		if err := s.db.NewRaw(categoryTotalsSQL, familyID, p.From, p.To).Scan(ctx, &rows); err != nil {
+			return nil, dbErr("category totals", err)
 		}
-		cells = append(cells, r.StatementCell)
-		converted = converted || r.FX > 0
-	}
-	var flows []flowRow
-	if slow {
-		groups, err := scanFlows(s.db.QueryContext(ctx, slowRowsSQL, fxArgs(rates, currency, familyID, p.From, p.To, s.amountsOf())...))
-		if err != nil {
-			return nil, err
-		}
-		if flows, _, err = s.convertFlows(ctx, familyID, groups); err != nil {
-			return nil, err
+		for _, r := range rows {
+			cells = append(cells, StatementCell{CategoryTotal: r})
 		}
 	}
-	if len(flows) == 0 && converted {
-		sortCells(cells)
+	flows, err := s.convertedFlows(ctx, familyID, fam.Currency, p, byMonth)
+	if err != nil {
+		return nil, err
 	}
 	return s.addFlows(ctx, familyID, cells, flows, byMonth)
 }
