@@ -182,6 +182,37 @@ func BenchmarkFlowsFX(b *testing.B) {
 		_, _, err := s.Budgets(ctx, fam, models.BudgetFilter{}, models.Page{Number: 1, Size: 12})
 		return err
 	})
+	// The price and the gain of transactions_currency_idx: a create with
+	// it and without it, and the foreign part and the reports without it.
+	var usd *models.Account
+	for i, a := range foreignAccounts {
+		if a.Currency == "USD" {
+			usd = &foreignAccounts[i]
+		}
+	}
+	create := func() error { // 50 creates an op: a create is short beside the machine's noise
+		for range 50 {
+			if _, _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: fam, AccountID: usd.ID, Date: "2025-06-15",
+				Amount: 12345, Currency: "USD", Name: "Coffee"}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	run("CreateTransaction50", create)
+	if _, err := s.DB().ExecContext(ctx, "DROP INDEX transactions_currency_idx"); err != nil {
+		b.Fatal(err)
+	}
+	run("CreateTransaction50WithoutCurrencyIndex", create)
+	run("ForeignFlowsYearWithoutCurrencyIndex", func() error { _, err := s.ForeignFlows(ctx, fam, year); return err })
+	run("IncomeStatementYearWithoutCurrencyIndex", func() error { _, err := s.IncomeStatement(ctx, fam, year); return err })
+	run("DashboardMonthWithoutCurrencyIndex", func() error {
+		if _, err := s.CategoryTotals(ctx, fam, month); err != nil {
+			return err
+		}
+		_, err := s.LeftOutOf(ctx, fam, month)
+		return err
+	})
 }
 
 // fxTrace, on with COFFER_BENCH_SQL=1, logs the statements of one more
