@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 
 	"coffer/models/civil"
 	"coffer/models/money"
@@ -46,6 +47,9 @@ type BudgetSummary struct {
 	// UncategorizedSpending is the part of ActualSpending that no
 	// category holds, so no category line shows it.
 	UncategorizedSpending money.Amount `bun:"uncategorized_spending,scanonly"`
+	// SlowRows counts the month's rows in other currencies that SQL left
+	// to Go to convert (see budgetSummaries); no figure.
+	SlowRows int `bun:"slow_rows,scanonly" json:"-"`
 }
 
 // AvailableToSpend is what is left of the budgeted spending (negative:
@@ -76,11 +80,14 @@ type BudgetFilter struct {
 
 // budgetSummariesSQL reads a page of family ?0's budgets between ?1 and
 // ?2 (LIMIT ?3 OFFSET ?4), newest month first, each with what was spent
-// and earned in its month (counted as every report counts) and what its
-// top-level categories were given. The page is chosen first, so the
-// ledger is read for those months only.
+// and earned in its month (counted as every report counts, a row in
+// another currency converted in SQL at its day's rate: report_fx_sql.go,
+// the rates ?10 into the family's currency ?11; slow_rows counts those
+// left to Go) and what its top-level categories were given. The page is
+// chosen first, so the ledger is read for those months only.
 const budgetSummariesSQL = `
-WITH page AS (
+WITH ` + fxRatesSQL + `,
+page AS (
     SELECT b.* FROM budgets b
     WHERE b.family_id = ?0 AND b.start_date >= ?1 AND b.end_date <= ?2
     ORDER BY b.start_date DESC, b.created_at, b.id
@@ -88,12 +95,13 @@ WITH page AS (
 ),
 flows AS (
     SELECT p.id,
-           SUM(CASE WHEN t.amount > 0 THEN t.amount ELSE 0 END) AS spending,
-           SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END) AS income,
-           SUM(CASE WHEN t.amount > 0 AND t.category_id IS NULL THEN t.amount ELSE 0 END) AS uncategorized
+           SUM(CASE WHEN t.amount > 0 THEN ` + fxValueSQL + ` ELSE 0 END) AS spending,
+           SUM(CASE WHEN t.amount < 0 THEN -(` + fxValueSQL + `) ELSE 0 END) AS income,
+           SUM(CASE WHEN t.amount > 0 AND t.category_id IS NULL THEN ` + fxValueSQL + ` ELSE 0 END) AS uncategorized,
+           SUM(CASE WHEN ` + fxFastSQL + ` THEN 0 ELSE 1 END) AS slow
     FROM page p
-    JOIN transactions t ON t.family_id = p.family_id AND t.date >= p.start_date AND t.date <= p.end_date` + countedJoinsSQL + `
-    WHERE ` + countedWhereSQL + `
+    JOIN transactions t ON t.family_id = p.family_id AND t.date >= p.start_date AND t.date <= p.end_date` + fxJoinSQL + `
+    WHERE ` + fxCountedSQL + `
     GROUP BY p.id
 ),
 allocated AS (
@@ -108,7 +116,8 @@ SELECT p.*,
        CAST(COALESCE(al.amount, 0) AS bigint) AS allocated_spending,
        CAST(COALESCE(fl.spending, 0) AS bigint) AS actual_spending,
        CAST(COALESCE(fl.income, 0) AS bigint) AS actual_income,
-       CAST(COALESCE(fl.uncategorized, 0) AS bigint) AS uncategorized_spending
+       CAST(COALESCE(fl.uncategorized, 0) AS bigint) AS uncategorized_spending,
+       CAST(COALESCE(fl.slow, 0) AS bigint) AS slow_rows
 FROM page p
 LEFT JOIN flows fl ON fl.id = p.id
 LEFT JOIN allocated al ON al.budget_id = p.id
@@ -120,14 +129,16 @@ func (s *Store) Budgets(ctx context.Context, familyID uuid.UUID, f BudgetFilter,
 	from, to := civil.OpenRange(f.StartDate, f.EndDate)
 	count := s.db.NewSelect().Model((*Budget)(nil)).
 		Where("b.family_id = ?", familyID).Where("b.start_date >= ?", from).Where("b.end_date <= ?", to)
-	rows := []BudgetSummary{}
+	var rows []BudgetSummary
 	n, err := p.read(ctx, count.Count, func(limit, offset int64) error {
-		return s.db.NewRaw(budgetSummariesSQL, familyID, from, to, limit, offset).Scan(ctx, &rows)
+		var err error
+		rows, err = s.budgetSummaries(ctx, familyID, from, to, limit, offset)
+		return err
 	})
 	if err != nil {
-		return nil, 0, dbErr("list budgets", err)
+		return nil, 0, err
 	}
-	return rows, n, s.addFlowsToBudgets(ctx, familyID, rows)
+	return rows, n, nil
 }
 
 // Budget returns one budget of the family with its figures.
@@ -152,15 +163,14 @@ func (s *Store) BudgetForMonth(ctx context.Context, familyID uuid.UUID, d civil.
 // budgetSummary reads b's figures with the list's query, narrowed to its
 // month.
 func (s *Store) budgetSummary(ctx context.Context, b *Budget) (*BudgetSummary, error) {
-	var rows []BudgetSummary
-	err := s.db.NewRaw(budgetSummariesSQL, b.FamilyID, b.StartDate, b.EndDate, 1, 0).Scan(ctx, &rows)
+	rows, err := s.budgetSummaries(ctx, b.FamilyID, b.StartDate, b.EndDate, 1, 0)
 	if err != nil {
-		return nil, dbErr("get budget", err)
+		return nil, err
 	}
 	if len(rows) != 1 {
 		return nil, ErrNotFound
 	}
-	return &rows[0], s.addFlowsToBudgets(ctx, b.FamilyID, rows)
+	return &rows[0], nil
 }
 
 // EnsureBudget returns the family's budget of the month d falls in,
@@ -255,18 +265,55 @@ func (s *Store) CopyPreviousBudget(ctx context.Context, familyID, budgetID uuid.
 	})
 }
 
-// addFlowsToBudgets adds to each budget's figures the month's rows in
-// other currencies, converted at their days' rates (see foreignFlows),
-// read once for the months of all of them.
-func (s *Store) addFlowsToBudgets(ctx context.Context, familyID uuid.UUID, budgets []BudgetSummary) error {
-	if len(budgets) == 0 {
+// budgetPageSQL is the months of budgetSummariesSQL's page.
+const budgetPageSQL = `
+SELECT MIN(p.start_date), MAX(p.end_date) FROM (
+    SELECT b.start_date, b.end_date FROM budgets b
+    WHERE b.family_id = ?0 AND b.start_date >= ?1 AND b.end_date <= ?2
+    ORDER BY b.start_date DESC, b.created_at, b.id
+    LIMIT ?3 OFFSET ?4) p`
+
+// budgetSummaries reads a page of budgets with their figures
+// (budgetSummariesSQL), the rates table spanning the page's months.
+func (s *Store) budgetSummaries(ctx context.Context, familyID uuid.UUID, from, to civil.Date, limit, offset int64) ([]BudgetSummary, error) {
+	var first, last *civil.Date
+	if err := s.db.NewRaw(budgetPageSQL, familyID, from, to, limit, offset).Scan(ctx, &first, &last); err != nil {
+		return nil, dbErr("list budgets", err)
+	}
+	rows := []BudgetSummary{}
+	if first == nil || last == nil {
+		return rows, nil
+	}
+	fam, err := s.Family(ctx, familyID)
+	if err != nil {
+		return nil, err
+	}
+	p := Period{From: *first, To: *last}
+	err = s.withRates(ctx, familyID, fam.Currency, p, func(tx *Store, rates schema.QueryWithArgs) error {
+		if err := tx.db.NewRaw(budgetSummariesSQL, fxArgs(rates, fam.Currency, familyID, from, to, limit, offset)...).Scan(ctx, &rows); err != nil {
+			return dbErr("list budgets", err)
+		}
+		return tx.addSlowFlowsToBudgets(ctx, familyID, fam.Currency, rates, p, rows)
+	})
+	return rows, err
+}
+
+// addSlowFlowsToBudgets adds to each budget's figures the month's rows in
+// other currencies that SQL left to Go, converted at their days' rates
+// (see convertFlows), read once for the months of all of them.
+func (s *Store) addSlowFlowsToBudgets(ctx context.Context, familyID uuid.UUID, currency string, rates schema.QueryWithArgs, p Period, budgets []BudgetSummary) error {
+	slow := false
+	for _, b := range budgets {
+		slow = slow || b.SlowRows > 0
+	}
+	if !slow {
 		return nil
 	}
-	p := Period{From: budgets[0].StartDate, To: budgets[0].EndDate}
-	for _, b := range budgets {
-		p.From, p.To = min(p.From, b.StartDate), max(p.To, b.EndDate)
+	groups, err := scanFlows(s.db.QueryContext(ctx, slowRowsSQL, fxArgs(rates, currency, familyID, p.From, p.To, s.amountsOf())...))
+	if err != nil {
+		return err
 	}
-	flows, _, err := s.foreignFlows(ctx, familyID, p, nil)
+	flows, _, err := s.convertFlows(ctx, familyID, groups)
 	if err != nil {
 		return err
 	}

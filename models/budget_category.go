@@ -251,12 +251,10 @@ func (s *Store) BudgetLines(ctx context.Context, familyID uuid.UUID, f BudgetLin
 	}
 	lines := []BudgetLine{}
 	n, err := p.read(ctx, q.Count, func(limit, offset int64) error {
-		fx, rates, cur, err := s.budgetFlows(ctx, familyID, to)
-		if err != nil {
-			return err
-		}
-		return s.db.NewRaw(budgetLinesSQL, fxArgs(rates, cur, familyID, from, to, f.ID, f.BudgetID, f.CategoryID, limit, offset,
-			s.monthNumber("b.start_date"), fx)...).Scan(ctx, &lines)
+		return s.budgetFlows(ctx, familyID, to, func(tx *Store, fx, rates schema.QueryWithArgs, cur string) error {
+			return tx.db.NewRaw(budgetLinesSQL, fxArgs(rates, cur, familyID, from, to, f.ID, f.BudgetID, f.CategoryID, limit, offset,
+				s.monthNumber("b.start_date"), fx)...).Scan(ctx, &lines)
+		})
 	})
 	return lines, n, dbErr("list budget lines", err)
 }
@@ -273,41 +271,54 @@ func (s *Store) BudgetLine(ctx context.Context, familyID, id uuid.UUID) (*Budget
 	return &lines[0], nil
 }
 
-// budgetFlows is a query of rows (budget_id, category_id, amount): each
-// category's spending in other currencies in each of family's budget
-// months up to to that SQL cannot convert exactly (see report_fx_sql.go),
-// converted in Go at each row's day's rate, for budgetLinesSQL to add to
-// what it counts and converts in SQL. Without any, it is a query of no
-// rows. It also returns the rates table of those months and the family's
-// currency, for budgetLinesSQL's conversion.
-func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Date) (flows, rates schema.QueryWithArgs, currency string, err error) {
+// budgetFlows runs fn with a query of rows (budget_id, category_id,
+// amount): each category's spending in other currencies in each of
+// family's budget months up to to that SQL cannot convert exactly (see
+// report_fx_sql.go), converted in Go at each row's day's rate, for
+// budgetLinesSQL to add to what it counts and converts in SQL. Without
+// any, it is a query of no rows. fn also gets the rates table of those
+// months and the family's currency, for budgetLinesSQL's conversion, and
+// the store to read them on (see withRates).
+func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Date, fn func(tx *Store, flows, rates schema.QueryWithArgs, currency string) error) error {
 	// Scoped like every other read, though it reads no row: a database
 	// distributed by family then sends it to the family's node alone.
 	none := bun.SafeQuery("SELECT NULL, NULL, 0 FROM budgets WHERE budgets.family_id = ? AND 1 = 0", familyID)
 	fam, err := s.Family(ctx, familyID)
 	if err != nil {
-		return none, none, "", err
+		return err
 	}
 	var months []Budget
 	if err := s.db.NewSelect().Model(&months).Column("id", "start_date", "end_date").
 		Where("b.family_id = ?", familyID).Where("b.start_date <= ?", to).
 		OrderExpr("b.start_date").Scan(ctx); err != nil {
-		return none, none, "", dbErr("budget flows", err)
+		return dbErr("budget flows", err)
 	}
 	if len(months) == 0 {
-		return none, s.noRates(), fam.Currency, nil
+		return fn(s, none, s.noRates(), fam.Currency)
 	}
 	p := Period{From: months[0].StartDate, To: months[len(months)-1].EndDate}
-	if rates, err = s.dayRates(ctx, familyID, fam.Currency, p); err != nil {
-		return none, none, "", err
-	}
-	groups, err := scanFlows(s.db.QueryContext(ctx, slowSpendingRowsSQL, fxArgs(rates, fam.Currency, familyID, p.From, p.To, s.amountsOf())...))
+	return s.withRates(ctx, familyID, fam.Currency, p, func(tx *Store, rates schema.QueryWithArgs) error {
+		flows, err := tx.budgetSlowFlows(ctx, familyID, fam.Currency, rates, months, p)
+		if err != nil {
+			return err
+		}
+		if flows == nil {
+			flows = &none
+		}
+		return fn(tx, *flows, rates, fam.Currency)
+	})
+}
+
+// budgetSlowFlows is budgetFlows' query of the rows SQL cannot convert,
+// nil without any.
+func (s *Store) budgetSlowFlows(ctx context.Context, familyID uuid.UUID, currency string, rates schema.QueryWithArgs, months []Budget, p Period) (*schema.QueryWithArgs, error) {
+	groups, err := scanFlows(s.db.QueryContext(ctx, slowSpendingRowsSQL, fxArgs(rates, currency, familyID, p.From, p.To, s.amountsOf())...))
 	if err != nil {
-		return none, none, "", err
+		return nil, err
 	}
 	fl, _, err := s.convertFlows(ctx, familyID, groups)
 	if err != nil || len(fl) == 0 {
-		return none, rates, fam.Currency, err
+		return nil, err
 	}
 	type key struct{ budget, category uuid.UUID }
 	sums := map[key]money.Amount{}
@@ -327,7 +338,7 @@ func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Da
 		sums[k] += f.total()
 	}
 	if len(order) == 0 {
-		return none, rates, fam.Currency, nil
+		return nil, nil
 	}
 	var q strings.Builder
 	args := make([]any, 0, 3*len(order))
@@ -338,5 +349,6 @@ func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Da
 		q.WriteString("SELECT ?, ?, ?")
 		args = append(args, k.budget, k.category, int64(sums[k]))
 	}
-	return bun.SafeQuery(q.String(), args...), rates, fam.Currency, nil
+	q2 := bun.SafeQuery(q.String(), args...)
+	return &q2, nil
 }

@@ -78,7 +78,11 @@ func (s *Store) IncomeStatementSQL(ctx context.Context, familyID uuid.UUID, p Pe
 // ForeignFlows reads and converts a period's rows in other currencies,
 // and returns how many groups it converted.
 func (s *Store) ForeignFlows(ctx context.Context, familyID uuid.UUID, p Period) (int, error) {
-	flows, _, err := s.foreignFlows(ctx, familyID, p, nil)
+	fam, err := s.Family(ctx, familyID)
+	if err != nil {
+		return 0, err
+	}
+	flows, err := s.convertedFlows(ctx, familyID, fam.Currency, p, true)
 	return len(flows), err
 }
 

@@ -4,10 +4,15 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/uptrace/bun"
 
 	"coffer/models"
 	"coffer/models/civil"
@@ -16,9 +21,10 @@ import (
 )
 
 // seedFXFamily is a USD family with n transactions over 2025 on three
-// accounts, one each in USD, EUR and GBP, a third of the rows each, with
-// 25 categories, and 2% of the rows transfer legs.
-func seedFXFamily(b *testing.B, s *models.Store, name string, n int) uuid.UUID {
+// accounts, one each in USD, EUR and GBP, the two in other currencies
+// holding foreign (a fraction) of the rows between them, with 25
+// categories, and 2% of the rows transfer legs.
+func seedFXFamily(b *testing.B, s *models.Store, name string, n int, foreign float64) uuid.UUID {
 	b.Helper()
 	ctx := context.Background()
 	f := modelstest.NewFamily(b, s, name)
@@ -50,7 +56,10 @@ func seedFXFamily(b *testing.B, s *models.Store, name string, n int) uuid.UUID {
 	}
 	for len(txs) < n {
 		date := civil.DateOf(start.AddDate(0, 0, rng.IntN(365)))
-		acc := accounts[rng.IntN(3)]
+		acc := accounts[0]
+		if rng.Float64() < foreign {
+			acc = accounts[1+rng.IntN(2)]
+		}
 		switch r := rng.IntN(100); {
 		case r < 1:
 			amount := money.Amount(1 + rng.Int64N(5e7))
@@ -82,7 +91,8 @@ func seedFXFamily(b *testing.B, s *models.Store, name string, n int) uuid.UUID {
 
 // BenchmarkFlowsFX measures the year's income statement and the
 // dashboard's month figures (category totals and what they leave out) of
-// a family of 100,000 transactions, two thirds of them in EUR and GBP,
+// a family of 100,000 transactions, 10% of them in EUR and GBP (the
+// issue's ledger),
 // with a daily rate of both for the year, beside a neighbour of the same
 // size.
 func BenchmarkFlowsFX(b *testing.B) {
@@ -98,8 +108,8 @@ func BenchmarkFlowsFX(b *testing.B) {
 		}
 		must(b, s.SaveFetchedRates(ctx, cur, "USD", "2025-01-01", "2025-12-31", days))
 	}
-	fam := seedFXFamily(b, s, "fx", 100_000)
-	seedFXFamily(b, s, "fx-neighbour", 100_000)
+	fam := seedFXFamily(b, s, "fx", 100_000, 0.1)
+	seedFXFamily(b, s, "fx-neighbour", 100_000, 0.1)
 	if s.Postgres() {
 		if _, err := s.DB().ExecContext(ctx, "VACUUM ANALYZE"); err != nil {
 			b.Fatal(err)
@@ -109,7 +119,18 @@ func BenchmarkFlowsFX(b *testing.B) {
 	}
 	year := models.Period{From: "2025-01-01", To: "2025-12-31"}
 	month := models.MonthPeriod("2025-10-15")
+	trace := &fxTrace{}
+	if os.Getenv("COFFER_BENCH_SQL") != "" {
+		s.DB().AddQueryHook(trace)
+	}
 	run := func(name string, fn func() error) {
+		if os.Getenv("COFFER_BENCH_SQL") != "" {
+			trace.on.Store(true)
+			if err := fn(); err != nil {
+				b.Fatal(err)
+			}
+			trace.report(b, name, s)
+		}
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -132,6 +153,20 @@ func BenchmarkFlowsFX(b *testing.B) {
 		_, err := s.LeftOutOf(ctx, fam, month)
 		return err
 	})
+	run("LeftOutOfMonth", func() error { _, err := s.LeftOutOf(ctx, fam, month); return err })
+	run("TransactionTotalsYear", func() error {
+		_, err := s.TransactionTotals(ctx, fam, models.TransactionFilter{StartDate: year.From, EndDate: year.To})
+		return err
+	})
+	foreignAccounts, _, err := s.Accounts(ctx, fam, models.Page{Number: 1, Size: 100})
+	must(b, err)
+	var eur []uuid.UUID
+	for _, a := range foreignAccounts {
+		if a.Currency == "EUR" {
+			eur = append(eur, a.ID)
+		}
+	}
+	run("AccountTotalsYear", func() error { _, err := s.AccountTotals(ctx, fam, year, eur); return err })
 	run("CashFlowYear", func() error { _, err := s.CashFlow(ctx, fam, year); return err })
 	var budget *models.BudgetSummary
 	for m := 1; m <= 12; m++ {
@@ -147,4 +182,88 @@ func BenchmarkFlowsFX(b *testing.B) {
 		_, _, err := s.Budgets(ctx, fam, models.BudgetFilter{}, models.Page{Number: 1, Size: 12})
 		return err
 	})
+	// The price and the gain of transactions_currency_idx: a create with
+	// it and without it, and the foreign part and the reports without it.
+	var usd *models.Account
+	for i, a := range foreignAccounts {
+		if a.Currency == "USD" {
+			usd = &foreignAccounts[i]
+		}
+	}
+	create := func() error { // 50 creates an op: a create is short beside the machine's noise
+		for range 50 {
+			if _, _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: fam, AccountID: usd.ID, Date: "2025-06-15",
+				Amount: 12345, Currency: "USD", Name: "Coffee"}, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	run("CreateTransaction50", create)
+	if _, err := s.DB().ExecContext(ctx, "DROP INDEX transactions_currency_idx"); err != nil {
+		b.Fatal(err)
+	}
+	run("CreateTransaction50WithoutCurrencyIndex", create)
+	run("ForeignFlowsYearWithoutCurrencyIndex", func() error { _, err := s.ForeignFlows(ctx, fam, year); return err })
+	run("IncomeStatementYearWithoutCurrencyIndex", func() error { _, err := s.IncomeStatement(ctx, fam, year); return err })
+	run("DashboardMonthWithoutCurrencyIndex", func() error {
+		if _, err := s.CategoryTotals(ctx, fam, month); err != nil {
+			return err
+		}
+		_, err := s.LeftOutOf(ctx, fam, month)
+		return err
+	})
+}
+
+// fxTrace, on with COFFER_BENCH_SQL=1, logs the statements of one more
+// call of each operation of BenchmarkFlowsFX with their times, and on
+// PostgreSQL the plan (EXPLAIN (ANALYZE, BUFFERS)) of each read of a
+// millisecond or more. SQLite's plans are left out: a query over the
+// temporary rates table runs on the connection that holds it.
+type fxTrace struct {
+	on    atomic.Bool
+	mu    sync.Mutex
+	stmts []string
+	took  []time.Duration
+}
+
+func (t *fxTrace) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+
+func (t *fxTrace) AfterQuery(_ context.Context, e *bun.QueryEvent) {
+	if !t.on.Load() {
+		return
+	}
+	t.mu.Lock()
+	t.stmts, t.took = append(t.stmts, e.Query), append(t.took, time.Since(e.StartTime))
+	t.mu.Unlock()
+}
+
+func (t *fxTrace) report(b *testing.B, name string, s *models.Store) {
+	t.on.Store(false)
+	t.mu.Lock()
+	stmts, took := t.stmts, t.took
+	t.stmts, t.took = nil, nil
+	t.mu.Unlock()
+	for i, q := range stmts {
+		b.Logf("%s %7.2f ms  %.200s", name, float64(took[i].Microseconds())/1000, q)
+		upper := strings.ToUpper(strings.TrimSpace(q))
+		if !s.Postgres() || took[i] < time.Millisecond || !strings.HasPrefix(upper, "SELECT") && !strings.HasPrefix(upper, "WITH") {
+			continue
+		}
+		rows, err := s.DB().QueryContext(b.Context(), "EXPLAIN (ANALYZE, BUFFERS) "+q)
+		if err != nil {
+			b.Logf("explain: %v", err)
+			continue
+		}
+		var plan strings.Builder
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				b.Fatal(err)
+			}
+			plan.WriteString("\n    " + line)
+		}
+		rows.Close()
+		b.Logf("plan:%s", plan.String())
+	}
 }

@@ -2,15 +2,9 @@ package models
 
 import (
 	"context"
-	"fmt"
-	"math"
-	"strings"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/schema"
-
-	"coffer/models/civil"
 )
 
 // The rows in other currencies are converted in SQL where SQL gets the
@@ -36,71 +30,9 @@ const maxDayRates = 20_000
 // currencies; %s is the date type.
 const rateTableNone = "SELECT CAST(NULL AS %s), CAST(NULL AS %s), 0, 1, -1 WHERE 1 = 0"
 
-// noRates is a rates table of no rows.
-func (s *Store) noRates() schema.QueryWithArgs {
-	if s.Postgres() {
-		return bun.SafeQuery(fmt.Sprintf(rateTableNone, "bpchar", "date"))
-	}
-	return bun.SafeQuery(fmt.Sprintf(rateTableNone, "text", "text"))
-}
-
-// dayRates is the table rates(currency, day, num, den, lim) of family's
-// rates from its other currencies (those of its accounts) into cur for
-// every day of p that has one, as the query of a WITH.
-func (s *Store) dayRates(ctx context.Context, familyID uuid.UUID, cur string, p Period) (schema.QueryWithArgs, error) {
-	none := s.noRates()
-	if !s.Postgres() {
-		// SQLite joins a table of values by scanning it for every row (no
-		// hash join, no automatic index on it): 100,000 rows against a
-		// year of rates took 1.6 s of processor time. Its rows in other
-		// currencies stay with Go.
-		return none, nil
-	}
-	currencies, err := s.ForeignCurrencies(ctx, familyID)
-	if err != nil || len(currencies) == 0 {
-		return none, err
-	}
-	var q strings.Builder
-	var args []any
-	start, end := p.From.Time(), p.To.Time()
-	for _, c := range currencies {
-		rs, err := s.RateSeries(ctx, familyID, strings.ToUpper(c), strings.ToUpper(cur), p.From, p.To)
-		if err != nil {
-			return none, err
-		}
-		for d := start; !d.After(end); d = d.AddDate(0, 0, 1) {
-			day := civil.DateOf(d)
-			quote, ok := rs.At(day)
-			if !ok {
-				continue
-			}
-			num, den, ok := quote.Rate.Ratio()
-			if !ok {
-				continue // Go converts these rows
-			}
-			if len(args) == 5*maxDayRates {
-				return none, nil
-			}
-			switch {
-			case len(args) > 0:
-				q.WriteString(", (?, ?, ?, ?, ?)")
-			case s.Postgres(): // the first row types the columns, the currency as the column's (no cast per row)
-				q.WriteString("VALUES (CAST(? AS bpchar), CAST(? AS date), CAST(? AS bigint), CAST(? AS bigint), CAST(? AS bigint))")
-			default:
-				q.WriteString("VALUES (?, ?, ?, ?, ?)")
-			}
-			args = append(args, c, day, num, den, math.MaxInt64/num)
-		}
-	}
-	if len(args) == 0 {
-		return none, nil
-	}
-	return bun.SafeQuery(q.String(), args...), nil
-}
-
 // Fragments of the queries that convert in SQL, over a transaction t
 // LEFT JOINed to the rates r of its currency and day (fxJoinSQL), with
-// ?10 the rates table (dayRates) and ?11 the family's currency: every
+// ?10 the rates table (withRates) and ?11 the family's currency: every
 // such query numbers its arguments around these two.
 const (
 	fxRatesSQL = `rates(currency, day, num, den, lim) AS (?10)`
@@ -124,31 +56,6 @@ LEFT JOIN rates r ON r.currency = t.currency AND r.day = t.date`
   AND t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL
 )
 
-// fxStatementSQL is family ?0's income and spending from ?1 to ?2 by
-// month (?3, the month of t.date), direction and category, every row in
-// the family's currency or converted in SQL added up in total and count;
-// slow counts the rows of the cell that Go converts (slowRowsSQL), fx
-// those converted here. Grouped by month straight from the rows, not by
-// day first: a month is cheaper to work out per row than a table of a
-// year's days and categories is to build.
-const fxStatementSQL = `WITH ` + fxRatesSQL + `, cells AS (
-SELECT ?3 AS month, t.category_id, t.amount < 0 AS income,
-       SUM(` + fxValueSQL + `) AS amount,
-       SUM(CASE WHEN ` + fxFastSQL + ` THEN 1 ELSE 0 END) AS n,
-       SUM(CASE WHEN t.currency = ?11 THEN 0 WHEN ` + fxFastSQL + ` THEN 1 ELSE 0 END) AS fx,
-       SUM(CASE WHEN ` + fxFastSQL + ` THEN 0 ELSE 1 END) AS slow
-FROM transactions t` + fxJoinSQL + `
-WHERE t.date >= ?1 AND t.date <= ?2 AND ` + fxCountedSQL + `
-GROUP BY 1, t.category_id, t.amount < 0)
-SELECT d.month, CASE WHEN d.income THEN 'income' ELSE 'expense' END AS classification,
-       c.id AS category_id, c.name, c.color, c.icon, c.parent_id, p.name AS parent_name,
-       CAST(ABS(COALESCE(d.amount, 0)) AS bigint) AS total,
-       CAST(d.n AS bigint) AS count, CAST(d.fx AS bigint) AS fx, CAST(d.slow AS bigint) AS slow
-FROM cells d
-LEFT JOIN categories c ON c.id = d.category_id AND c.family_id = ?0
-LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
-ORDER BY 1, 2, total DESC, c.name`
-
 // slowRowsSQL lists, by currency, day and category (foreignRowsSQL's
 // groups), the amounts of family ?0's counted rows from ?1 to ?2 that
 // SQL does not convert, for Go (?3: amountsOf).
@@ -168,62 +75,33 @@ WHERE t.date >= ?1 AND t.date <= ?2 AND ` + fxCountedSQL + `
 GROUP BY t.date, t.category_id, t.currency`
 )
 
-// statementRow is a result row of fxStatementSQL.
-type statementRow struct {
-	StatementCell
-	FX   int `bun:"fx"`
-	Slow int `bun:"slow"`
-}
-
 // statement returns the cells of a period's income and spending in the
-// family's currency, every row in another currency converted at its
-// day's rate (in SQL, or in Go for the rows SQL cannot convert exactly),
-// by month when byMonth, else all in one cell per direction and
-// category with no month. The ledger is read once, twice when some rows
-// need Go.
+// family's currency, by month when byMonth, else all in one cell per
+// direction and category with no month: the family's own rows summed in
+// SQL, and the rows in other currencies each converted at its day's
+// rate (convertedFlows) added to them.
 func (s *Store) statement(ctx context.Context, familyID uuid.UUID, p Period, byMonth bool) ([]StatementCell, error) {
 	fam, err := s.Family(ctx, familyID)
 	if err != nil {
 		return nil, err
 	}
-	rates, err := s.dayRates(ctx, familyID, fam.Currency, p)
+	cells := []StatementCell{}
+	if byMonth {
+		if err := s.db.NewRaw(incomeStatementSQL, familyID, p.From, p.To, s.bucketOf(Month, "d.date")).Scan(ctx, &cells); err != nil {
+			return nil, dbErr("income statement", err)
+		}
+	} else {
+		var rows []CategoryTotal
+		if err := s.db.NewRaw(categoryTotalsSQL, familyID, p.From, p.To).Scan(ctx, &rows); err != nil {
+			return nil, dbErr("category totals", err)
+		}
+		for _, r := range rows {
+			cells = append(cells, StatementCell{CategoryTotal: r})
+		}
+	}
+	flows, err := s.convertedFlows(ctx, familyID, fam.Currency, p, byMonth)
 	if err != nil {
 		return nil, err
-	}
-	var month any = bun.SafeQuery("?", p.From)
-	if byMonth {
-		month = s.bucketOf(Month, "t.date")
-	}
-	var rows []statementRow
-	if err := s.db.NewRaw(fxStatementSQL, fxArgs(rates, fam.Currency, familyID, p.From, p.To, month)...).
-		Scan(ctx, &rows); err != nil {
-		return nil, dbErr("income statement", err)
-	}
-	cells := []StatementCell{}
-	converted, slow := false, false
-	for _, r := range rows {
-		slow = slow || r.Slow > 0
-		if r.Count == 0 {
-			continue // only rows Go converts
-		}
-		if !byMonth {
-			r.Month = ""
-		}
-		cells = append(cells, r.StatementCell)
-		converted = converted || r.FX > 0
-	}
-	var flows []flowRow
-	if slow {
-		groups, err := scanFlows(s.db.QueryContext(ctx, slowRowsSQL, fxArgs(rates, fam.Currency, familyID, p.From, p.To, s.amountsOf())...))
-		if err != nil {
-			return nil, err
-		}
-		if flows, _, err = s.convertFlows(ctx, familyID, groups); err != nil {
-			return nil, err
-		}
-	}
-	if len(flows) == 0 && converted {
-		sortCells(cells)
 	}
 	return s.addFlows(ctx, familyID, cells, flows, byMonth)
 }

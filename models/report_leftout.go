@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-
-	"coffer/models/civil"
 )
 
 // LeftOut is what a period's income and spending figures do not count
@@ -31,20 +29,28 @@ type LeftOut struct {
 // Any reports whether anything was left out.
 func (l *LeftOut) Any() bool { return l.OtherCurrency > 0 || l.Excluded > 0 }
 
-// leftOutSQL counts, by currency, exclusion and day, the rows of family
-// ?0 from ?1 to ?2 that countedWhereSQL would count but for their
-// currency or their excluded mark. A split parent is not left out: its
-// parts are counted in its place.
+// leftOutSQL counts, by currency and reason, the rows of family ?0
+// from ?2 to ?3 that countedWhereSQL would count but for their currency
+// or their excluded mark: excluded; in another currency and converted
+// (some rate of it into the family's currency ?1, upper case, on or
+// before the row's day: the reports convert it at the latest); or in
+// another currency and left out (none). A split parent is not left out:
+// its parts are counted in its place. The first day of each currency's
+// rates (firstRatesSQL) is joined to the rows, so a period's rows come
+// back as a few counts, not a row per day.
 const leftOutSQL = `
-SELECT t.currency, f.currency AS to_currency, t.currency <> f.currency AS other, t.excluded, t.date, COUNT(*) AS n
+WITH firsts AS (` + firstRatesSQL + `)
+SELECT t.currency, t.excluded, t.currency <> f.currency AS other,
+       (fr.first IS NOT NULL AND fr.first <= t.date) AS converted, COUNT(*) AS n
 FROM transactions t` + countedJoinsSQL + `
-WHERE t.family_id = ?0 AND t.date >= ?1 AND t.date <= ?2
+LEFT JOIN firsts fr ON fr.currency = upper(t.currency)
+WHERE t.family_id = ?0 AND t.date >= ?2 AND t.date <= ?3
   AND t.deleted_at IS NULL AND a.status = 'active'
   AND (t.excluded OR t.currency <> f.currency)
   AND COALESCE(t.excluded_reason, '') <> 'split'
   AND t.id NOT IN (SELECT tr.inflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)
   AND t.id NOT IN (SELECT tr.outflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)
-GROUP BY t.currency, f.currency, t.currency <> f.currency, t.excluded, t.date`
+GROUP BY t.currency, t.excluded, t.currency <> f.currency, (fr.first IS NOT NULL AND fr.first <= t.date)`
 
 // firstRatesSQL is, for each currency with a rate to or from ?1 that
 // family ?0 sees (its own or the instance's), the first day with one: a
@@ -64,32 +70,19 @@ func (s *Store) LeftOutOf(ctx context.Context, familyID uuid.UUID, p Period) (*L
 	if err := p.check(); err != nil {
 		return nil, err
 	}
+	fam, err := s.Family(ctx, familyID)
+	if err != nil {
+		return nil, err
+	}
 	var rows []struct {
-		Currency   string     `bun:"currency"`
-		ToCurrency string     `bun:"to_currency"`
-		Other      bool       `bun:"other"`
-		Excluded   bool       `bun:"excluded"`
-		Date       civil.Date `bun:"date"`
-		N          int        `bun:"n"`
+		Currency  string `bun:"currency"`
+		Excluded  bool   `bun:"excluded"`
+		Other     bool   `bun:"other"`
+		Converted bool   `bun:"converted"`
+		N         int    `bun:"n"`
 	}
-	if err := s.db.NewRaw(leftOutSQL, familyID, p.From, p.To).Scan(ctx, &rows); err != nil {
+	if err := s.db.NewRaw(leftOutSQL, familyID, strings.ToUpper(fam.Currency), p.From, p.To).Scan(ctx, &rows); err != nil {
 		return nil, dbErr("left out", err)
-	}
-	first := map[string]civil.Date{}
-	for _, r := range rows {
-		if r.Other && !r.Excluded {
-			var firsts []struct {
-				Currency string     `bun:"currency"`
-				First    civil.Date `bun:"first"`
-			}
-			if err := s.db.NewRaw(firstRatesSQL, familyID, strings.ToUpper(r.ToCurrency)).Scan(ctx, &firsts); err != nil {
-				return nil, dbErr("left out", err)
-			}
-			for _, f := range firsts {
-				first[f.Currency] = f.First
-			}
-			break
-		}
 	}
 	l := &LeftOut{}
 	for _, r := range rows {
@@ -97,7 +90,7 @@ func (s *Store) LeftOutOf(ctx context.Context, familyID uuid.UUID, p Period) (*L
 		case r.Excluded:
 			l.Excluded += r.N
 		case !r.Other:
-		case first[strings.ToUpper(r.Currency)] != "" && first[strings.ToUpper(r.Currency)] <= r.Date:
+		case r.Converted:
 			l.Converted += r.N
 			if !slices.Contains(l.ConvertedCurrencies, r.Currency) {
 				l.ConvertedCurrencies = append(l.ConvertedCurrencies, r.Currency)

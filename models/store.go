@@ -80,8 +80,11 @@ func (s *Store) queryHot(ctx context.Context, dest any, query string, args ...an
 		args = append([]any{pgx.QueryExecModeCacheStatement}, args...)
 	}
 	run := s.raw.DB.QueryContext
-	if tx, ok := s.db.(bun.Tx); ok {
-		run = tx.Tx.QueryContext
+	switch db := s.db.(type) {
+	case bun.Tx:
+		run = db.Tx.QueryContext
+	case bun.Conn: // a report holding SQLite's rates table (withRates): no second connection
+		run = db.Conn.QueryContext
 	}
 	rows, err := run(ctx, query, args...)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/schema"
 
 	"coffer/models/civil"
 	"coffer/models/money"
@@ -251,9 +252,9 @@ func (s *Store) TransactionTotals(ctx context.Context, familyID uuid.UUID, f Tra
 	if err != nil {
 		return nil, err
 	}
-	t := &Totals{Currency: fam.Currency}
-	where := func(q *bun.SelectQuery) *bun.SelectQuery {
-		q = q.Join("LEFT JOIN merchants AS merchant ON merchant.id = t.merchant_id AND merchant.family_id = t.family_id").
+	rows := func(tx *Store) schema.QueryAppender {
+		q := tx.db.NewSelect().Model((*Transaction)(nil)).ColumnExpr("t.currency, t.date, t.amount").
+			Join("LEFT JOIN merchants AS merchant ON merchant.id = t.merchant_id AND merchant.family_id = t.family_id").
 			Where("t.family_id = ?", familyID).
 			Where("t.deleted_at IS NULL").
 			Where("NOT t.excluded").
@@ -261,29 +262,15 @@ func (s *Store) TransactionTotals(ctx context.Context, familyID uuid.UUID, f Tra
 		f.apply(q, familyID)
 		return q
 	}
-	q := s.db.NewSelect().Model((*Transaction)(nil)).
-		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN t.amount < 0 THEN -t.amount ELSE 0 END), 0) AS bigint) AS income").
-		ColumnExpr("CAST(COALESCE(SUM(CASE WHEN t.amount >= 0 THEN t.amount ELSE 0 END), 0) AS bigint) AS spending").
-		ColumnExpr("COUNT(CASE WHEN t.amount < 0 THEN 1 END) AS income_count").
-		ColumnExpr("COUNT(CASE WHEN t.amount >= 0 THEN 1 END) AS spending_count").
-		Where("t.currency = ?", fam.Currency)
-	if err := where(q).Scan(ctx, &t.Income, &t.Spending, &t.IncomeCount, &t.SpendingCount); err != nil {
-		return nil, dbErr("transaction totals", err)
-	}
-	// The same rows in other currencies, converted as the reports convert
-	// them (see foreignFlows).
-	fq := s.db.NewSelect().Model((*Transaction)(nil)).
-		ColumnExpr("t.currency, t.date, NULL AS category_id, ? AS amounts", s.amountsOf()).
-		Where("t.currency <> ?", fam.Currency).
-		GroupExpr("t.currency, t.date")
-	groups, err := scanFlows(where(fq).Rows(ctx))
+	// The rows in other currencies convert in the same query, at their
+	// days' rates (see fxTotals), over the filter's dates or, open, from
+	// the family's first rate.
+	p, ok, err := s.ratesPeriod(ctx, familyID, fam.Currency, f.StartDate, f.EndDate)
 	if err != nil {
 		return nil, err
 	}
-	flows, _, err := s.convertFlows(ctx, familyID, groups)
-	if err != nil {
-		return nil, err
+	if !ok {
+		p = Period{From: civil.First, To: civil.First} // no rates: a table of none
 	}
-	addFlowsToTotals(t, flows)
-	return t, nil
+	return s.fxTotals(ctx, familyID, fam.Currency, p, rows)
 }
