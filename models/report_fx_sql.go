@@ -195,7 +195,7 @@ func (s *Store) statement(ctx context.Context, familyID uuid.UUID, p Period, byM
 		month = s.bucketOf(Month, "t.date")
 	}
 	var rows []statementRow
-	if err := s.db.NewRaw(fxStatementSQL, fxArgs(rates, fam.Currency, familyID, p.From, p.To, month)...).
+	if err := s.db.NewRaw(sumsStatementSQL, sumsStatementArgs(rates, fam.Currency, familyID, p, month)...).
 		Scan(ctx, &rows); err != nil {
 		return nil, dbErr("income statement", err)
 	}
