@@ -21,7 +21,7 @@
 -- the rows. The backfill below, and the repair and check of the store,
 -- read it, and a test compares it with what the triggers kept.
 CREATE TABLE transaction_sums (
-    family_id   {{.UUID}} NOT NULL REFERENCES families (id) ON DELETE CASCADE,
+    family_id   {{.UUID}} NOT NULL, -- no foreign key: its check would cost every write (see families_sums_delete)
     grain       char(1) NOT NULL,
     day         {{.Date}} NOT NULL,
     account_id  {{.UUID}} NOT NULL,
@@ -33,6 +33,30 @@ CREATE TABLE transaction_sums (
     n           bigint NOT NULL,
     merged      {{.Bool}} NOT NULL DEFAULT false
 );
+
+{{if .Postgres}}
+--bun:split
+
+CREATE FUNCTION coffer_families_sums_delete() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM transaction_sums WHERE family_id = OLD.id;
+    RETURN NULL;
+END $$;
+{{end}}
+--bun:split
+
+-- A family's sums go with it. A foreign key would do the same, but checks
+-- every appended row against families: a sixth of what a create's
+-- trigger costs. The triggers append nothing for a family that is gone.
+CREATE TRIGGER families_sums_delete AFTER DELETE ON families
+{{- if .Postgres}}
+FOR EACH ROW EXECUTE FUNCTION coffer_families_sums_delete();
+{{- else}}
+BEGIN
+    DELETE FROM transaction_sums WHERE family_id = OLD.id;
+END;
+{{- end}}
 
 --bun:split
 

@@ -66,3 +66,8 @@ func (s *Store) SumsReadsDiffer(ctx context.Context, familyID uuid.UUID, p Perio
 	}
 	return diffs, nil
 }
+
+// CompactSumsBatch is one compaction of at most batch deltas.
+func (s *Store) CompactSumsBatch(ctx context.Context, familyID uuid.UUID, batch int) (int64, error) {
+	return s.compactSums(ctx, familyID, batch)
+}

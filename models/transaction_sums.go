@@ -96,74 +96,110 @@ func (s *Store) RebuildTransactionSums(ctx context.Context, familyID uuid.UUID) 
 }
 
 // sumsCompactAt is how many unmerged deltas a family gathers before a
-// reader compacts them (maybeCompactSums): enough that a compaction is
-// rare, few enough that readers never sum many rows per key.
-const sumsCompactAt = 512
+// reader compacts them (maybeCompactSums), and sumsCompactBatch how many
+// one compaction takes at most: a reader pays for a bounded merge, never
+// for a family's whole backlog after a big import (the next readers take
+// the rest, and read the same meanwhile).
+const (
+	sumsCompactAt    = 512
+	sumsCompactBatch = 4096
+)
 
-// compactSumsPostgresSQL merges, in one statement, every key of family ?0
-// that has a delta not merged yet: the key's rows are deleted and their
-// sum inserted as one merged row (none when it is zero). A delta that a
-// write commits meanwhile is not in this statement's snapshot, so it is
-// neither deleted nor summed: it stays, and readers still add it.
+// compactSumsPostgresSQL merges, in one statement, the keys of family ?0
+// of the first ?1 deltas not merged yet: each key's rows are deleted and
+// their sum inserted as one merged row (none when it is zero). A delta
+// that a write commits meanwhile is not in this statement's snapshot, so
+// it is neither deleted nor summed: it stays, and readers still add it.
 const compactSumsPostgresSQL = `
 WITH keys AS (
-    SELECT DISTINCT ` + sumsKeyCols + ` FROM transaction_sums WHERE family_id = ?0 AND NOT merged
+    SELECT DISTINCT ` + sumsKeyCols + ` FROM (
+        SELECT ` + sumsKeyCols + ` FROM transaction_sums WHERE family_id = ?0 AND NOT merged LIMIT ?1) u
 ), gone AS (
     DELETE FROM transaction_sums s USING keys k
     WHERE s.family_id = ?0 AND s.grain = k.grain AND s.day = k.day AND s.account_id = k.account_id
       AND s.currency = k.currency AND s.category_id IS NOT DISTINCT FROM k.category_id
       AND s.transfer = k.transfer AND s.income = k.income
     RETURNING s.*
+), merged AS (
+    INSERT INTO transaction_sums (family_id, ` + sumsKeyCols + `, amount, n, merged)
+    SELECT family_id, ` + sumsKeyCols + `, SUM(amount), SUM(n), true FROM gone
+    GROUP BY family_id, ` + sumsKeyCols + `
+    HAVING SUM(amount) <> 0 OR SUM(n) <> 0
 )
-INSERT INTO transaction_sums (family_id, ` + sumsKeyCols + `, amount, n, merged)
-SELECT family_id, ` + sumsKeyCols + `, SUM(amount), SUM(n), true FROM gone
-GROUP BY family_id, ` + sumsKeyCols + `
-HAVING SUM(amount) <> 0 OR SUM(n) <> 0`
+SELECT COUNT(*) FROM gone`
 
-// SQLite has no DELETE in a WITH: the merged rows are inserted first, then
-// the rows they replace (rowid up to ?1, the last before) are deleted, in
-// one database transaction (SQLite has one writer at a time).
+// SQLite has no DELETE in a WITH: in one database transaction (SQLite
+// has one writer at a time), the merged rows of the keys of the first ?2
+// unmerged deltas (by rowid) are inserted, then the rows they replace
+// (rowid up to ?1, the last before) are deleted.
 const (
-	compactSumsKeySQLite = `EXISTS (SELECT 1 FROM transaction_sums u
-    WHERE u.family_id = ?0 AND NOT u.merged AND u.rowid <= ?1 AND u.grain = s.grain AND u.day = s.day
-      AND u.account_id = s.account_id AND u.currency = s.currency AND u.category_id IS s.category_id
-      AND u.transfer = s.transfer AND u.income = s.income)`
+	compactSumsKeysSQLite = `(SELECT DISTINCT ` + sumsKeyCols + ` FROM transaction_sums
+    WHERE family_id = ?0 AND NOT merged AND rowid <= ?2) k
+JOIN transaction_sums s ON s.family_id = ?0 AND s.grain = k.grain AND s.day = k.day AND s.account_id = k.account_id
+    AND s.currency = k.currency AND s.category_id IS k.category_id AND s.transfer = k.transfer AND s.income = k.income
+    AND s.rowid <= ?1`
 	compactSumsInsertSQLite = `
 INSERT INTO transaction_sums (family_id, ` + sumsKeyCols + `, amount, n, merged)
 SELECT s.family_id, s.grain, s.day, s.account_id, s.currency, s.category_id, s.transfer, s.income, SUM(s.amount), SUM(s.n), true
-FROM transaction_sums s
-WHERE s.family_id = ?0 AND s.rowid <= ?1 AND ` + compactSumsKeySQLite + `
+FROM ` + compactSumsKeysSQLite + `
 GROUP BY s.family_id, s.grain, s.day, s.account_id, s.currency, s.category_id, s.transfer, s.income
 HAVING SUM(s.amount) <> 0 OR SUM(s.n) <> 0`
 	compactSumsDeleteSQLite = `
-DELETE FROM transaction_sums AS s WHERE s.family_id = ?0 AND s.rowid <= ?1 AND ` + compactSumsKeySQLite
+DELETE FROM transaction_sums WHERE rowid IN (SELECT s.rowid FROM ` + compactSumsKeysSQLite + `)`
 )
 
-// CompactTransactionSums merges the family's deltas into one row per key.
-// Readers sum whatever rows there are, so they read the same before,
-// during and after; it only makes them read fewer rows.
+// CompactTransactionSums merges all of the family's deltas into one row
+// per key, a batch at a time. Readers sum whatever rows there are, so
+// they read the same before, during and after; it only makes them read
+// fewer rows.
 func (s *Store) CompactTransactionSums(ctx context.Context, familyID uuid.UUID) error {
-	if s.Postgres() {
-		_, err := s.db.NewRaw(compactSumsPostgresSQL, familyID).Exec(ctx)
-		return dbErr("compact transaction sums", err)
+	for {
+		n, err := s.compactSums(ctx, familyID, sumsCompactBatch)
+		if err != nil || n == 0 {
+			return err
+		}
 	}
-	return s.RunInTx(ctx, func(tx *Store) error {
-		var last int64
+}
+
+// compactSums merges the keys of at most batch of the family's unmerged
+// deltas and returns how many rows it took (0: nothing was left).
+func (s *Store) compactSums(ctx context.Context, familyID uuid.UUID, batch int) (int64, error) {
+	if s.Postgres() {
+		var n int64
+		err := s.db.NewRaw(compactSumsPostgresSQL, familyID, batch).Scan(ctx, &n)
+		return n, dbErr("compact transaction sums", err)
+	}
+	var n int64
+	err := s.RunInTx(ctx, func(tx *Store) error {
+		var last, upTo int64
 		if err := tx.db.NewRaw(`SELECT COALESCE(MAX(rowid), 0) FROM transaction_sums`).Scan(ctx, &last); err != nil {
 			return dbErr("compact transaction sums", err)
 		}
-		if _, err := tx.db.NewRaw(compactSumsInsertSQLite, familyID, last).Exec(ctx); err != nil {
+		// The rowid of the batch-th unmerged delta, or of the last.
+		if err := tx.db.NewRaw(`SELECT COALESCE(MAX(rowid), 0) FROM (SELECT rowid FROM transaction_sums
+			WHERE family_id = ? AND NOT merged ORDER BY rowid LIMIT ?) b`, familyID, batch).Scan(ctx, &upTo); err != nil {
 			return dbErr("compact transaction sums", err)
 		}
-		_, err := tx.db.NewRaw(compactSumsDeleteSQLite, familyID, last).Exec(ctx)
+		if upTo == 0 {
+			return nil
+		}
+		if _, err := tx.db.NewRaw(compactSumsInsertSQLite, familyID, last, upTo).Exec(ctx); err != nil {
+			return dbErr("compact transaction sums", err)
+		}
+		res, err := tx.db.NewRaw(compactSumsDeleteSQLite, familyID, last, upTo).Exec(ctx)
+		if err != nil {
+			return dbErr("compact transaction sums", err)
+		}
+		n, err = res.RowsAffected()
 		return dbErr("compact transaction sums", err)
 	})
+	return n, err
 }
 
-// maybeCompactSums compacts the family's sums when it has gathered
-// sumsCompactAt unmerged deltas, so that the readers, which call it, keep
-// reading about a row per key without a job of their own. It looks at
-// most at sumsCompactAt+1 entries of a partial index.
+// maybeCompactSums compacts a batch of the family's sums when it has
+// gathered sumsCompactAt unmerged deltas, so that the readers, which call
+// it, keep reading about a row per key without a job of their own. It
+// looks at most at sumsCompactAt+1 entries of a partial index.
 func (s *Store) maybeCompactSums(ctx context.Context, familyID uuid.UUID) error {
 	var fresh int
 	err := s.db.NewRaw(`SELECT COUNT(*) FROM (SELECT 1 FROM transaction_sums WHERE family_id = ? AND NOT merged LIMIT ?) f`,
@@ -174,5 +210,6 @@ func (s *Store) maybeCompactSums(ctx context.Context, familyID uuid.UUID) error 
 	if fresh <= sumsCompactAt {
 		return nil
 	}
-	return s.CompactTransactionSums(ctx, familyID)
+	_, err = s.compactSums(ctx, familyID, sumsCompactBatch)
+	return err
 }

@@ -227,7 +227,12 @@ func TestTransactionSumsProperty(t *testing.T) {
 				Where("family_id = ?", fam).Where("split_parent_id IS NULL").Where("amount % 3 = 0").Exec(ctx)
 		case 17:
 			what = "compact"
-			err = s.CompactTransactionSums(ctx, fam)
+			if rng.IntN(2) == 0 {
+				err = s.CompactTransactionSums(ctx, fam)
+			} else {
+				what = "compact a batch"
+				_, err = s.CompactSumsBatch(ctx, fam, 1+rng.IntN(20))
+			}
 		case 18:
 			what = "delete category"
 			if len(cats) > 1 && rng.IntN(3) == 0 {
@@ -318,5 +323,42 @@ func TestRebuildTransactionSums(t *testing.T) {
 	}
 	if drift, err := s.CheckTransactionSums(ctx, fam); err != nil || len(drift) != 0 {
 		t.Fatalf("after the rebuild: %v %v", drift, err)
+	}
+}
+
+// TestTransactionSumsGoWithFamily: a family's deletion takes its sums,
+// which have no foreign key, and leaves another family's.
+func TestTransactionSumsGoWithFamily(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	a, b := modelstest.NewFamily(t, s, "gone"), modelstest.NewFamily(t, s, "kept")
+	for _, f := range []*modelstest.FamilyFixture{a, b} {
+		other := &models.Account{FamilyID: f.Family.ID, Name: "Savings", AccountType: "depository", Currency: f.Account.Currency}
+		if err := s.CreateAccount(ctx, other); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID, Date: "2026-01-05",
+			Amount: 12500, Currency: f.Account.Currency, Name: "x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateTransfer(ctx, f.Family.ID, models.NewTransfer{FromAccountID: f.Account.ID, ToAccountID: other.ID,
+			Amount: 5000, Date: "2026-01-06"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB().ExecContext(ctx, `DELETE FROM families WHERE id = ?`, a.Family.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		f    *modelstest.FamilyFixture
+		some bool
+	}{{a, false}, {b, true}} {
+		n, err := s.DB().NewSelect().Table("transaction_sums").Where("family_id = ?", c.f.Family.ID).Count(ctx)
+		if err != nil || (n > 0) != c.some {
+			t.Errorf("family %s: %d sums rows (%v), want some: %v", c.f.Family.Name, n, err, c.some)
+		}
+	}
+	if drift, err := s.CheckTransactionSums(ctx, b.Family.ID); err != nil || len(drift) != 0 {
+		t.Errorf("the other family: %v %v", drift, err)
 	}
 }
