@@ -15,7 +15,10 @@
 --
 -- grain 'd' is a day; grain 'm' is a month (day = its first day), which a
 -- report of whole months reads: at most a row per account, category and
--- direction a month, however many transactions it had.
+-- direction a month, however many transactions it had. Grain 'a' is an
+-- account's day, all categories, directions and transfers together (no
+-- category, transfer and income false): what the balance series read, at
+-- most a row per account a day.
 --
 -- transaction_sums_fresh is the definition: the same sums straight from
 -- the rows. The backfill below, and the repair and check of the store,
@@ -72,14 +75,14 @@ CREATE INDEX transaction_sums_fresh_idx ON transaction_sums (family_id) WHERE NO
 
 CREATE VIEW transaction_sums_fresh AS
 SELECT t.family_id, g.grain,
-       CASE WHEN g.grain = 'd' THEN t.date ELSE {{if .Postgres}}CAST(date_trunc('month', CAST(t.date AS timestamp)) AS date){{else}}date(t.date, 'start of month'){{end}} END AS day,
-       t.account_id, t.currency, t.category_id,
-       (EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = t.family_id AND tr.inflow_transaction_id = t.id)
+       CASE WHEN g.grain <> 'm' THEN t.date ELSE {{if .Postgres}}CAST(date_trunc('month', CAST(t.date AS timestamp)) AS date){{else}}date(t.date, 'start of month'){{end}} END AS day,
+       t.account_id, t.currency, CASE WHEN g.grain = 'a' THEN NULL ELSE t.category_id END AS category_id,
+       g.grain <> 'a' AND (EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = t.family_id AND tr.inflow_transaction_id = t.id)
         OR EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = t.family_id AND tr.outflow_transaction_id = t.id)) AS transfer,
-       t.amount < 0 AS income, SUM(t.amount) AS amount, COUNT(*) AS n
-FROM transactions t CROSS JOIN (SELECT 'd' AS grain UNION ALL SELECT 'm') g
+       g.grain <> 'a' AND t.amount < 0 AS income, SUM(t.amount) AS amount, COUNT(*) AS n
+FROM transactions t CROSS JOIN (SELECT 'd' AS grain UNION ALL SELECT 'm' UNION ALL SELECT 'a') g
 WHERE t.deleted_at IS NULL AND NOT t.excluded
-GROUP BY t.family_id, g.grain, 3, t.account_id, t.currency, t.category_id, 7, t.amount < 0;
+GROUP BY t.family_id, g.grain, 3, t.account_id, t.currency, 6, 7, 8;
 
 --bun:split
 
@@ -99,24 +102,27 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         INSERT INTO transaction_sums (family_id, grain, day, account_id, currency, category_id, transfer, income, amount, n)
         SELECT family_id, g.grain,
-               CASE WHEN g.grain = 'd' THEN date ELSE CAST(date_trunc('month', CAST(date AS timestamp)) AS date) END,
-               account_id, currency, category_id, false, amount < 0, SUM(amount), COUNT(*)
-        FROM new_rows CROSS JOIN (VALUES ('d'), ('m')) g (grain)
+               CASE WHEN g.grain <> 'm' THEN date ELSE CAST(date_trunc('month', CAST(date AS timestamp)) AS date) END,
+               account_id, currency, CASE WHEN g.grain = 'a' THEN NULL ELSE category_id END, false,
+               g.grain <> 'a' AND amount < 0, SUM(amount), COUNT(*)
+        FROM new_rows CROSS JOIN (VALUES ('d'), ('m'), ('a')) g (grain)
         WHERE deleted_at IS NULL AND NOT excluded
         GROUP BY 1, 2, 3, 4, 5, 6, 8;
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO transaction_sums (family_id, grain, day, account_id, currency, category_id, transfer, income, amount, n)
         SELECT family_id, g.grain,
-               CASE WHEN g.grain = 'd' THEN date ELSE CAST(date_trunc('month', CAST(date AS timestamp)) AS date) END,
-               account_id, currency, category_id, false, amount < 0, -SUM(amount), -COUNT(*)
-        FROM old_rows CROSS JOIN (VALUES ('d'), ('m')) g (grain)
+               CASE WHEN g.grain <> 'm' THEN date ELSE CAST(date_trunc('month', CAST(date AS timestamp)) AS date) END,
+               account_id, currency, CASE WHEN g.grain = 'a' THEN NULL ELSE category_id END, false,
+               g.grain <> 'a' AND amount < 0, -SUM(amount), -COUNT(*)
+        FROM old_rows CROSS JOIN (VALUES ('d'), ('m'), ('a')) g (grain)
         WHERE deleted_at IS NULL AND NOT excluded AND family_id IN (SELECT f.id FROM families f)
         GROUP BY 1, 2, 3, 4, 5, 6, 8;
     ELSE
         INSERT INTO transaction_sums (family_id, grain, day, account_id, currency, category_id, transfer, income, amount, n)
         SELECT family_id, g.grain,
-               CASE WHEN g.grain = 'd' THEN date ELSE CAST(date_trunc('month', CAST(date AS timestamp)) AS date) END,
-               account_id, currency, category_id, transfer, income, SUM(amount), SUM(n)
+               CASE WHEN g.grain <> 'm' THEN date ELSE CAST(date_trunc('month', CAST(date AS timestamp)) AS date) END,
+               account_id, currency, CASE WHEN g.grain = 'a' THEN NULL ELSE category_id END,
+               g.grain <> 'a' AND transfer, g.grain <> 'a' AND income, SUM(amount), SUM(n)
         FROM (
             SELECT id, family_id, date, account_id, currency, category_id, amount < 0 AS income, -amount AS amount, -1 AS n
             FROM old_rows WHERE deleted_at IS NULL AND NOT excluded
@@ -126,7 +132,7 @@ BEGIN
         ) m
         CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = m.family_id AND tr.inflow_transaction_id = m.id)
                                 OR EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = m.family_id AND tr.outflow_transaction_id = m.id) AS transfer) l
-        CROSS JOIN (VALUES ('d'), ('m')) g (grain)
+        CROSS JOIN (VALUES ('d'), ('m'), ('a')) g (grain)
         WHERE family_id IN (SELECT f.id FROM families f)
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
         HAVING SUM(amount) <> 0 OR SUM(n) <> 0;
@@ -237,7 +243,8 @@ WHEN NEW.deleted_at IS NULL AND NOT NEW.excluded
 BEGIN
     INSERT INTO transaction_sums (family_id, grain, day, account_id, currency, category_id, transfer, income, amount, n)
     VALUES (NEW.family_id, 'd', NEW.date, NEW.account_id, NEW.currency, NEW.category_id, 0, NEW.amount < 0, NEW.amount, 1),
-           (NEW.family_id, 'm', date(NEW.date, 'start of month'), NEW.account_id, NEW.currency, NEW.category_id, 0, NEW.amount < 0, NEW.amount, 1);
+           (NEW.family_id, 'm', date(NEW.date, 'start of month'), NEW.account_id, NEW.currency, NEW.category_id, 0, NEW.amount < 0, NEW.amount, 1),
+           (NEW.family_id, 'a', NEW.date, NEW.account_id, NEW.currency, NULL, 0, 0, NEW.amount, 1);
 END;
 
 --bun:split
@@ -248,20 +255,20 @@ WHEN OLD.account_id IS NOT NEW.account_id OR OLD.family_id IS NOT NEW.family_id 
   OR OLD.category_id IS NOT NEW.category_id OR (OLD.deleted_at IS NULL) IS NOT (NEW.deleted_at IS NULL)
 BEGIN
     INSERT INTO transaction_sums (family_id, grain, day, account_id, currency, category_id, transfer, income, amount, n)
-    SELECT OLD.family_id, g.grain, CASE WHEN g.grain = 'd' THEN OLD.date ELSE date(OLD.date, 'start of month') END,
-           OLD.account_id, OLD.currency, OLD.category_id,
-           EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = OLD.family_id AND tr.inflow_transaction_id = OLD.id)
-           OR EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = OLD.family_id AND tr.outflow_transaction_id = OLD.id),
-           OLD.amount < 0, -OLD.amount, -1
-    FROM (SELECT 'd' AS grain UNION ALL SELECT 'm') g
+    SELECT OLD.family_id, g.grain, CASE WHEN g.grain <> 'm' THEN OLD.date ELSE date(OLD.date, 'start of month') END,
+           OLD.account_id, OLD.currency, CASE WHEN g.grain = 'a' THEN NULL ELSE OLD.category_id END,
+           g.grain <> 'a' AND (EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = OLD.family_id AND tr.inflow_transaction_id = OLD.id)
+           OR EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = OLD.family_id AND tr.outflow_transaction_id = OLD.id)),
+           g.grain <> 'a' AND OLD.amount < 0, -OLD.amount, -1
+    FROM (SELECT 'd' AS grain UNION ALL SELECT 'm' UNION ALL SELECT 'a') g
     WHERE OLD.deleted_at IS NULL AND NOT OLD.excluded AND EXISTS (SELECT 1 FROM families f WHERE f.id = OLD.family_id);
     INSERT INTO transaction_sums (family_id, grain, day, account_id, currency, category_id, transfer, income, amount, n)
-    SELECT NEW.family_id, g.grain, CASE WHEN g.grain = 'd' THEN NEW.date ELSE date(NEW.date, 'start of month') END,
-           NEW.account_id, NEW.currency, NEW.category_id,
-           EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = NEW.family_id AND tr.inflow_transaction_id = NEW.id)
-           OR EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = NEW.family_id AND tr.outflow_transaction_id = NEW.id),
-           NEW.amount < 0, NEW.amount, 1
-    FROM (SELECT 'd' AS grain UNION ALL SELECT 'm') g
+    SELECT NEW.family_id, g.grain, CASE WHEN g.grain <> 'm' THEN NEW.date ELSE date(NEW.date, 'start of month') END,
+           NEW.account_id, NEW.currency, CASE WHEN g.grain = 'a' THEN NULL ELSE NEW.category_id END,
+           g.grain <> 'a' AND (EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = NEW.family_id AND tr.inflow_transaction_id = NEW.id)
+           OR EXISTS (SELECT 1 FROM transfers tr WHERE tr.family_id = NEW.family_id AND tr.outflow_transaction_id = NEW.id)),
+           g.grain <> 'a' AND NEW.amount < 0, NEW.amount, 1
+    FROM (SELECT 'd' AS grain UNION ALL SELECT 'm' UNION ALL SELECT 'a') g
     WHERE NEW.deleted_at IS NULL AND NOT NEW.excluded AND EXISTS (SELECT 1 FROM families f WHERE f.id = NEW.family_id);
 END;
 
@@ -279,9 +286,10 @@ CREATE TRIGGER transactions_sums_delete AFTER DELETE ON transactions
 WHEN OLD.deleted_at IS NULL AND NOT OLD.excluded
 BEGIN
     INSERT INTO transaction_sums (family_id, grain, day, account_id, currency, category_id, transfer, income, amount, n)
-    SELECT OLD.family_id, g.grain, CASE WHEN g.grain = 'd' THEN OLD.date ELSE date(OLD.date, 'start of month') END,
-           OLD.account_id, OLD.currency, OLD.category_id, 0, OLD.amount < 0, -OLD.amount, -1
-    FROM (SELECT 'd' AS grain UNION ALL SELECT 'm') g
+    SELECT OLD.family_id, g.grain, CASE WHEN g.grain <> 'm' THEN OLD.date ELSE date(OLD.date, 'start of month') END,
+           OLD.account_id, OLD.currency, CASE WHEN g.grain = 'a' THEN NULL ELSE OLD.category_id END, 0,
+           g.grain <> 'a' AND OLD.amount < 0, -OLD.amount, -1
+    FROM (SELECT 'd' AS grain UNION ALL SELECT 'm' UNION ALL SELECT 'a') g
     WHERE EXISTS (SELECT 1 FROM families f WHERE f.id = OLD.family_id);
 END;
 

@@ -94,12 +94,12 @@ func sumsStatementArgs(rates schema.QueryWithArgs, currency string, family any, 
 }
 
 // seriesDaysSumsSQL is the days of seriesSQL (what moved each account in
-// acc, by day and currency) from the daily sums: transfers included, as a
+// acc, by day and currency) from the account-day sums (grain a): transfers included, as a
 // balance counts them.
 const seriesDaysSumsSQL = `
     SELECT t.day AS date, t.account_id, t.currency, SUM(t.amount) AS amount
     FROM transaction_sums t
-    WHERE t.family_id = ?0 AND t.grain = 'd'
+    WHERE t.family_id = ?0 AND t.grain = 'a'
       AND %s
       AND t.day > (SELECT MIN(d) FROM (SELECT asof AS d FROM acc UNION ALL SELECT ?5) lo)
       AND t.day <= (SELECT MAX(d) FROM (SELECT asof AS d FROM acc UNION ALL SELECT ?2) hi)

@@ -311,7 +311,7 @@ func TestRebuildTransactionSums(t *testing.T) {
 	if drift, err := s.CheckTransactionSums(ctx, fam); err != nil || len(drift) != 0 {
 		t.Fatalf("fresh: %v %v", drift, err)
 	}
-	if _, err := s.DB().ExecContext(ctx, `UPDATE transaction_sums SET amount = amount + 1 WHERE family_id = ? AND day = '2026-01-02'`, fam); err != nil {
+	if _, err := s.DB().ExecContext(ctx, `UPDATE transaction_sums SET amount = amount + 1 WHERE family_id = ? AND grain = 'd' AND day = '2026-01-02'`, fam); err != nil {
 		t.Fatal(err)
 	}
 	drift, err := s.CheckTransactionSums(ctx, fam)
