@@ -30,7 +30,11 @@ func (s *Store) SumsReadsDiffer(ctx context.Context, familyID uuid.UUID, p Perio
 		if err := s.db.NewRaw(fxStatementSQL, fxArgs(rates, fam.Currency, familyID, p.From, p.To, month)...).Scan(ctx, &fromRows); err != nil {
 			return nil, err
 		}
-		if err := s.db.NewRaw(sumsStatementSQL, sumsStatementArgs(rates, fam.Currency, familyID, p, month)...).Scan(ctx, &fromSums); err != nil {
+		query, args, err := s.sumsStatement(ctx, rates, fam.Currency, familyID, p, month)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.db.NewRaw(query, args...).Scan(ctx, &fromSums); err != nil {
 			return nil, err
 		}
 		if !reflect.DeepEqual(fromRows, fromSums) {

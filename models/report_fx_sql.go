@@ -195,7 +195,11 @@ func (s *Store) statement(ctx context.Context, familyID uuid.UUID, p Period, byM
 		month = s.bucketOf(Month, "t.date")
 	}
 	var rows []statementRow
-	if err := s.db.NewRaw(sumsStatementSQL, sumsStatementArgs(rates, fam.Currency, familyID, p, month)...).
+	query, args, err := s.sumsStatement(ctx, rates, fam.Currency, familyID, p, month)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.db.NewRaw(query, args...).
 		Scan(ctx, &rows); err != nil {
 		return nil, dbErr("income statement", err)
 	}

@@ -1,6 +1,9 @@
 package models
 
 import (
+	"context"
+
+	"github.com/google/uuid"
 	"github.com/uptrace/bun/schema"
 
 	"coffer/models/civil"
@@ -51,17 +54,19 @@ const sumsPeriodSQL = `(
 
 // sumsStatementSQL is fxStatementSQL with the rows in the family's
 // currency read from the kept sums: the same cells, in the same order.
-// The rows in other currencies are read as fxStatementSQL reads them, and
-// not at all when the monthly sums from ?12 (the first day of ?1's month)
-// to ?2 hold no other currency. A key whose deltas cancel out (n 0) is no
-// cell, as no row made none.
-const sumsStatementSQL = `WITH ` + fxRatesSQL + `, cells AS (
+// The rows in other currencies are read as fxStatementSQL reads them
+// (sumsForeignCellsSQL), and only when the monthly sums show some in the
+// period (sumsStatement): otherwise the statement reads no row at all. A
+// key whose deltas cancel out (n 0) is no cell, as no row made none.
+const (
+	sumsCellsSQL = `
 SELECT ?3 AS month, t.category_id, t.income, SUM(t.amount) AS amount, SUM(t.n) AS n, 0 AS fx, 0 AS slow
 FROM ` + sumsPeriodSQL + `
 WHERE NOT t.transfer AND t.currency = ?11
   AND t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')
 GROUP BY 1, t.category_id, t.income
-HAVING SUM(t.n) <> 0
+HAVING SUM(t.n) <> 0`
+	sumsForeignCellsSQL = `
 UNION ALL
 SELECT ?3 AS month, t.category_id, t.amount < 0 AS income,
        SUM(` + fxValueSQL + `) AS amount,
@@ -69,10 +74,9 @@ SELECT ?3 AS month, t.category_id, t.amount < 0 AS income,
        SUM(CASE WHEN t.currency = ?11 THEN 0 WHEN ` + fxFastSQL + ` THEN 1 ELSE 0 END) AS fx,
        SUM(CASE WHEN ` + fxFastSQL + ` THEN 0 ELSE 1 END) AS slow
 FROM transactions t` + fxJoinSQL + `
-WHERE EXISTS (SELECT 1 FROM transaction_sums fs WHERE fs.family_id = ?0 AND fs.grain = 'm'
-              AND fs.day >= ?12 AND fs.day <= ?2 AND fs.currency <> ?11)
-  AND t.date >= ?1 AND t.date <= ?2 AND ` + fxCountedSQL + ` AND t.currency <> ?11
-GROUP BY 1, t.category_id, t.amount < 0)
+WHERE t.date >= ?1 AND t.date <= ?2 AND ` + fxCountedSQL + ` AND t.currency <> ?11
+GROUP BY 1, t.category_id, t.amount < 0`
+	sumsStatementEndSQL = `)
 SELECT d.month, CASE WHEN d.income THEN 'income' ELSE 'expense' END AS classification,
        c.id AS category_id, c.name, c.color, c.icon, c.parent_id, p.name AS parent_name,
        CAST(ABS(COALESCE(SUM(d.amount), 0)) AS bigint) AS total,
@@ -82,15 +86,29 @@ LEFT JOIN categories c ON c.id = d.category_id AND c.family_id = ?0
 LEFT JOIN categories p ON p.id = c.parent_id AND p.family_id = ?0
 GROUP BY d.month, d.income, d.category_id, c.id, c.name, c.color, c.icon, c.parent_id, p.name
 ORDER BY 1, 2, total DESC, c.name`
+	sumsStatementSQL       = `WITH ` + fxRatesSQL + `, cells AS (` + sumsCellsSQL + sumsForeignCellsSQL + sumsStatementEndSQL
+	sumsFamilyStatementSQL = `WITH ` + fxRatesSQL + `, cells AS (` + sumsCellsSQL + sumsStatementEndSQL
+	sumsForeignInPeriodSQL = `SELECT EXISTS (SELECT 1 FROM transaction_sums s WHERE s.family_id = ? AND s.grain = 'm'
+    AND s.day >= ? AND s.day <= ? AND s.currency <> ?)`
+)
 
-// sumsStatementArgs is the arguments of sumsStatementSQL: family, period
-// and month (?3) as fxStatementSQL takes them, the period's parts, the
-// rates and currency where fxArgs puts them, and ?12.
-func sumsStatementArgs(rates schema.QueryWithArgs, currency string, family any, p Period, month any) []any {
+// sumsStatement is the query and arguments of a period's statement cells
+// (fxStatementSQL's), from the kept sums, and from the rows in other
+// currencies only when the period has any: family, period and month
+// (?3) as fxStatementSQL takes them, the period's parts (sumsRanges), the
+// rates and currency where fxArgs puts them.
+func (s *Store) sumsStatement(ctx context.Context, rates schema.QueryWithArgs, currency string, familyID uuid.UUID, p Period, month any) (string, []any, error) {
+	var foreign bool
+	err := s.db.NewRaw(sumsForeignInPeriodSQL, familyID, civil.DateOf(Month.start(p.From.Time())), p.To, currency).Scan(ctx, &foreign)
+	if err != nil {
+		return "", nil, dbErr("income statement", err)
+	}
 	r := sumsRanges(p)
-	args := append(fxArgs(rates, currency, family, p.From, p.To, month, r[0], r[1], r[2], r[3], r[4], r[5]),
-		civil.DateOf(Month.start(p.From.Time())))
-	return args
+	args := fxArgs(rates, currency, familyID, p.From, p.To, month, r[0], r[1], r[2], r[3], r[4], r[5])
+	if foreign {
+		return sumsStatementSQL, args, nil
+	}
+	return sumsFamilyStatementSQL, args, nil
 }
 
 // seriesDaysSumsSQL is the days of seriesSQL (what moved each account in
