@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+
+	"coffer/models/civil"
 )
 
 // transaction_sums holds the daily and monthly sums of the counted
@@ -39,7 +41,7 @@ ORDER BY grain, day, account_id, currency, category_id, transfer, income`
 // SumsDrift is one key whose kept sum differs from the rows' sum.
 type SumsDrift struct {
 	Grain      string     `bun:"grain"`
-	Day        string     `bun:"day"`
+	Day        civil.Date `bun:"day"`
 	AccountID  uuid.UUID  `bun:"account_id"`
 	Currency   string     `bun:"currency"`
 	CategoryID *uuid.UUID `bun:"category_id"`
