@@ -225,6 +225,9 @@ func (s *Store) CategoryTotals(ctx context.Context, familyID uuid.UUID, p Period
 	if err := p.check(); err != nil {
 		return nil, err
 	}
+	if err := s.maybeCompactSums(ctx, familyID); err != nil {
+		return nil, err
+	}
 	cells, err := s.statement(ctx, familyID, p, false)
 	if err != nil {
 		return nil, err
@@ -252,6 +255,9 @@ ORDER BY 1, 2, total DESC, c.name`
 // any, months in order. Months without a cell had nothing.
 func (s *Store) IncomeStatement(ctx context.Context, familyID uuid.UUID, p Period) ([]StatementCell, error) {
 	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if err := s.maybeCompactSums(ctx, familyID); err != nil {
 		return nil, err
 	}
 	return s.statement(ctx, familyID, p, true)

@@ -85,23 +85,15 @@ func (s *Store) statement(ctx context.Context, familyID uuid.UUID, p Period, byM
 	if err != nil {
 		return nil, err
 	}
-	cells := []StatementCell{}
-	if byMonth {
-		if err := s.db.NewRaw(incomeStatementSQL, familyID, p.From, p.To, s.bucketOf(Month, "d.date")).Scan(ctx, &cells); err != nil {
-			return nil, dbErr("income statement", err)
-		}
-	} else {
-		var rows []CategoryTotal
-		if err := s.db.NewRaw(categoryTotalsSQL, familyID, p.From, p.To).Scan(ctx, &rows); err != nil {
-			return nil, dbErr("category totals", err)
-		}
-		for _, r := range rows {
-			cells = append(cells, StatementCell{CategoryTotal: r})
-		}
-	}
-	flows, err := s.convertedFlows(ctx, familyID, fam.Currency, p, byMonth)
+	cells, foreign, err := s.sumsCells(ctx, fam.Currency, familyID, p, byMonth)
 	if err != nil {
 		return nil, err
+	}
+	var flows []flowRow
+	if foreign {
+		if flows, err = s.convertedFlows(ctx, familyID, fam.Currency, p, byMonth); err != nil {
+			return nil, err
+		}
 	}
 	return s.addFlows(ctx, familyID, cells, flows, byMonth)
 }

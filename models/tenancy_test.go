@@ -45,8 +45,10 @@ func schemaTables(t *testing.T, db *bun.DB) map[string]map[string]bool {
 		Table  string `bun:"table_name"`
 		Column string `bun:"column_name"`
 	}
-	q := `SELECT table_name, column_name FROM information_schema.columns
-		WHERE table_schema = current_schema()`
+	// Tables only: a view (transaction_sums_fresh) stores nothing.
+	q := `SELECT c.table_name, c.column_name FROM information_schema.columns c
+		JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+		WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'`
 	if db.Dialect().Name().String() != "pg" {
 		q = `SELECT m.name AS table_name, p.name AS column_name
 			FROM sqlite_master m JOIN pragma_table_info(m.name) p
@@ -238,8 +240,10 @@ func TestKeysWithoutFamily(t *testing.T) {
 	t.Logf("%d tenant tables; every key includes family_id in %d: %v", len(tables), len(ready), ready)
 
 	var nullable []string
-	err := db.NewRaw(`SELECT table_name FROM information_schema.columns
-		WHERE table_schema = current_schema() AND column_name = 'family_id' AND is_nullable = 'YES'
+	err := db.NewRaw(`SELECT c.table_name FROM information_schema.columns c
+		JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+		WHERE c.table_schema = current_schema() AND c.column_name = 'family_id' AND c.is_nullable = 'YES'
+		  AND t.table_type = 'BASE TABLE'
 		ORDER BY 1`).Scan(context.Background(), &nullable)
 	if err != nil {
 		t.Fatal(err)
