@@ -62,6 +62,9 @@ func commands() []command {
 		{"balances check", "[--fix]\n" +
 			"    compares every account's kept balance and valuation adjustments with the full\n" +
 			"    recalculation, prints each difference, and with --fix rewrites those accounts", balancesCheck},
+		{"sums check", "[--fix]\n" +
+			"    compares every family's kept sums (the reports' and balance series' source) with the\n" +
+			"    sums of their rows, prints each difference, and with --fix rebuilds those families' sums", sumsCheck},
 	}
 }
 
@@ -193,6 +196,51 @@ func balancesCheck(fs *flag.FlagSet, o *Options) func() (Command, error) {
 			default:
 				fmt.Fprintf(o.Stdout, "balances check: %d differences in %d accounts\n", len(drifts), len(accounts))
 				return ErrBalanceDrift
+			}
+			return nil
+		}, nil
+	}
+}
+
+// ErrSumsDrift is sums check's answer when it found differences and was
+// not asked to fix them: the command exits non-zero.
+var ErrSumsDrift = errors.New("kept sums differ from the sums of their rows; run with --fix to rebuild them")
+
+func sumsCheck(fs *flag.FlagSet, o *Options) func() (Command, error) {
+	fix := fs.Bool("fix", false, "rebuild the sums of every family that differs from its rows")
+	return func() (Command, error) {
+		return func(ctx context.Context, s *models.Store) error {
+			fams, err := s.Families(ctx)
+			if err != nil {
+				return err
+			}
+			drifted, n := 0, 0
+			for _, f := range fams {
+				drifts, err := s.CheckTransactionSums(ctx, f.ID)
+				if err != nil {
+					return err
+				}
+				for _, d := range drifts {
+					fmt.Fprintf(o.Stdout, "family %s %s\n", f.ID, d)
+				}
+				if len(drifts) == 0 {
+					continue
+				}
+				drifted, n = drifted+1, n+len(drifts)
+				if *fix {
+					if err := s.RebuildTransactionSums(ctx, f.ID); err != nil {
+						return err
+					}
+				}
+			}
+			switch {
+			case drifted == 0:
+				fmt.Fprintln(o.Stdout, "sums check: every family's kept sums agree with its rows")
+			case *fix:
+				fmt.Fprintf(o.Stdout, "sums check: %d differences in %d families, rebuilt\n", n, drifted)
+			default:
+				fmt.Fprintf(o.Stdout, "sums check: %d differences in %d families\n", n, drifted)
+				return ErrSumsDrift
 			}
 			return nil
 		}, nil

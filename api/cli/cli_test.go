@@ -37,7 +37,7 @@ func TestHelpRunsNothing(t *testing.T) {
 	for _, args := range [][]string{
 		{"users", "create", "--help"}, {"users", "set-role", "-h"}, {"users", "set-password", "--help"},
 		{"families", "list", "--help"}, {"apikeys", "create", "--help"}, {"audit", "archive", "--help"},
-		{"secrets", "backfill", "--help"}, {"balances", "check", "--help"}, {"users"}, {"apikeys"}, {"users", "--help"},
+		{"secrets", "backfill", "--help"}, {"balances", "check", "--help"}, {"sums", "check", "--help"}, {"users"}, {"apikeys"}, {"users", "--help"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			// A nil store: anything that ran would panic.
@@ -171,6 +171,34 @@ func TestBalancesCheck(t *testing.T) {
 		t.Fatalf("fix: %q, %v", out, err)
 	}
 	if out, err := admin(t, s, "", "balances", "check"); err != nil || !strings.Contains(out, "every account agrees") {
+		t.Fatalf("after the fix: %q, %v", out, err)
+	}
+}
+
+// TestSumsCheck: a kept sum written wrong behind the store's back is
+// reported (and the command fails) until --fix rebuilds the family's sums.
+func TestSumsCheck(t *testing.T) {
+	ctx := context.Background()
+	s := modelstest.NewStore(t)
+	f := modelstest.NewFamily(t, s, "sums-drift")
+	if _, _, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID, Date: "2024-05-02",
+		Amount: 12_5000, Currency: "USD", Name: "Groceries"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := admin(t, s, "", "sums", "check"); err != nil || !strings.Contains(out, "every family's kept sums agree") {
+		t.Fatalf("clean: %q, %v", out, err)
+	}
+	if _, err := s.DB().NewRaw("UPDATE transaction_sums SET amount = amount + 1 WHERE family_id = ? AND grain = 'm'", f.Family.ID).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := admin(t, s, "", "sums", "check")
+	if !errors.Is(err, cli.ErrSumsDrift) || !strings.Contains(out, "family "+f.Family.ID.String()) || !strings.Contains(out, "1 differences in 1 families") {
+		t.Fatalf("drift: %q, %v", out, err)
+	}
+	if out, err := admin(t, s, "", "sums", "check", "--fix"); err != nil || !strings.Contains(out, "1 differences in 1 families, rebuilt") {
+		t.Fatalf("fix: %q, %v", out, err)
+	}
+	if out, err := admin(t, s, "", "sums", "check"); err != nil || !strings.Contains(out, "every family's kept sums agree") {
 		t.Fatalf("after the fix: %q, %v", out, err)
 	}
 }
