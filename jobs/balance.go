@@ -284,3 +284,33 @@ func (h *Handlers) BalanceMovesSweep(ctx context.Context, t *asynq.Task) error {
 	}
 	return nil
 }
+
+// TypeSumsCompactSweep compacts the kept sums (models/transaction_sums.go)
+// of every family that gathered more unmerged deltas than a reader would
+// leave: readers compact a batch as they read, and this covers the
+// families that write and do not read. Merging never changes what a
+// reader sums, so a rerun or two at once do no harm.
+const TypeSumsCompactSweep = "sums:compact_sweep"
+
+// NewSumsCompactSweepTask builds the periodic compaction of kept sums.
+func NewSumsCompactSweepTask() *asynq.Task {
+	return asynq.NewTask(TypeSumsCompactSweep, nil, asynq.Queue(QueueLow), asynq.MaxRetry(1),
+		asynq.Timeout(10*time.Minute), asynq.Unique(5*time.Minute))
+}
+
+// SumsCompactSweep handles TypeSumsCompactSweep.
+func (h *Handlers) SumsCompactSweep(ctx context.Context, t *asynq.Task) error {
+	ids, err := h.Store.FamiliesWithUnmergedSums(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := h.Store.CompactTransactionSums(ctx, id); err != nil {
+			return err
+		}
+	}
+	if len(ids) > 0 {
+		h.logger(ctx, t).Info("kept sums compacted", "families", len(ids))
+	}
+	return nil
+}

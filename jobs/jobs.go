@@ -86,6 +86,7 @@ func (h *Handlers) Table() Table {
 		TypeAccountBalance:     {Handler: h.AccountBalance},
 		TypeBalanceSweep:       {Handler: h.BalanceSweep},
 		TypeBalanceMovesSweep:  {Handler: h.BalanceMovesSweep},
+		TypeSumsCompactSweep:   {Handler: h.SumsCompactSweep},
 		TypeRequeue:            {Handler: h.Requeue},
 		TypeAuditArchive:       {Handler: h.AuditArchive},
 		TypeRolesSync:          {Handler: h.RolesSync},

@@ -198,6 +198,18 @@ func (s *Store) compactSums(ctx context.Context, familyID uuid.UUID, batch int) 
 	return n, err
 }
 
+// FamiliesWithUnmergedSums lists the families, of every family, that
+// have gathered more than sumsCompactAt unmerged deltas: for the periodic
+// compaction, which keeps the sums of a family that writes much and reads
+// little (a bank sync's family nobody looks at for a month) from growing
+// a row per write until a reader comes. Ids only.
+func (s *Store) FamiliesWithUnmergedSums(ctx context.Context) ([]uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := s.db.NewRaw(`SELECT family_id FROM transaction_sums WHERE NOT merged GROUP BY family_id HAVING COUNT(*) > ?`,
+		sumsCompactAt).Scan(ctx, &ids)
+	return ids, dbErr("families with unmerged sums", err)
+}
+
 // maybeCompactSums compacts a batch of the family's sums when it has
 // gathered sumsCompactAt unmerged deltas, so that the readers, which call
 // it, keep reading about a row per key without a job of their own. It

@@ -42,6 +42,7 @@ func everyTask(t *testing.T) []*asynq.Task {
 	add(jobs.NewAccountBalanceTask(a, b))
 	add(jobs.NewBalanceSweepTask(), nil)
 	add(jobs.NewBalanceMovesSweepTask(), nil)
+	add(jobs.NewSumsCompactSweepTask(), nil)
 	add(jobs.NewChatReplyTask(a, b, uuid.New()))
 	add(jobs.NewRequeueTask(), nil)
 	add(jobs.NewAuditArchiveTask(), nil)

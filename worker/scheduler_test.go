@@ -192,7 +192,7 @@ func TestSchedulerRegistersPeriodicWork(t *testing.T) {
 		{
 			name: "balance sweep and webhooks only",
 			o:    worker.Options{BalanceSweepCron: "5 0 * * *"},
-			want: map[string]string{jobs.TypeBalanceSweep: "5 0 * * *", jobs.TypeWebhookSweep: "@every 15s", jobs.TypeBalanceMovesSweep: "@every 15s",
+			want: map[string]string{jobs.TypeBalanceSweep: "5 0 * * *", jobs.TypeWebhookSweep: "@every 15s", jobs.TypeBalanceMovesSweep: "@every 15s", jobs.TypeSumsCompactSweep: "@every 5m",
 				jobs.TypeRecurringSweep: "40 4 * * *", jobs.TypeNotifySweep: "7 * * * *"},
 			bad: func(o *worker.Options) { o.BalanceSweepCron = "not a cron" },
 		},
@@ -203,7 +203,7 @@ func TestSchedulerRegistersPeriodicWork(t *testing.T) {
 				ExchangeRatesCron: "20 16 * * *"},
 			want: map[string]string{jobs.TypeBalanceSweep: "5 0 * * *", jobs.TypeAuditArchive: "30 3 * * *", jobs.TypeOAuthCleanup: "17 * * * *",
 				simplefin.TypeSchedule: "CRON_TZ=America/New_York 22 2 * * *", simplefin.TypeSweep: "@every 10m",
-				jobs.TypeExchangeRatesFetch: "20 16 * * *", jobs.TypeWebhookSweep: "@every 15s", jobs.TypeBalanceMovesSweep: "@every 15s", jobs.TypeRecurringSweep: "40 4 * * *",
+				jobs.TypeExchangeRatesFetch: "20 16 * * *", jobs.TypeWebhookSweep: "@every 15s", jobs.TypeBalanceMovesSweep: "@every 15s", jobs.TypeSumsCompactSweep: "@every 5m", jobs.TypeRecurringSweep: "40 4 * * *",
 				jobs.TypeNotifySweep: "7 * * * *"},
 			bad: func(o *worker.Options) { o.SimplefinSyncTZ = "Nowhere/Else" },
 		},

@@ -142,12 +142,13 @@ type Periodic struct {
 }
 
 // Periodic lists the periodic tasks of o, as NewScheduler registers them:
-// the balance sweeps (nightly, and of waiting moves every 15 s), the webhook sweep, the nightly recurring detection and the hourly notifications sweep always, the daily SimpleFIN fan-out (in its zone) and
+// the balance sweeps (nightly, and of waiting moves every 15 s), the compaction of kept sums (every 5 minutes), the webhook sweep, the nightly recurring detection and the hourly notifications sweep always, the daily SimpleFIN fan-out (in its zone) and
 // the SimpleFIN sweep when a sync cron is set, audit retention, the
 // OAuth cleanup and the exchange rates when their crons are set.
 func (o Options) Periodic() ([]Periodic, error) {
 	list := []Periodic{{Spec: o.BalanceSweepCron, Task: jobs.NewBalanceSweepTask()},
 		{Spec: "@every 15s", Task: jobs.NewBalanceMovesSweepTask()},
+		{Spec: "@every 5m", Task: jobs.NewSumsCompactSweepTask()},
 		{Spec: "@every 15s", Task: jobs.NewWebhookSweepTask()},
 		{Spec: jobs.RecurringSweepCron, Task: jobs.NewRecurringSweepTask()},
 		{Spec: jobs.NotifySweepCron, Task: jobs.NewNotifySweepTask()}}
