@@ -21,7 +21,8 @@ type UserFilter struct {
 type UserRow struct {
 	User
 	FamilyName string   `bun:"family_name,scanonly"`
-	Providers  []string `bun:"-"` // labels of linked providers
+	ChatCount  int64    `bun:"chat_count,scanonly"` // read by u.*; kept by the chats triggers
+	Providers  []string `bun:"-"`                   // labels of linked providers
 }
 
 // Users lists a page of users by email.
