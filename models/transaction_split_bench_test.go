@@ -41,11 +41,13 @@ func BenchmarkSplitRegister(b *testing.B) {
 	run := func(name string, fn func() error) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
+			cpu := modelstest.ProcessCPU(b)
 			for b.Loop() {
 				if err := fn(); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(modelstest.ProcessCPU(b)-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
 	page := models.Page{Number: 1, Size: 50}

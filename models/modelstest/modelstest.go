@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,4 +165,16 @@ func randomHex(n int) string {
 		panic(fmt.Sprintf("modelstest: random: %v", err))
 	}
 	return hex.EncodeToString(b)
+}
+
+// ProcessCPU is this process's user and system time so far. A benchmark
+// reports it per operation beside the wall time, which on a shared machine
+// moves with everyone else's load; in the embedded mode it is the whole
+// cost (SQLite runs in this process).
+func ProcessCPU(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
