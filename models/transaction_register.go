@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
 
+	"coffer/models/civil"
 	"coffer/models/money"
 )
 
@@ -30,32 +31,40 @@ type RegisterRow struct {
 // history, the balance after the newest row (top) is the stored balance
 // plus what was counted after the day it counts up to (?5), and each
 // older row's is that less what the rows above it moved: the work grows
-// with the page number, not with the account's history.
+// with the page number, not with the account's history. The stored
+// balance (?5) and its day (?6) are the account's as AccountRegister read
+// it, sent as values: a day the planner sees finds the few rows after it
+// through the account's index, where a day read from the row inside the
+// statement was planned as a third of the table (a sequential scan of the
+// family's rows on PostgreSQL: 28 of 30 ms at 100,000). The page's rows
+// are read without a join, so that they come in the index's order and
+// stop at the LIMIT instead of being sorted all.
 const registerPageSQL = `
 WITH acc AS (
-    SELECT a.id, a.currency, ` + anchorSQL + ` AS anchor, ?5 AS asof, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
+    SELECT a.id, a.currency, CASE WHEN ` + liabilitySQL + ` THEN 1 ELSE -1 END AS flow
     FROM accounts a WHERE a.family_id = ?0 AND a.id = ?1
 ),
 top AS (
-    SELECT acc.anchor + acc.flow * COALESCE((SELECT SUM(t.amount) FROM transactions t
-        WHERE t.family_id = ?0 AND t.account_id = ?1 AND t.currency = acc.currency AND t.date > acc.asof
+    SELECT ?5 + acc.flow * COALESCE((SELECT SUM(t.amount) FROM transactions t
+        WHERE t.family_id = ?0 AND t.account_id = ?1 AND t.currency = acc.currency AND t.date > ?6
           AND t.deleted_at IS NULL AND NOT t.excluded), 0)
         + COALESCE((SELECT SUM(v.adjustment) FROM valuations v
-        WHERE v.family_id = ?0 AND v.account_id = ?1 AND v.date > acc.asof), 0) AS balance
+        WHERE v.family_id = ?0 AND v.account_id = ?1 AND v.date > ?6), 0) AS balance
     FROM acc
 ),
 newest AS (
     SELECT * FROM (
-        SELECT t.id, t.date, 0 AS late, t.created_at, CASE WHEN t.currency = acc.currency AND NOT t.excluded THEN t.amount ELSE 0 END AS moved
-        FROM transactions t JOIN acc ON acc.id = t.account_id
+        SELECT t.id, t.date, 0 AS late, t.created_at,
+            CASE WHEN t.currency = (SELECT currency FROM acc) AND NOT t.excluded THEN t.amount ELSE 0 END AS moved
+        FROM transactions t
         WHERE t.family_id = ?0 AND t.account_id = ?1 AND t.deleted_at IS NULL
         ORDER BY t.date DESC, t.created_at DESC, t.id DESC
         LIMIT ?2
     ) tx
     UNION ALL
     SELECT * FROM (
-        SELECT v.id, v.date, 1 AS late, v.created_at, acc.flow * v.adjustment AS moved
-        FROM valuations v JOIN acc ON acc.id = v.account_id
+        SELECT v.id, v.date, 1 AS late, v.created_at, (SELECT flow FROM acc) * v.adjustment AS moved
+        FROM valuations v
         WHERE v.family_id = ?0 AND v.account_id = ?1 AND v.date IS NOT NULL
         ORDER BY v.date DESC
         LIMIT ?2
@@ -76,15 +85,19 @@ LIMIT ?3 OFFSET ?4`
 // transaction shows in them once its balance job has run (within
 // seconds); a valuation's write settles the balance at once.
 func (s *Store) AccountRegister(ctx context.Context, familyID, accountID uuid.UUID, p Page) ([]RegisterRow, int, error) {
-	if _, err := s.Account(ctx, familyID, accountID); err != nil {
+	a, err := s.Account(ctx, familyID, accountID)
+	if err != nil {
 		return nil, 0, err
+	}
+	anchor, asof := a.OpeningBalance, civil.Date("1899-12-31")
+	if a.BalanceUpdatedAt != nil {
+		anchor, asof = a.Balance, civil.DateOf(*a.BalanceUpdatedAt)
 	}
 	q := s.db.NewSelect().Model((*Transaction)(nil)).
 		Where("t.family_id = ?", familyID).
 		Where("t.account_id = ?", accountID).
 		Where("t.deleted_at IS NULL")
 	var nt int64
-	var err error
 	if limit := p.countLimit(); limit > 0 {
 		nt, err = countUpTo(ctx, q.Column("t.id"), limit)
 	} else {
@@ -112,7 +125,7 @@ func (s *Store) AccountRegister(ctx context.Context, familyID, accountID uuid.UU
 		Late    int          `bun:"late"`
 		Balance money.Amount `bun:"balance_after"`
 	}
-	err = s.db.NewRaw(registerPageSQL, familyID, accountID, offset+p.Size, p.Size, offset, s.asofOf()).Scan(ctx, &page)
+	err = s.db.NewRaw(registerPageSQL, familyID, accountID, offset+p.Size, p.Size, offset, anchor, asof).Scan(ctx, &page)
 	if err != nil {
 		return nil, 0, dbErr("list register", err)
 	}

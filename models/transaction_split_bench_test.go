@@ -31,6 +31,7 @@ func BenchmarkSplitRegister(b *testing.B) {
 		parent = id
 	}
 	must(b, s.RecalculateBalance(ctx, big.fam, big.checking))
+	must(b, s.CompactTransactionSums(ctx, big.fam)) // as the worker's sweep leaves them
 	if s.Postgres() {
 		_, err := s.DB().ExecContext(ctx, "VACUUM ANALYZE")
 		must(b, err)
@@ -51,9 +52,13 @@ func BenchmarkSplitRegister(b *testing.B) {
 		})
 	}
 	page := models.Page{Number: 1, Size: 50}
-	run("RegisterFirstPage", func() error { _, _, err := s.AccountRegister(ctx, big.fam, big.checking, page); return err })
+	// The register as the account screen asks for it: counted up to 250.
+	run("RegisterFirstPage", func() error {
+		_, _, err := s.AccountRegister(ctx, big.fam, big.checking, models.Page{Number: 1, Size: 50, CountUpTo: 250})
+		return err
+	})
 	run("RegisterPage100", func() error {
-		_, _, err := s.AccountRegister(ctx, big.fam, big.checking, models.Page{Number: 100, Size: 50})
+		_, _, err := s.AccountRegister(ctx, big.fam, big.checking, models.Page{Number: 100, Size: 50, CountUpTo: 250})
 		return err
 	})
 	run("TransactionsPage", func() error { _, _, err := s.Transactions(ctx, big.fam, models.TransactionFilter{}, page); return err })
