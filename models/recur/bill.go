@@ -35,8 +35,9 @@ type Bill struct {
 	Amount    int64  // signed as transactions are
 	Min, Max  *int64 // the amounts seen, when the detector saw them
 	Cadence   Cadence
-	Day       int       // expected day of the month
-	Next      time.Time // the next expected date, midnight UTC
+	Day       int        // expected day of the month
+	Next      time.Time  // the next expected date, midnight UTC
+	Last      *time.Time // the latest payment's date; nil: none known
 }
 
 // Window is the dates a transaction paying the next occurrence may have.
@@ -50,13 +51,16 @@ func (b *Bill) Window() (lo, hi time.Time) {
 // name, an amount within the series' tolerance (or its range seen), and a
 // date inside Window.
 func (b *Bill) Matches(t *Txn) bool {
+	lo, hi := b.Window()
+	return !t.Date.Before(lo) && !t.Date.After(hi) && b.payee(t)
+}
+
+// payee is Matches without the date: t is a payment of this series.
+func (b *Bill) payee(t *Txn) bool {
 	if t.Amount == 0 || (t.Amount < 0) != (b.Amount < 0) || t.Currency != b.Currency {
 		return false
 	}
 	if b.AccountID != nil && *b.AccountID != t.AccountID {
-		return false
-	}
-	if lo, hi := b.Window(); t.Date.Before(lo) || t.Date.After(hi) {
 		return false
 	}
 	if k := Key(t.MerchantID, t.Name); k == "" || (k != b.Key && Normalize(t.Name) != Normalize(b.Name)) {
@@ -66,6 +70,38 @@ func (b *Bill) Matches(t *Txn) bool {
 		return true
 	}
 	return b.Min != nil && b.Max != nil && t.Amount >= *b.Min && t.Amount <= *b.Max
+}
+
+// LateDays is how far before b's next date Late looks: as far back as the
+// missed job records.
+const LateDays = 366
+
+// Late reports the earlier due date that t pays late: a payment of the
+// series dated after Window of one of b's past occurrences (which the
+// missed job then moved b past) and before the window of the occurrence
+// after it. Each past occurrence owns the days from the start of its
+// window to the start of the next one's, so a late payment pays the
+// occurrence it was late for, never the next one early. Late does not
+// know whether that occurrence was missed (the store's record says); it
+// knows only that none paid from b.Last on was.
+func (b *Bill) Late(t *Txn) (time.Time, bool) {
+	if !b.payee(t) {
+		return time.Time{}, false
+	}
+	g := b.Cadence.Grace()
+	floor := b.Next.AddDate(0, 0, -LateDays)
+	for d, after := b.Cadence.Prev(b.Next, b.Day), b.Next; !d.Before(floor); d, after = b.Cadence.Prev(d, b.Day), d {
+		lo := d.AddDate(0, 0, -g)
+		switch {
+		case !t.Date.Before(after.AddDate(0, 0, -g)): // in the next one's span, or later
+			return time.Time{}, false
+		case b.Last != nil && !b.Last.Before(lo): // paid from this one on
+			return time.Time{}, false
+		case !t.Date.Before(lo):
+			return d, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // Advance moves b to its following occurrence, one cadence after the one

@@ -104,3 +104,60 @@ func TestGrace(t *testing.T) {
 		}
 	}
 }
+
+// TestBillLate: a payment after an occurrence's grace and before the next
+// one's window pays that occurrence late; one in the next window is the
+// next one's (Matches); a bill paid since is not paid again; a payee or
+// amount that does not match pays nothing.
+func TestBillLate(t *testing.T) {
+	acct := uuid.New()
+	b := Bill{Key: "n:power", Name: "Power", AccountID: &acct, Currency: "USD", Amount: 800000, Cadence: Monthly, Day: 31,
+		Next: date("2026-08-31")}
+	base := Txn{Name: "POWER #4432", AccountID: acct, Amount: 812300, Currency: "USD"}
+	for _, c := range []struct {
+		date, last string
+		name       string
+		want       string // "": not late
+	}{
+		{"2026-08-05", "", "Power", "2026-07-31"},
+		{"2026-07-26", "", "Power", "2026-07-31"}, // early in July's window, after the job ran
+		{"2026-08-25", "", "Power", "2026-07-31"}, // the day before August's window
+		{"2026-08-26", "", "Power", ""},           // August's window: Matches
+		{"2026-09-10", "", "Power", ""},
+		{"2026-07-25", "", "Power", "2026-06-30"}, // two months missed: June's
+		{"2026-08-05", "2026-07-27", "Power", ""}, // July was paid
+		{"2026-08-05", "2026-06-29", "Power", "2026-07-31"},
+		{"2026-08-05", "", "Gas", ""},
+		{"2025-06-01", "", "Power", ""}, // over a year back
+	} {
+		x := base
+		x.Date, x.Name = date(c.date), c.name
+		if c.name == "Gas" {
+			x.Name = "GAS CO"
+		}
+		bb := b
+		if c.last != "" {
+			l := date(c.last)
+			bb.Last = &l
+		}
+		d, ok := bb.Late(&x)
+		got := ""
+		if ok {
+			got = d.Format(time.DateOnly)
+		}
+		if got != c.want {
+			t.Errorf("%s (last %q): late for %q, want %q", c.date, c.last, got, c.want)
+		}
+	}
+}
+
+func TestCadencePrev(t *testing.T) {
+	for _, c := range Cadences {
+		for _, s := range []string{"2026-03-31", "2026-01-31", "2026-02-28", "2026-07-15"} {
+			d := date(s)
+			if got := c.Next(c.Prev(d, d.Day()), d.Day()); !got.Equal(d) {
+				t.Errorf("%s: Next(Prev(%s)) = %s", c, s, got.Format(time.DateOnly))
+			}
+		}
+	}
+}
