@@ -359,7 +359,7 @@ func TestAssistantWritesWhenAllowed(t *testing.T) {
 	if err := e.reply(c, q); err != nil {
 		t.Fatal(err)
 	}
-	if names := e.fake.Requests()[0].ToolNames(); len(names) != 10 {
+	if names := e.fake.Requests()[0].ToolNames(); len(names) != 12 {
 		t.Fatalf("tools offered %v", names)
 	}
 	// The answer proposes; nothing is made until the person confirms.
