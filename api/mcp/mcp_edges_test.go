@@ -234,7 +234,7 @@ func TestMCPScopes(t *testing.T) {
 	}
 
 	// API keys: the read key sees the read tools, the read_write key all.
-	for key, want := range map[string]int{e.Alpha.ReadKey: 7, e.Alpha.Key: 10} {
+	for key, want := range map[string]int{e.Alpha.ReadKey: 9, e.Alpha.Key: 12} {
 		cs := mcpConnect(t, ctx, base, &http.Client{Transport: headerTransport{"X-Api-Key", key, plain}})
 		if got := toolNames(t, ctx, cs); len(got) != want {
 			t.Fatalf("key's tools %v", got)
