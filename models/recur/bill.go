@@ -38,6 +38,11 @@ type Bill struct {
 	Day       int        // expected day of the month
 	Next      time.Time  // the next expected date, midnight UTC
 	Last      *time.Time // the latest payment's date; nil: none known
+
+	// The days a late payment may have (see Late), worked out on its
+	// first call: a batch asks for each of its rows.
+	lateFrom, lateTo time.Time
+	lateKnown        bool
 }
 
 // Window is the dates a transaction paying the next occurrence may have.
@@ -85,23 +90,41 @@ const LateDays = 366
 // know whether that occurrence was missed (the store's record says); it
 // knows only that none paid from b.Last on was.
 func (b *Bill) Late(t *Txn) (time.Time, bool) {
-	// The dates first, the payee only for a row in a span: most items
-	// were paid last time, and most rows are not theirs, so a batch of
-	// rows against tens of items stays a few date comparisons each.
-	g := b.Cadence.Grace()
-	floor := b.Next.AddDate(0, 0, -LateDays)
-	for d, after := b.Cadence.Prev(b.Next, b.Day), b.Next; !d.Before(floor); d, after = b.Cadence.Prev(d, b.Day), d {
-		lo := d.AddDate(0, 0, -g)
-		switch {
-		case !t.Date.Before(after.AddDate(0, 0, -g)): // in the next one's span, or later
-			return time.Time{}, false
-		case b.Last != nil && !b.Last.Before(lo): // paid from this one on
-			return time.Time{}, false
-		case !t.Date.Before(lo):
-			return d, b.payee(t)
-		}
+	// The span first, the payee only for a row inside it: most items were
+	// paid last time (an empty span), and most rows are not theirs.
+	from, to := b.lateSpan()
+	if t.Date.Before(from) || !t.Date.Before(to) {
+		return time.Time{}, false
 	}
-	return time.Time{}, false
+	g := b.Cadence.Grace()
+	d := b.Cadence.Prev(b.Next, b.Day)
+	for t.Date.Before(d.AddDate(0, 0, -g)) {
+		d = b.Cadence.Prev(d, b.Day)
+	}
+	return d, b.payee(t)
+}
+
+// lateSpan is the days a late payment of b may have: from the start of
+// the window of the oldest past occurrence not paid (none from b.Last on
+// was; at most LateDays back) to the start of the next one's window.
+// Empty when the last occurrence was paid.
+func (b *Bill) lateSpan() (from, to time.Time) {
+	if b.lateKnown {
+		return b.lateFrom, b.lateTo
+	}
+	g := b.Cadence.Grace()
+	b.lateTo = b.Next.AddDate(0, 0, -g)
+	b.lateFrom = b.lateTo
+	floor := b.Next.AddDate(0, 0, -LateDays)
+	for d := b.Cadence.Prev(b.Next, b.Day); !d.Before(floor); d = b.Cadence.Prev(d, b.Day) {
+		lo := d.AddDate(0, 0, -g)
+		if b.Last != nil && !b.Last.Before(lo) {
+			break
+		}
+		b.lateFrom = lo
+	}
+	b.lateKnown = true
+	return b.lateFrom, b.lateTo
 }
 
 // Advance moves b to its following occurrence, one cadence after the one
@@ -109,6 +132,7 @@ func (b *Bill) Late(t *Txn) (time.Time, bool) {
 // late payment does not drift the schedule.
 func (b *Bill) Advance() {
 	b.Next = b.Cadence.Next(b.Next, b.Day)
+	b.lateKnown = false
 }
 
 // Occurrences are the dates of a series whose next occurrence is next,

@@ -161,3 +161,34 @@ func TestCadencePrev(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBillMatchRow is the pay step's Go work for one row of a batch
+// against 50 items paid last time: Matches alone (before Late existed)
+// and Matches then Late (a row that pays no next occurrence).
+func BenchmarkBillMatchRow(b *testing.B) {
+	acct := uuid.New()
+	var items []Bill
+	for i := range 50 {
+		next := date("2026-08-01").AddDate(0, 0, i%28)
+		last := next.AddDate(0, -1, 1)
+		items = append(items, Bill{Key: "n:bill", Name: "Bill", AccountID: &acct, Currency: "USD", Amount: int64(100000 + i),
+			Cadence: Monthly, Day: next.Day(), Next: next, Last: &last})
+	}
+	row := Txn{Name: "CORNER SHOP 1234", AccountID: acct, Amount: 45000, Currency: "USD", Date: date("2026-07-20")}
+	for _, late := range []bool{false, true} {
+		b.Run(map[bool]string{false: "matches", true: "matches+late"}[late], func(b *testing.B) {
+			for b.Loop() {
+				for i := range items {
+					if items[i].Matches(&row) {
+						b.Fatal("matched")
+					}
+					if late {
+						if _, ok := items[i].Late(&row); ok {
+							b.Fatal("late")
+						}
+					}
+				}
+			}
+		})
+	}
+}
