@@ -160,7 +160,7 @@ func TestAssistantAnswersFromTheLedger(t *testing.T) {
 		t.Fatalf("system prompt: %s", sys.Text())
 	}
 	// Write tools are off by default.
-	if got := strings.Join(r.ToolNames(), ","); got != "get_accounts,get_transactions,get_balance_sheet,get_income_statement,get_categories,get_merchants,get_tags" {
+	if got := strings.Join(r.ToolNames(), ","); got != "get_accounts,get_transactions,get_balance_sheet,get_income_statement,get_categories,get_merchants,get_tags,get_forecast,get_upcoming_bills" {
 		t.Fatalf("tools offered: %s", got)
 	}
 	used, err := assistant.Usage(context.Background(), e.rdb, c.FamilyID, time.Now())
@@ -359,7 +359,7 @@ func TestAssistantWritesWhenAllowed(t *testing.T) {
 	if err := e.reply(c, q); err != nil {
 		t.Fatal(err)
 	}
-	if names := e.fake.Requests()[0].ToolNames(); len(names) != 10 {
+	if names := e.fake.Requests()[0].ToolNames(); len(names) != 12 {
 		t.Fatalf("tools offered %v", names)
 	}
 	// The answer proposes; nothing is made until the person confirms.

@@ -123,14 +123,21 @@ func billOf(r *RecurringTransaction) recur.Bill {
 		lo, hi := int64(*r.AmountMin), int64(*r.AmountMax)
 		b.Min, b.Max = &lo, &hi
 	}
+	if r.LastDate != nil {
+		last := r.LastDate.Time()
+		b.Last = &last
+	}
 	return b
 }
 
-// payment is one occurrence a transaction of the batch pays.
+// payment is one occurrence a transaction of the batch pays. A late one
+// pays an occurrence before the item's next date, which the missed job
+// recorded missed (see recur's Late): if it did, the record turns paid.
 type payment struct {
 	item *RecurringTransaction
 	due  civil.Date
 	row  *Transaction
+	late bool
 }
 
 // bills is a batch's view of the family's active recurring transactions:
@@ -162,8 +169,10 @@ func payable(t *Transaction) bool {
 // match decides which of rows pays which occurrence, oldest row first: a
 // row pays at most one, each occurrence is paid once, and a paid item
 // moves to its following date, which a later row of the batch may pay in
-// turn. It changes nothing stored and works on a copy of the schedule, so
-// that it can be asked before the write and again inside it.
+// turn. A row that pays no next occurrence may pay a past one late (see
+// recur's Late), once in the batch. It changes nothing stored and works on
+// a copy of the schedule, so that it can be asked before the write and
+// again inside it.
 func (b *bills) match(rows []*Transaction) []payment {
 	if b == nil || len(b.items) == 0 || len(rows) == 0 {
 		return nil
@@ -177,6 +186,12 @@ func (b *bills) match(rows []*Transaction) []payment {
 	slices.SortStableFunc(order, func(x, y *Transaction) int { return cmp.Compare(x.Date, y.Date) })
 	next := slices.Clone(b.next)
 	var out []payment
+	type occurrence struct {
+		item int
+		due  civil.Date
+	}
+	lateTaken := map[occurrence]bool{}
+rows:
 	for _, t := range order {
 		x := recur.Txn{Name: t.Name, MerchantID: t.MerchantID, AccountID: t.AccountID, Amount: int64(t.Amount),
 			Currency: t.Currency, Date: t.Date.Time()}
@@ -184,6 +199,15 @@ func (b *bills) match(rows []*Transaction) []payment {
 			if next[i].Matches(&x) {
 				out = append(out, payment{item: &b.items[i], due: civil.DateOf(next[i].Next), row: t})
 				next[i].Advance()
+				continue rows
+			}
+		}
+		// Late against the stored schedule: the occurrences it looks at
+		// are the ones the missed job moved the item past.
+		for i := range b.next {
+			if d, ok := b.next[i].Late(&x); ok && !lateTaken[occurrence{i, civil.DateOf(d)}] {
+				lateTaken[occurrence{i, civil.DateOf(d)}] = true
+				out = append(out, payment{item: &b.items[i], due: civil.DateOf(d), row: t, late: true})
 				break
 			}
 		}
@@ -224,6 +248,12 @@ func (s *Store) payOccurrences(ctx context.Context, familyID uuid.UUID, pays []p
 			c := *p.item
 			r = &c
 			items[r.ID] = r
+		}
+		if p.late {
+			if err := s.payLate(ctx, familyID, r, p); err != nil {
+				return err
+			}
+			continue
 		}
 		if stale[r.ID] || r.NextDate != p.due {
 			continue
@@ -268,6 +298,57 @@ func (s *Store) payOccurrences(ctx context.Context, familyID uuid.UUID, pays []p
 		}
 	}
 	return nil
+}
+
+// payLate turns the missed occurrence p pays into a paid one, and counts
+// it on r (the batch's copy of its item): the last date and the count
+// move, the next date does not, since the missed job moved it already. A
+// due date that was not recorded missed (paid already, or never recorded)
+// is left alone: the row pays nothing. The guard on the status makes two
+// batches paying one occurrence at once pay it once. The price is not
+// changed: a late payment may carry a late fee.
+func (s *Store) payLate(ctx context.Context, familyID uuid.UUID, r *RecurringTransaction, p payment) error {
+	now := s.now()
+	paid := p.row.Amount
+	o := &RecurringOccurrence{Status: OccurrencePaid, TransactionID: &p.row.ID, PaidAmount: &paid, PaidDate: &p.row.Date, UpdatedAt: now}
+	res, err := s.db.NewUpdate().Model(o).Column("status", "transaction_id", "paid_amount", "paid_date", "updated_at").
+		Where("ro.family_id = ?", familyID).Where("ro.recurring_transaction_id = ?", r.ID).Where("ro.due_date = ?", p.due).
+		Where("ro.status = ?", OccurrenceMissed).Exec(ctx)
+	if err != nil {
+		return dbErr("pay missed occurrence", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	// In SQL rather than from r: another batch may have counted a payment
+	// of this item since r was read.
+	if _, err := s.db.NewUpdate().Model((*RecurringTransaction)(nil)).
+		Set("occurrence_count = rt.occurrence_count + 1").
+		Set("last_occurrence_date = CASE WHEN rt.last_occurrence_date IS NULL OR rt.last_occurrence_date < ? THEN ? ELSE rt.last_occurrence_date END", p.row.Date, p.row.Date).
+		Set("updated_at = ?", now).
+		Where("rt.family_id = ?", familyID).Where("rt.id = ?", r.ID).Exec(ctx); err != nil {
+		return dbErr("count late payment", err)
+	}
+	if r.LastDate == nil || *r.LastDate < p.row.Date {
+		r.LastDate = &p.row.Date
+	}
+	r.Occurrences++
+	return nil
+}
+
+// Late reports whether o was paid after its grace ended: a bill the
+// missed job recorded missed, paid by a payment that came later. It needs
+// o's recurring transaction (for its cadence's grace); without it, any
+// payment after the due date is late.
+func (o *RecurringOccurrence) Late() bool {
+	if o.Status != OccurrencePaid || o.PaidDate == nil {
+		return false
+	}
+	grace := 0
+	if o.Recurring != nil {
+		grace = recur.Cadence(o.Recurring.Cadence).Grace()
+	}
+	return o.PaidDate.Time().After(o.DueDate.Time().AddDate(0, 0, grace))
 }
 
 // missedKeptDays bounds how far back the missed job records: an item

@@ -203,7 +203,7 @@ func TestMCPScopes(t *testing.T) {
 	coffee := mcpLedger(t, e)
 	conf, tok := oauthGrant(t, e, ctx, base, models.ScopeRead)
 	reads := []string{"get_accounts", "get_transactions", "get_balance_sheet", "get_income_statement", "get_categories",
-		"get_merchants", "get_tags"}
+		"get_merchants", "get_tags", "get_forecast", "get_upcoming_bills"}
 	plain := ctx.Value(oauth2.HTTPClient).(*http.Client).Transport
 
 	cs := mcpConnect(t, ctx, base, &http.Client{Transport: &oauth2.Transport{Source: conf.TokenSource(ctx, tok), Base: plain}})
@@ -234,7 +234,7 @@ func TestMCPScopes(t *testing.T) {
 	}
 
 	// API keys: the read key sees the read tools, the read_write key all.
-	for key, want := range map[string]int{e.Alpha.ReadKey: 7, e.Alpha.Key: 10} {
+	for key, want := range map[string]int{e.Alpha.ReadKey: 9, e.Alpha.Key: 12} {
 		cs := mcpConnect(t, ctx, base, &http.Client{Transport: headerTransport{"X-Api-Key", key, plain}})
 		if got := toolNames(t, ctx, cs); len(got) != want {
 			t.Fatalf("key's tools %v", got)

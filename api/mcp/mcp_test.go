@@ -177,9 +177,10 @@ func names(m map[string]any, key string) []string {
 
 // TestMCPOverOAuth: an MCP client registered dynamically gets a
 // read_write token by the real code + PKCE flow, connects with the
-// official SDK's client over HTTP, lists the ten tools and calls each one
-// against the ledger; half way, the oauth2 client refreshes its token and
-// the calls go on with the new one.
+// official SDK's client over HTTP, lists the tools and calls each one
+// against the ledger (the forecast and the upcoming bills in
+// TestMCPForecastAndUpcoming); half way, the oauth2 client refreshes its
+// token and the calls go on with the new one.
 func TestMCPOverOAuth(t *testing.T) {
 	e := apitest.NewEnv(t, apitest.TrustLoopback)
 	base := e.Listen()
@@ -192,7 +193,7 @@ func TestMCPOverOAuth(t *testing.T) {
 	cs := mcpConnect(t, ctx, base, hc)
 	got := toolNames(t, ctx, cs)
 	want := []string{"get_accounts", "get_transactions", "get_balance_sheet", "get_income_statement", "get_categories",
-		"get_merchants", "get_tags", "update_transaction", "create_category", "create_tag"}
+		"get_merchants", "get_tags", "get_forecast", "get_upcoming_bills", "update_transaction", "create_category", "create_tag"}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {

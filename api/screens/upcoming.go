@@ -32,6 +32,7 @@ type upcomingData struct {
 	Upcoming []models.Upcoming
 	Totals   []upcomingTotal
 	Missed   []models.RecurringOccurrence
+	PaidLate []models.RecurringOccurrence // missed, then paid by a payment that came late
 	// FeedOn: the user has a calendar address; FeedURL is a new one, shown
 	// once, right after it was made.
 	FeedOn  bool
@@ -60,9 +61,17 @@ func (h *Handler) upcomingPage(c *fiber.Ctx, status int, feedURL, flash string) 
 	for _, up := range d.Upcoming {
 		d.Totals = addTotal(d.Totals, up.Item.Currency, up.Item.Amount)
 	}
-	if d.Missed, err = h.store.RecurringOccurrences(ctx, u.FamilyID, models.OccurrenceFilter{Status: models.OccurrenceMissed,
-		DueFrom: civil.DateOf(today.AddDate(0, 0, -missedDays))}); err != nil {
+	past, err := h.store.RecurringOccurrences(ctx, u.FamilyID, models.OccurrenceFilter{DueFrom: civil.DateOf(today.AddDate(0, 0, -missedDays))})
+	if err != nil {
 		return err
+	}
+	for _, o := range past {
+		switch {
+		case o.Status == models.OccurrenceMissed:
+			d.Missed = append(d.Missed, o)
+		case o.Late():
+			d.PaidLate = append(d.PaidLate, o)
+		}
 	}
 	switch _, err := h.store.CalendarFeedOf(ctx, u.FamilyID, u.ID); {
 	case err == nil:

@@ -63,6 +63,7 @@ func refuse(code, format string, args ...any) *Error {
 func Tools() []Tool {
 	return []Tool{
 		getAccounts, getTransactions, getBalanceSheet, getIncomeStatement, getCategories, getMerchants, getTags,
+		getForecast, getUpcomingBills,
 		updateTransaction, createCategory, createTag,
 	}
 }

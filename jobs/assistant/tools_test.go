@@ -35,7 +35,7 @@ func TestToolTable(t *testing.T) {
 	if got, _ := json.Marshal(writes); string(got) != `["update_transaction","create_category","create_tag"]` {
 		t.Fatalf("write tools %s", got)
 	}
-	if n := len(assistant.Offered(assistant.Caller{})); n != 7 {
+	if n := len(assistant.Offered(assistant.Caller{})); n != 9 {
 		t.Fatalf("a caller without writes is offered %d tools", n)
 	}
 }

@@ -35,8 +35,14 @@ type Bill struct {
 	Amount    int64  // signed as transactions are
 	Min, Max  *int64 // the amounts seen, when the detector saw them
 	Cadence   Cadence
-	Day       int       // expected day of the month
-	Next      time.Time // the next expected date, midnight UTC
+	Day       int        // expected day of the month
+	Next      time.Time  // the next expected date, midnight UTC
+	Last      *time.Time // the latest payment's date; nil: none known
+
+	// The days a late payment may have (see Late), worked out on its
+	// first call: a batch asks for each of its rows.
+	lateFrom, lateTo time.Time
+	lateKnown        bool
 }
 
 // Window is the dates a transaction paying the next occurrence may have.
@@ -50,13 +56,16 @@ func (b *Bill) Window() (lo, hi time.Time) {
 // name, an amount within the series' tolerance (or its range seen), and a
 // date inside Window.
 func (b *Bill) Matches(t *Txn) bool {
+	lo, hi := b.Window()
+	return !t.Date.Before(lo) && !t.Date.After(hi) && b.payee(t)
+}
+
+// payee is Matches without the date: t is a payment of this series.
+func (b *Bill) payee(t *Txn) bool {
 	if t.Amount == 0 || (t.Amount < 0) != (b.Amount < 0) || t.Currency != b.Currency {
 		return false
 	}
 	if b.AccountID != nil && *b.AccountID != t.AccountID {
-		return false
-	}
-	if lo, hi := b.Window(); t.Date.Before(lo) || t.Date.After(hi) {
 		return false
 	}
 	if k := Key(t.MerchantID, t.Name); k == "" || (k != b.Key && Normalize(t.Name) != Normalize(b.Name)) {
@@ -68,11 +77,62 @@ func (b *Bill) Matches(t *Txn) bool {
 	return b.Min != nil && b.Max != nil && t.Amount >= *b.Min && t.Amount <= *b.Max
 }
 
+// LateDays is how far before b's next date Late looks: as far back as the
+// missed job records.
+const LateDays = 366
+
+// Late reports the earlier due date that t pays late: a payment of the
+// series dated after Window of one of b's past occurrences (which the
+// missed job then moved b past) and before the window of the occurrence
+// after it. Each past occurrence owns the days from the start of its
+// window to the start of the next one's, so a late payment pays the
+// occurrence it was late for, never the next one early. Late does not
+// know whether that occurrence was missed (the store's record says); it
+// knows only that none paid from b.Last on was.
+func (b *Bill) Late(t *Txn) (time.Time, bool) {
+	// The span first, the payee only for a row inside it: most items were
+	// paid last time (an empty span), and most rows are not theirs.
+	from, to := b.lateSpan()
+	if t.Date.Before(from) || !t.Date.Before(to) {
+		return time.Time{}, false
+	}
+	g := b.Cadence.Grace()
+	d := b.Cadence.Prev(b.Next, b.Day)
+	for t.Date.Before(d.AddDate(0, 0, -g)) {
+		d = b.Cadence.Prev(d, b.Day)
+	}
+	return d, b.payee(t)
+}
+
+// lateSpan is the days a late payment of b may have: from the start of
+// the window of the oldest past occurrence not paid (none from b.Last on
+// was; at most LateDays back) to the start of the next one's window.
+// Empty when the last occurrence was paid.
+func (b *Bill) lateSpan() (from, to time.Time) {
+	if b.lateKnown {
+		return b.lateFrom, b.lateTo
+	}
+	g := b.Cadence.Grace()
+	b.lateTo = b.Next.AddDate(0, 0, -g)
+	b.lateFrom = b.lateTo
+	floor := b.Next.AddDate(0, 0, -LateDays)
+	for d := b.Cadence.Prev(b.Next, b.Day); !d.Before(floor); d = b.Cadence.Prev(d, b.Day) {
+		lo := d.AddDate(0, 0, -g)
+		if b.Last != nil && !b.Last.Before(lo) {
+			break
+		}
+		b.lateFrom = lo
+	}
+	b.lateKnown = true
+	return b.lateFrom, b.lateTo
+}
+
 // Advance moves b to its following occurrence, one cadence after the one
 // it was at: from the due date, not from when it was paid, so an early or
 // late payment does not drift the schedule.
 func (b *Bill) Advance() {
 	b.Next = b.Cadence.Next(b.Next, b.Day)
+	b.lateKnown = false
 }
 
 // Occurrences are the dates of a series whose next occurrence is next,

@@ -104,3 +104,91 @@ func TestGrace(t *testing.T) {
 		}
 	}
 }
+
+// TestBillLate: a payment after an occurrence's grace and before the next
+// one's window pays that occurrence late; one in the next window is the
+// next one's (Matches); a bill paid since is not paid again; a payee or
+// amount that does not match pays nothing.
+func TestBillLate(t *testing.T) {
+	acct := uuid.New()
+	b := Bill{Key: "n:power", Name: "Power", AccountID: &acct, Currency: "USD", Amount: 800000, Cadence: Monthly, Day: 31,
+		Next: date("2026-08-31")}
+	base := Txn{Name: "POWER #4432", AccountID: acct, Amount: 812300, Currency: "USD"}
+	for _, c := range []struct {
+		date, last string
+		name       string
+		want       string // "": not late
+	}{
+		{"2026-08-05", "", "Power", "2026-07-31"},
+		{"2026-07-26", "", "Power", "2026-07-31"}, // early in July's window, after the job ran
+		{"2026-08-25", "", "Power", "2026-07-31"}, // the day before August's window
+		{"2026-08-26", "", "Power", ""},           // August's window: Matches
+		{"2026-09-10", "", "Power", ""},
+		{"2026-07-25", "", "Power", "2026-06-30"}, // two months missed: June's
+		{"2026-08-05", "2026-07-27", "Power", ""}, // July was paid
+		{"2026-08-05", "2026-06-29", "Power", "2026-07-31"},
+		{"2026-08-05", "", "Gas", ""},
+		{"2025-06-01", "", "Power", ""}, // over a year back
+	} {
+		x := base
+		x.Date, x.Name = date(c.date), c.name
+		if c.name == "Gas" {
+			x.Name = "GAS CO"
+		}
+		bb := b
+		if c.last != "" {
+			l := date(c.last)
+			bb.Last = &l
+		}
+		d, ok := bb.Late(&x)
+		got := ""
+		if ok {
+			got = d.Format(time.DateOnly)
+		}
+		if got != c.want {
+			t.Errorf("%s (last %q): late for %q, want %q", c.date, c.last, got, c.want)
+		}
+	}
+}
+
+func TestCadencePrev(t *testing.T) {
+	for _, c := range Cadences {
+		for _, s := range []string{"2026-03-31", "2026-01-31", "2026-02-28", "2026-07-15"} {
+			d := date(s)
+			if got := c.Next(c.Prev(d, d.Day()), d.Day()); !got.Equal(d) {
+				t.Errorf("%s: Next(Prev(%s)) = %s", c, s, got.Format(time.DateOnly))
+			}
+		}
+	}
+}
+
+// BenchmarkBillMatchRow is the pay step's Go work for one row of a batch
+// against 50 items paid last time: Matches alone (before Late existed)
+// and Matches then Late (a row that pays no next occurrence).
+func BenchmarkBillMatchRow(b *testing.B) {
+	acct := uuid.New()
+	var items []Bill
+	for i := range 50 {
+		next := date("2026-08-01").AddDate(0, 0, i%28)
+		last := next.AddDate(0, -1, 1)
+		items = append(items, Bill{Key: "n:bill", Name: "Bill", AccountID: &acct, Currency: "USD", Amount: int64(100000 + i),
+			Cadence: Monthly, Day: next.Day(), Next: next, Last: &last})
+	}
+	row := Txn{Name: "CORNER SHOP 1234", AccountID: acct, Amount: 45000, Currency: "USD", Date: date("2026-07-20")}
+	for _, late := range []bool{false, true} {
+		b.Run(map[bool]string{false: "matches", true: "matches+late"}[late], func(b *testing.B) {
+			for b.Loop() {
+				for i := range items {
+					if items[i].Matches(&row) {
+						b.Fatal("matched")
+					}
+					if late {
+						if _, ok := items[i].Late(&row); ok {
+							b.Fatal("late")
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -48,6 +48,23 @@ func (c Cadence) Next(d time.Time, day int) time.Time {
 	}
 }
 
+// Prev is the date one period before d, the one whose Next is d when d
+// is on day.
+func (c Cadence) Prev(d time.Time, day int) time.Time {
+	switch c {
+	case Weekly:
+		return d.AddDate(0, 0, -7)
+	case Biweekly:
+		return d.AddDate(0, 0, -14)
+	case Monthly:
+		return monthsFrom(d, -1, day)
+	case Quarterly:
+		return monthsFrom(d, -3, day)
+	default:
+		return monthsFrom(d, -12, day)
+	}
+}
+
 // step is one period back from d (the detector walks from the newest
 // occurrence back) and how many days either side of it still count.
 func (c Cadence) step(d time.Time) (time.Time, int) {
