@@ -85,11 +85,10 @@ func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*N
 	groups := map[string]*group{}
 	var keyed []*NewTransaction
 	for _, r := range rows {
-		t := r.Row
-		if len(r.Problems) > 0 || r.Status != "" || t.ExternalID == nil || t.AccountID == uuid.Nil || t.Pending ||
-			Str(t.Source) == SourceFileImport || Str(t.Source) == SourceSimpleFIN {
+		if !arrives(r) {
 			continue
 		}
+		t := r.Row
 		keyed = append(keyed, r)
 		groups[t.AccountID.String()+"\x00"+Str(t.Source)] = &group{accountID: t.AccountID, source: Str(t.Source)}
 	}
@@ -183,6 +182,15 @@ func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*N
 		}
 	}
 	return nil
+}
+
+// arrives reports whether r is a keyed row that matchArrivals looks at:
+// valid, not decided yet, posted, keyed by a door other than a file or a
+// bank sync.
+func arrives(r *NewTransaction) bool {
+	t := r.Row
+	return len(r.Problems) == 0 && r.Status == "" && t.ExternalID != nil && t.AccountID != uuid.Nil && !t.Pending &&
+		Str(t.Source) != SourceFileImport && Str(t.Source) != SourceSimpleFIN
 }
 
 // arrivalSpan is the first and last day of the keyed rows of one account

@@ -86,7 +86,13 @@ WHERE a.family_id = $1 AND a.id = $2 AND a.currency <> f.currency
 // before the fetched rates. It runs after every write that moves a
 // balance, so it is a prepared statement per account (a write moves one
 // or two), as cheap as a primary-key read.
+//
+// After a lone create (see createdOne) the write's own statement has told
+// whether its account is in the family's currency: then nothing is asked.
 func (s *Store) RatesMissing(ctx context.Context, familyID uuid.UUID, accountIDs []uuid.UUID) (bool, error) {
+	if id, ok := ctx.Value(familyCurrencyKey{}).(uuid.UUID); ok && len(accountIDs) == 1 && accountIDs[0] == id {
+		return false, nil
+	}
 	for _, id := range accountIDs {
 		var n []struct {
 			N int `bun:"n"`

@@ -230,27 +230,61 @@ func (s *Store) transactionSelect(model any, familyID uuid.UUID) *bun.SelectQuer
 // them and of the account. It is a prepared statement, planned once per
 // connection.
 
+// oneOutcome is what createOne did with a lone row, and what held it.
+type oneOutcome struct {
+	created bool
+	// arrivals: the account holds rows of another door in the row's days,
+	// which the row may be the same movement as (see matchArrivals).
+	arrivals bool
+	// bills: the family has active recurring transactions, one of which
+	// the row may pay (see loadBills).
+	bills bool
+	// foreign: the account is in another currency than the family's, so
+	// it may need exchange rates (see RatesMissing).
+	foreign bool
+}
+
+// held reports whether a check that the full pipeline makes in Go kept
+// the row out, rather than its key, its account or its references.
+func (o oneOutcome) held() bool { return o.arrivals || o.bills }
+
 // createOne is the pipeline's happy path for a lone row on PostgreSQL,
 // outside a transaction and without tags (see ingestOne): the checks, the insert and the reading of
 // what the answer shows of the account (its identity, not its balances),
 // category and merchant are one prepared statement and one round trip.
-// ErrNotFound means nothing was inserted.
-func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, error) {
+// The statement also asks, when arrivals is set (the row's fingerprint
+// span, see loadArrivalMatcher), whether the account holds rows the row
+// may be the same movement as, and, unless billsMatched, whether the
+// family has active recurring transactions: either keeps the row out, for
+// the full pipeline to look at. A family without either, the commonest,
+// thus pays one round trip for its create instead of three.
+func (s *Store) createOne(ctx context.Context, t *Transaction, arrivals *[2]string, billsMatched bool) (oneOutcome, error) {
 	a := &Account{ID: t.AccountID, FamilyID: t.FamilyID}
+	var acc struct {
+		name, currency, status *string
+		foreign                *bool
+	}
 	var cat struct {
 		name, color, icon, class *string
 		parent                   *uuid.UUID
 	}
 	var merchant *string
+	var from, to *string
+	if arrivals != nil {
+		from, to = &arrivals[0], &arrivals[1]
+	}
 	// Ids go as pgUUID: as uuid.UUID (a driver.Valuer) each would be
 	// formatted as text and parsed again.
-	args := newWrite.pgValues(append(make([]any, 0, len(ingestColumns)+1), pgx.QueryExecModeCacheStatement), t)
-	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, args...).
-		Scan(&a.Name, &a.AccountType, &a.Subtype, &a.Currency, &a.Status,
+	args := newWrite.pgValues(append(make([]any, 0, len(ingestColumns)+4), pgx.QueryExecModeCacheStatement), t)
+	var out oneOutcome
+	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, append(args, from, to, billsMatched)...).
+		Scan(&out.arrivals, &out.bills, &acc.name, &a.AccountType, &a.Subtype, &acc.currency, &acc.status, &acc.foreign,
 			&cat.name, &cat.color, &cat.icon, &cat.class, &cat.parent, &merchant)
-	if err != nil {
-		return nil, dbErr("create transaction", err)
+	if err != nil || acc.name == nil {
+		return out, dbErr("create transaction", err)
 	}
+	a.Name, a.Currency, a.Status = *acc.name, Str(acc.currency), Str(acc.status)
+	out.created, out.foreign = true, acc.foreign != nil && *acc.foreign
 	t.Account, t.Tags = a, []Tag{}
 	if t.CategoryID != nil && cat.name != nil {
 		t.Category = &Category{ID: *t.CategoryID, FamilyID: t.FamilyID, ParentID: cat.parent, Name: *cat.name,
@@ -259,7 +293,7 @@ func (s *Store) createOne(ctx context.Context, t *Transaction) (*Transaction, er
 	if t.MerchantID != nil && merchant != nil {
 		t.Merchant = &Merchant{ID: *t.MerchantID, FamilyID: t.FamilyID, Name: *merchant}
 	}
-	return t, nil
+	return out, nil
 }
 
 // CreateTransaction runs one transaction of t.FamilyID through the

@@ -150,27 +150,43 @@ ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO N
 
 // buildCreateOneSQL is createOneSQL (see createOne) from ingestColumns:
 // $n is the n-th column, its value given once, and the checks name the
-// account, family, category and merchant by their columns' numbers.
+// account, family, category and merchant by their columns' numbers. The
+// three parameters after the columns are the fingerprint span of the
+// arrival check (NULL: not asked) and whether the bills were matched
+// already. The checks are an uncorrelated CTE, run once; the last SELECT
+// gives one row whether or not the insert did, so that the caller learns
+// what held it.
 func buildCreateOneSQL() string {
-	marks := make([]string, len(newWrite.names))
+	n := len(newWrite.names)
+	marks := make([]string, n)
 	for i := range marks {
 		marks[i] = "$" + strconv.Itoa(i+1)
 	}
 	p := func(name string) string { return "$" + strconv.Itoa(newWrite.index(name)+1) }
+	from, to, billsMatched := "$"+strconv.Itoa(n+1), "$"+strconv.Itoa(n+2), "$"+strconv.Itoa(n+3)
 	return `
-WITH ins AS (
+WITH held AS (
+  SELECT ` + from + `::text IS NOT NULL AND EXISTS (
+           SELECT 1 FROM transactions WHERE family_id = ` + p("family_id") + ` AND account_id = ` + p("account_id") + `
+             AND fingerprint >= ` + from + ` AND fingerprint < ` + to + ` AND ` + arrivalCandidates + `
+             AND deleted_at IS NULL AND NOT pending AND split_parent_id IS NULL
+             AND (source IS NULL OR source <> ` + p("source") + `)) AS arrivals,
+         NOT ` + billsMatched + `::boolean AND EXISTS (
+           SELECT 1 FROM recurring_transactions WHERE family_id = ` + p("family_id") + ` AND status = '` + RecurringActive + `') AS bills),
+ins AS (
   INSERT INTO transactions (` + strings.Join(newWrite.names, ", ") + `)
   SELECT ` + strings.Join(marks, ", ") + `
-  FROM accounts WHERE id = ` + p("account_id") + ` AND family_id = ` + p("family_id") + ` AND status = 'active'
+  FROM accounts, held WHERE id = ` + p("account_id") + ` AND family_id = ` + p("family_id") + ` AND status = 'active'
+    AND NOT held.arrivals AND NOT held.bills
     AND (` + p("category_id") + `::uuid IS NULL OR EXISTS (SELECT 1 FROM categories WHERE id = ` + p("category_id") + ` AND family_id = ` + p("family_id") + `))
     AND (` + p("merchant_id") + `::uuid IS NULL OR EXISTS (SELECT 1 FROM merchants WHERE id = ` + p("merchant_id") + ` AND family_id = ` + p("family_id") + `))
   ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO NOTHING
   RETURNING account_id, category_id, merchant_id)
-SELECT a.name, COALESCE(a.account_type, ''), a.subtype, a.currency, a.status,
-       c.name, c.color, c.icon, c.classification, c.parent_id, m.name
-FROM ins JOIN accounts a ON a.id = ins.account_id
-LEFT JOIN categories c ON c.id = ins.category_id
-LEFT JOIN merchants m ON m.id = ins.merchant_id`
+SELECT held.arrivals, held.bills, a.name, COALESCE(a.account_type, ''), a.subtype, a.currency, a.status,
+       a.currency <> f.currency, c.name, c.color, c.icon, c.classification, c.parent_id, m.name
+FROM held LEFT JOIN (ins JOIN accounts a ON a.id = ins.account_id JOIN families f ON f.id = a.family_id
+  LEFT JOIN categories c ON c.id = ins.category_id
+  LEFT JOIN merchants m ON m.id = ins.merchant_id) ON TRUE`
 }
 
 // buildStageSQL is stageSQL: the COPY target of a SimpleFIN import on

@@ -73,8 +73,16 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 	for _, r := range rows {
 		normalize(r, familyID, now)
 	}
-	if err := s.matchArrivals(ctx, familyID, rows); err != nil {
-		return nil, err
+	// A lone row first tries the one statement that checks and writes it,
+	// and asks the database whether the family needs the steps below.
+	first, tried, err := s.ingestOne(ctx, familyID, rows, nil)
+	if err != nil || first.created {
+		return s.createdOne(ctx, familyID, rows, first, err)
+	}
+	if !tried || first.arrivals {
+		if err := s.matchArrivals(ctx, familyID, rows); err != nil {
+			return nil, err
+		}
 	}
 	if len(rows) == 1 && rows[0].Status == IngestDuplicate {
 		return nil, nil
@@ -85,11 +93,12 @@ func (s *Store) IngestTransactions(ctx context.Context, familyID uuid.UUID, rows
 	if err != nil {
 		return nil, err
 	}
-	if accounts, ok, err := s.ingestOne(ctx, familyID, rows, bills); ok || err != nil {
-		if err == nil {
-			s.balanceChange(ctx, familyID, accounts...)
+	if tried && first.held() {
+		// Held by a check, not by the row itself: once those are done in
+		// Go, the lone row may still take the one statement.
+		if one, _, err := s.ingestOne(ctx, familyID, rows, bills); err != nil || one.created {
+			return s.createdOne(ctx, familyID, rows, one, err)
 		}
-		return accounts, err
 	}
 	refs := newRefCache(familyID)
 	if err := refs.check(ctx, s, rows); err != nil {
@@ -173,36 +182,68 @@ func (s *Store) applyRules(ctx context.Context, familyID uuid.UUID, refs *refCac
 // ingestOne is the pipeline for the commonest request, one valid row
 // without tags on PostgreSQL outside a transaction: after the rules, the
 // checks, the insert and the reading back of what the answer shows are
-// one prepared statement (createOne). ok false: nothing was written, and
-// the full path must tell a replay from a refusal (the row is as it came,
-// the rules undone, so that they run there again on it).
+// one prepared statement (createOne). Without bills (nil: not loaded yet)
+// the statement also asks whether the account holds rows the row may
+// arrive as (see matchArrivals) and whether the family has active
+// recurring transactions, and inserts nothing when it does. tried false:
+// the row is not for this path. When nothing was written, the full path
+// must tell a replay from a refusal (the row is as it came, the rules
+// undone, so that they run there again on it).
 //
 // A row that pays an occurrence of a recurring transaction takes the full
 // path too, whose write is a transaction the payment joins.
-func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction, bills *bills) (accounts []uuid.UUID, ok bool, err error) {
+func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction, bills *bills) (out oneOutcome, tried bool, err error) {
 	if len(rows) != 1 || len(rows[0].Problems) > 0 || len(rows[0].TagIDs) > 0 || !s.Postgres() || s.db != bun.IDB(s.raw) {
-		return nil, false, nil
+		return out, false, nil
 	}
 	r := rows[0]
 	before := *r.Row
+	var arrivals *[2]string
+	if bills == nil && arrives(r) {
+		from, to := widen(r.Row.Date, r.Row.Date)
+		arrivals = &[2]string{string(from) + "|", string(to) + "|~"} // as loadArrivalMatcher's span
+	}
 	if s.Rules != nil {
 		if err := s.Rules(ctx, s, familyID, rows); err != nil {
-			return nil, false, err
+			return out, false, err
 		}
 	}
 	if len(r.TagIDs) == 0 && r.transfer == nil && len(bills.match([]*Transaction{r.Row})) == 0 {
-		_, err := s.createOne(ctx, r.Row)
-		if err == nil {
+		out, err = s.createOne(ctx, r.Row, arrivals, bills != nil)
+		if err != nil {
+			return out, true, err
+		}
+		if out.created {
 			r.Status = IngestCreated
-			return []uuid.UUID{r.Row.AccountID}, true, nil
+			return out, true, nil
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return nil, false, err
-		}
+		tried = true
 	}
 	*r.Row, r.TagIDs, r.transfer = before, nil, nil
-	return nil, false, nil
+	return out, tried, nil
 }
+
+// createdOne is the answer of IngestTransactions for a lone row that
+// ingestOne wrote (or failed on, err), after reporting its balance
+// change. The statement that wrote it has already told whether its
+// account is in the family's currency: when it is, the rates check of
+// that report (RatesMissing) needs no query.
+func (s *Store) createdOne(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction, out oneOutcome, err error) ([]uuid.UUID, error) {
+	if err != nil {
+		return nil, err
+	}
+	account := rows[0].Row.AccountID
+	if !out.foreign {
+		ctx = context.WithValue(ctx, familyCurrencyKey{}, account)
+	}
+	s.balanceChange(ctx, familyID, account)
+	return []uuid.UUID{account}, nil
+}
+
+// familyCurrencyKey marks the context of a balance change whose one
+// account (the value) a write has just read to be in its family's
+// currency (see createdOne and RatesMissing).
+type familyCurrencyKey struct{}
 
 // normalize gives a row what every door leaves to the pipeline: its id and
 // timestamps, its family, a trimmed name, the default source of a keyed
