@@ -101,7 +101,9 @@ const budgetForeignRowsSQL = `
 // chosen first, so the ledger is read for those months only: the
 // family's own currency from the monthly kept sums (a budget is a
 // calendar month), the rows in other currencies one by one, each
-// converted on its own (budgetForeignRowsSQL).
+// converted on its own (budgetForeignRowsSQL) and summed by day before
+// the days are joined to their months (a join of the rows themselves to
+// the months let PostgreSQL scan the rates for every row).
 const budgetSummariesSQL = `
 WITH ` + fxRatesSQL + `,
 page AS (
@@ -125,15 +127,20 @@ own_flows AS (
 span AS (SELECT MIN(p.start_date) AS lo, MAX(p.end_date) AS hi FROM page p),
 foreign_rows AS (` + budgetForeignRowsSQL + `
 ),
-foreign_flows AS (
-    SELECT p.id,
+foreign_days AS (
+    SELECT t.date,
            SUM(CASE WHEN t.amount > 0 THEN ` + fxValueSQL + ` ELSE 0 END) AS spending,
            SUM(CASE WHEN t.amount < 0 THEN -(` + fxValueSQL + `) ELSE 0 END) AS income,
            SUM(CASE WHEN t.amount > 0 AND t.category_id IS NULL THEN ` + fxValueSQL + ` ELSE 0 END) AS uncategorized,
            SUM(CASE WHEN ` + fxFastSQL + ` THEN 0 ELSE 1 END) AS slow
-    FROM page p
-    JOIN foreign_rows t ON t.date >= p.start_date AND t.date <= p.end_date` + fxJoinSQL + `
+    FROM foreign_rows t` + fxJoinSQL + `
     WHERE t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL + `
+    GROUP BY t.date
+),
+foreign_flows AS (
+    SELECT p.id, SUM(d.spending) AS spending, SUM(d.income) AS income, SUM(d.uncategorized) AS uncategorized, SUM(d.slow) AS slow
+    FROM page p
+    JOIN foreign_days d ON d.date >= p.start_date AND d.date <= p.end_date
     GROUP BY p.id
 ),
 flows AS (

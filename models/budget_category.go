@@ -142,7 +142,8 @@ type BudgetLineFilter struct {
 //     counted as every report counts: the family's currency ?11 from the
 //     monthly kept sums (a budget is a calendar month; a sum that is not
 //     income is spending, its zero amounts adding nothing), the rows in
-//     other currencies (budgetForeignRowsSQL) each converted in SQL at the rates ?10 into
+//     other currencies (budgetForeignRowsSQL) summed by day, each
+//     converted on its own in SQL at the rates ?10 into
 //     the family's currency ?11 (report_fx_sql.go), and the rows ?9 adds
 //     (those SQL cannot convert exactly, converted in Go: see
 //     budgetFlows);
@@ -164,6 +165,13 @@ months AS (
 span AS (SELECT MIN(start_date) AS lo, MAX(end_date) AS hi FROM months),
 foreign_rows AS (` + budgetForeignRowsSQL + `
 ),
+foreign_days AS (
+    SELECT t.date, t.category_id, SUM(` + fxValueSQL + `) AS amount
+    FROM foreign_rows t` + fxJoinSQL + `
+    WHERE t.amount > 0 AND t.category_id IS NOT NULL
+      AND t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL + `
+    GROUP BY t.date, t.category_id
+),
 spent AS (
     SELECT m.budget_id, s.category_id, SUM(s.amount) AS amount
     FROM months m
@@ -172,12 +180,10 @@ spent AS (
       AND s.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')
     GROUP BY m.budget_id, s.category_id
     UNION ALL
-    SELECT m.budget_id, t.category_id, SUM(` + fxValueSQL + `) AS amount
+    SELECT m.budget_id, d.category_id, SUM(d.amount) AS amount
     FROM months m
-    JOIN foreign_rows t ON t.date >= m.start_date AND t.date <= m.end_date` + fxJoinSQL + `
-    WHERE t.amount > 0 AND t.category_id IS NOT NULL
-      AND t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL + `
-    GROUP BY m.budget_id, t.category_id
+    JOIN foreign_days d ON d.date >= m.start_date AND d.date <= m.end_date
+    GROUP BY m.budget_id, d.category_id
     UNION ALL ?9
 ),
 actual AS (
