@@ -78,13 +78,32 @@ type BudgetFilter struct {
 	EndDate   civil.Date // budgets ending on or before
 }
 
+// budgetForeignRowsSQL reads family ?0's live, counted rows in other
+// currencies than ?11 from span's lo to its hi (a CTE of the query's
+// months) as the two ranges of currency codes either side of the
+// family's, so that transactions_currency_idx reads them alone (as
+// fxFlowsSQL does); the family's own rows are read from the kept sums.
+const budgetForeignRowsSQL = `
+    SELECT t.id, t.account_id, t.currency, t.date, t.category_id, t.amount FROM transactions t
+    WHERE t.family_id = ?0 AND t.currency < ?11 AND t.date >= (SELECT lo FROM span) AND t.date <= (SELECT hi FROM span)
+      AND t.deleted_at IS NULL AND NOT t.excluded
+    UNION ALL
+    SELECT t.id, t.account_id, t.currency, t.date, t.category_id, t.amount FROM transactions t
+    WHERE t.family_id = ?0 AND t.currency > ?11 AND t.date >= (SELECT lo FROM span) AND t.date <= (SELECT hi FROM span)
+      AND t.deleted_at IS NULL AND NOT t.excluded`
+
 // budgetSummariesSQL reads a page of family ?0's budgets between ?1 and
 // ?2 (LIMIT ?3 OFFSET ?4), newest month first, each with what was spent
 // and earned in its month (counted as every report counts, a row in
 // another currency converted in SQL at its day's rate: report_fx_sql.go,
 // the rates ?10 into the family's currency ?11; slow_rows counts those
 // left to Go) and what its top-level categories were given. The page is
-// chosen first, so the ledger is read for those months only.
+// chosen first, so the ledger is read for those months only: the
+// family's own currency from the monthly kept sums (a budget is a
+// calendar month), the rows in other currencies one by one, each
+// converted on its own (budgetForeignRowsSQL) and summed by day before
+// the days are joined to their months (a join of the rows themselves to
+// the months let PostgreSQL scan the rates for every row).
 const budgetSummariesSQL = `
 WITH ` + fxRatesSQL + `,
 page AS (
@@ -93,16 +112,41 @@ page AS (
     ORDER BY b.start_date DESC, b.created_at, b.id
     LIMIT ?3 OFFSET ?4
 ),
-flows AS (
+own_flows AS (
     SELECT p.id,
+           SUM(CASE WHEN NOT s.income THEN s.amount ELSE 0 END) AS spending,
+           SUM(CASE WHEN s.income THEN -s.amount ELSE 0 END) AS income,
+           SUM(CASE WHEN NOT s.income AND s.category_id IS NULL THEN s.amount ELSE 0 END) AS uncategorized,
+           0 AS slow
+    FROM page p
+    JOIN transaction_sums s ON s.family_id = ?0 AND s.grain = 'm' AND s.day = p.start_date
+    WHERE s.currency = ?11 AND NOT s.transfer
+      AND s.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')
+    GROUP BY p.id
+),
+span AS (SELECT MIN(p.start_date) AS lo, MAX(p.end_date) AS hi FROM page p),
+foreign_rows AS (` + budgetForeignRowsSQL + `
+),
+foreign_days AS (
+    SELECT t.date,
            SUM(CASE WHEN t.amount > 0 THEN ` + fxValueSQL + ` ELSE 0 END) AS spending,
            SUM(CASE WHEN t.amount < 0 THEN -(` + fxValueSQL + `) ELSE 0 END) AS income,
            SUM(CASE WHEN t.amount > 0 AND t.category_id IS NULL THEN ` + fxValueSQL + ` ELSE 0 END) AS uncategorized,
            SUM(CASE WHEN ` + fxFastSQL + ` THEN 0 ELSE 1 END) AS slow
+    FROM foreign_rows t` + fxJoinSQL + `
+    WHERE t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL + `
+    GROUP BY t.date
+),
+foreign_flows AS (
+    SELECT p.id, SUM(d.spending) AS spending, SUM(d.income) AS income, SUM(d.uncategorized) AS uncategorized, SUM(d.slow) AS slow
     FROM page p
-    JOIN transactions t ON t.family_id = p.family_id AND t.date >= p.start_date AND t.date <= p.end_date` + fxJoinSQL + `
-    WHERE ` + fxCountedSQL + `
+    JOIN foreign_days d ON d.date >= p.start_date AND d.date <= p.end_date
     GROUP BY p.id
+),
+flows AS (
+    SELECT id, SUM(spending) AS spending, SUM(income) AS income, SUM(uncategorized) AS uncategorized, SUM(slow) AS slow
+    FROM (SELECT * FROM own_flows UNION ALL SELECT * FROM foreign_flows) f
+    GROUP BY id
 ),
 allocated AS (
     SELECT bc.budget_id, SUM(bc.budgeted_spending) AS amount
@@ -286,6 +330,9 @@ func (s *Store) budgetSummaries(ctx context.Context, familyID uuid.UUID, from, t
 	}
 	fam, err := s.Family(ctx, familyID)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.maybeCompactSums(ctx, familyID); err != nil {
 		return nil, err
 	}
 	p := Period{From: *first, To: *last}

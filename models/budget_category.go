@@ -139,8 +139,11 @@ type BudgetLineFilter struct {
 // ?1 to ?2, narrowed to line ?3, budget ?4 and category ?5 when they are
 // not NULL (LIMIT ?6 OFFSET ?7), in one statement:
 //   - spent: each category's spending in each budget month up to ?2,
-//     counted as every report counts, by walking each month's date range,
-//     the rows in other currencies converted in SQL at the rates ?10 into
+//     counted as every report counts: the family's currency ?11 from the
+//     monthly kept sums (a budget is a calendar month; a sum that is not
+//     income is spending, its zero amounts adding nothing), the rows in
+//     other currencies (budgetForeignRowsSQL) summed by day, each
+//     converted on its own in SQL at the rates ?10 into
 //     the family's currency ?11 (report_fx_sql.go), and the rows ?9 adds
 //     (those SQL cannot convert exactly, converted in Go: see
 //     budgetFlows);
@@ -159,12 +162,28 @@ months AS (
     SELECT b.id AS budget_id, b.start_date, b.end_date, ?8 AS mi
     FROM budgets b WHERE b.family_id = ?0 AND b.start_date <= ?2
 ),
+span AS (SELECT MIN(start_date) AS lo, MAX(end_date) AS hi FROM months),
+foreign_rows AS (` + budgetForeignRowsSQL + `
+),
+foreign_days AS (
+    SELECT t.date, t.category_id, SUM(` + fxValueSQL + `) AS amount
+    FROM foreign_rows t` + fxJoinSQL + `
+    WHERE t.amount > 0 AND t.category_id IS NOT NULL
+      AND t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL + `
+    GROUP BY t.date, t.category_id
+),
 spent AS (
-    SELECT m.budget_id, t.category_id, SUM(` + fxValueSQL + `) AS amount
+    SELECT m.budget_id, s.category_id, SUM(s.amount) AS amount
     FROM months m
-    JOIN transactions t ON t.family_id = ?0 AND t.date >= m.start_date AND t.date <= m.end_date` + fxJoinSQL + `
-    WHERE ` + fxCountedSQL + ` AND t.amount > 0 AND t.category_id IS NOT NULL
-    GROUP BY m.budget_id, t.category_id
+    JOIN transaction_sums s ON s.family_id = ?0 AND s.grain = 'm' AND s.day = m.start_date
+    WHERE s.currency = ?11 AND NOT s.transfer AND NOT s.income AND s.category_id IS NOT NULL
+      AND s.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')
+    GROUP BY m.budget_id, s.category_id
+    UNION ALL
+    SELECT m.budget_id, d.category_id, SUM(d.amount) AS amount
+    FROM months m
+    JOIN foreign_days d ON d.date >= m.start_date AND d.date <= m.end_date
+    GROUP BY m.budget_id, d.category_id
     UNION ALL ?9
 ),
 actual AS (
@@ -295,6 +314,9 @@ func (s *Store) budgetFlows(ctx context.Context, familyID uuid.UUID, to civil.Da
 	}
 	if len(months) == 0 {
 		return fn(s, none, s.noRates(), fam.Currency)
+	}
+	if err := s.maybeCompactSums(ctx, familyID); err != nil {
+		return err
 	}
 	p := Period{From: months[0].StartDate, To: months[len(months)-1].EndDate}
 	return s.withRates(ctx, familyID, fam.Currency, p, func(tx *Store, rates schema.QueryWithArgs) error {

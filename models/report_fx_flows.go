@@ -20,12 +20,7 @@ import (
 // leading with (family_id, currency, date) reads them alone: the income
 // statement adds them to the family's own sums, which it reads apart.
 const fxFlowsSQL = `WITH ` + fxRatesSQL + `,
-foreign_rows AS (
-    SELECT t.id, t.account_id, t.currency, t.date, t.category_id, t.amount FROM transactions t
-    WHERE t.family_id = ?0 AND t.currency < ?11 AND t.date >= ?1 AND t.date <= ?2 AND t.deleted_at IS NULL AND NOT t.excluded
-    UNION ALL
-    SELECT t.id, t.account_id, t.currency, t.date, t.category_id, t.amount FROM transactions t
-    WHERE t.family_id = ?0 AND t.currency > ?11 AND t.date >= ?1 AND t.date <= ?2 AND t.deleted_at IS NULL AND NOT t.excluded)
+foreign_rows AS (` + fxForeignRowsSQL + `)
 SELECT ?3 AS date, t.category_id, t.amount < 0 AS income,
        CAST(COALESCE(SUM(` + fxValueSQL + `), 0) AS bigint) AS amount,
        COUNT(CASE WHEN ` + fxFastSQL + ` THEN 1 END) AS n,
@@ -33,6 +28,17 @@ SELECT ?3 AS date, t.category_id, t.amount < 0 AS income,
 FROM foreign_rows t` + fxJoinSQL + `
 WHERE t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL + `
 GROUP BY 1, t.category_id, t.amount < 0`
+
+// fxForeignRowsSQL is family ?0's live rows that are not excluded, in
+// currencies other than ?11, from ?1 to ?2: the two ranges of currency
+// codes either side of the family's, each a range of
+// transactions_currency_idx.
+const fxForeignRowsSQL = `
+    SELECT t.id, t.account_id, t.currency, t.date, t.category_id, t.amount FROM transactions t
+    WHERE t.family_id = ?0 AND t.currency < ?11 AND t.date >= ?1 AND t.date <= ?2 AND t.deleted_at IS NULL AND NOT t.excluded
+    UNION ALL
+    SELECT t.id, t.account_id, t.currency, t.date, t.category_id, t.amount FROM transactions t
+    WHERE t.family_id = ?0 AND t.currency > ?11 AND t.date >= ?1 AND t.date <= ?2 AND t.deleted_at IS NULL AND NOT t.excluded`
 
 // fxFlowRow is a result row of fxFlowsSQL.
 type fxFlowRow struct {

@@ -58,7 +58,8 @@ LEFT JOIN rates r ON r.currency = t.currency AND r.day = t.date`
 
 // slowRowsSQL lists, by currency, day and category (foreignRowsSQL's
 // groups), the amounts of family ?0's counted rows from ?1 to ?2 that
-// SQL does not convert, for Go (?3: amountsOf).
+// SQL does not convert, for Go (?3: amountsOf), reading the rows in
+// other currencies alone (fxForeignRowsSQL): budgets ask every time.
 const slowRowsSQL = slowRowsSelectSQL + slowRowsGroupSQL
 
 // slowSpendingRowsSQL is slowRowsSQL of the categorised spending alone,
@@ -66,11 +67,11 @@ const slowRowsSQL = slowRowsSelectSQL + slowRowsGroupSQL
 const slowSpendingRowsSQL = slowRowsSelectSQL + ` AND t.amount > 0 AND t.category_id IS NOT NULL` + slowRowsGroupSQL
 
 const (
-	slowRowsSelectSQL = `WITH ` + fxRatesSQL + `
+	slowRowsSelectSQL = `WITH ` + fxRatesSQL + `, foreign_rows AS (` + fxForeignRowsSQL + `)
 SELECT t.currency, t.date, t.category_id, ?3 AS amounts
-FROM transactions t` + fxJoinSQL + `
-WHERE t.date >= ?1 AND t.date <= ?2 AND ` + fxCountedSQL + `
-  AND t.currency <> ?11 AND (r.lim IS NULL OR r.lim < abs(t.amount))`
+FROM foreign_rows t` + fxJoinSQL + `
+WHERE t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')` + notTransferSQL + `
+  AND (r.lim IS NULL OR r.lim < abs(t.amount))`
 	slowRowsGroupSQL = `
 GROUP BY t.date, t.category_id, t.currency`
 )

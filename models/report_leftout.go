@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+
+	"coffer/models/civil"
 )
 
 // LeftOut is what a period's income and spending figures do not count
@@ -29,28 +31,38 @@ type LeftOut struct {
 // Any reports whether anything was left out.
 func (l *LeftOut) Any() bool { return l.OtherCurrency > 0 || l.Excluded > 0 }
 
-// leftOutSQL counts, by currency and reason, the rows of family ?0
-// from ?2 to ?3 that countedWhereSQL would count but for their currency
-// or their excluded mark: excluded; in another currency and converted
-// (some rate of it into the family's currency ?1, upper case, on or
-// before the row's day: the reports convert it at the latest); or in
-// another currency and left out (none). A split parent is not left out:
-// its parts are counted in its place. The first day of each currency's
-// rates (firstRatesSQL) is joined to the rows, so a period's rows come
-// back as a few counts, not a row per day.
-const leftOutSQL = `
-WITH firsts AS (` + firstRatesSQL + `)
-SELECT t.currency, t.excluded, t.currency <> f.currency AS other,
-       (fr.first IS NOT NULL AND fr.first <= t.date) AS converted, COUNT(*) AS n
-FROM transactions t` + countedJoinsSQL + `
-LEFT JOIN firsts fr ON fr.currency = upper(t.currency)
-WHERE t.family_id = ?0 AND t.date >= ?2 AND t.date <= ?3
-  AND t.deleted_at IS NULL AND a.status = 'active'
-  AND (t.excluded OR t.currency <> f.currency)
-  AND COALESCE(t.excluded_reason, '') <> 'split'
-  AND t.id NOT IN (SELECT tr.inflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)
-  AND t.id NOT IN (SELECT tr.outflow_transaction_id FROM transfers tr WHERE tr.family_id = ?0)
-GROUP BY t.currency, t.excluded, t.currency <> f.currency, (fr.first IS NOT NULL AND fr.first <= t.date)`
+// leftOutExcludedSQL counts the rows of family ?0 from ?1 to ?2 that a
+// person marked excluded, in any currency, on active accounts, transfer
+// legs aside. A split parent is not left out: its parts are counted in
+// its place. transactions_excluded_idx holds the excluded rows alone, so
+// this reads them, not the period's every row.
+const leftOutExcludedSQL = `
+SELECT COUNT(*) FROM transactions t
+JOIN accounts a ON a.id = t.account_id AND a.family_id = t.family_id
+WHERE t.family_id = ?0 AND t.excluded AND t.deleted_at IS NULL AND t.date >= ?1 AND t.date <= ?2
+  AND a.status = 'active' AND COALESCE(t.excluded_reason, '') <> 'split'` + notTransferSQL
+
+// leftOutForeignSQL counts, from the kept sums over the period's parts
+// (sumsPeriodSQL, ?4 to ?9), the counted rows of family ?0 in another
+// currency than ?3 on active accounts, transfer legs aside, by currency
+// and day (a whole month's on its first day): the rows the figures
+// convert, or leave out when no rate of their currency comes on or before
+// their day.
+const leftOutForeignSQL = `
+SELECT t.currency, t.date, CAST(SUM(t.n) AS bigint) AS n
+FROM ` + sumsPeriodSQL + `
+WHERE NOT t.transfer AND t.currency <> ?3
+  AND t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')
+GROUP BY t.currency, t.date
+HAVING SUM(t.n) <> 0`
+
+// leftOutDaysSQL counts, from the daily sums, what leftOutForeignSQL
+// counts for currency ?3 from ?1 to ?2: the days of a month from a
+// currency's first rate on, when that rate came within the month.
+const leftOutDaysSQL = `
+SELECT CAST(COALESCE(SUM(s.n), 0) AS bigint) FROM transaction_sums s
+WHERE s.family_id = ?0 AND s.grain = 'd' AND s.day >= ?1 AND s.day <= ?2 AND s.currency = ?3 AND NOT s.transfer
+  AND s.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')`
 
 // firstRatesSQL is, for each currency with a rate to or from ?1 that
 // family ?0 sees (its own or the instance's), the first day with one: a
@@ -65,7 +77,11 @@ GROUP BY CASE WHEN xr.from_currency = ?1 THEN xr.to_currency ELSE xr.from_curren
 // LeftOutOf returns what the family's income and spending figures of a
 // period leave out, and which rows in other currencies they count
 // converted. An excluded row in another currency counts as excluded:
-// that is the reason a person gave.
+// that is the reason a person gave. The rows in other currencies are
+// counted from the kept sums (transaction_sums.go): a row converts from
+// the first day its currency has a rate (firstRatesSQL), so a day's or a
+// whole month's count says it all, but for the month of that first day,
+// which the daily sums split.
 func (s *Store) LeftOutOf(ctx context.Context, familyID uuid.UUID, p Period) (*LeftOut, error) {
 	if err := p.check(); err != nil {
 		return nil, err
@@ -74,31 +90,63 @@ func (s *Store) LeftOutOf(ctx context.Context, familyID uuid.UUID, p Period) (*L
 	if err != nil {
 		return nil, err
 	}
-	var rows []struct {
-		Currency  string `bun:"currency"`
-		Excluded  bool   `bun:"excluded"`
-		Other     bool   `bun:"other"`
-		Converted bool   `bun:"converted"`
-		N         int    `bun:"n"`
-	}
-	if err := s.db.NewRaw(leftOutSQL, familyID, strings.ToUpper(fam.Currency), p.From, p.To).Scan(ctx, &rows); err != nil {
-		return nil, dbErr("left out", err)
+	if err := s.maybeCompactSums(ctx, familyID); err != nil {
+		return nil, err
 	}
 	l := &LeftOut{}
-	for _, r := range rows {
+	if err := s.db.NewRaw(leftOutExcludedSQL, familyID, p.From, p.To).Scan(ctx, &l.Excluded); err != nil {
+		return nil, dbErr("left out", err)
+	}
+	r := sumsRanges(p)
+	var rows []struct {
+		Currency string     `bun:"currency"`
+		Date     civil.Date `bun:"date"`
+		N        int        `bun:"n"`
+	}
+	if err := s.db.NewRaw(leftOutForeignSQL, familyID, nil, nil, fam.Currency, r[0], r[1], r[2], r[3], r[4], r[5]).Scan(ctx, &rows); err != nil {
+		return nil, dbErr("left out", err)
+	}
+	if len(rows) == 0 {
+		return l, nil
+	}
+	var firsts []struct {
+		Currency string     `bun:"currency"`
+		First    civil.Date `bun:"first"`
+	}
+	if err := s.db.NewRaw(firstRatesSQL, familyID, strings.ToUpper(fam.Currency)).Scan(ctx, &firsts); err != nil {
+		return nil, dbErr("left out", err)
+	}
+	firstOf := map[string]civil.Date{}
+	for _, f := range firsts {
+		firstOf[f.Currency] = f.First
+	}
+	wholeFrom, wholeTo := r[2].(civil.Date), r[3].(civil.Date)
+	for _, row := range rows {
+		first, ok := firstOf[strings.ToUpper(row.Currency)]
+		last := row.Date // the row's last day: its own, or its month's
+		if row.Date >= wholeFrom && row.Date <= wholeTo {
+			last = civil.DateOf(Month.next(row.Date.Time()).AddDate(0, 0, -1))
+		}
+		converted := 0
 		switch {
-		case r.Excluded:
-			l.Excluded += r.N
-		case !r.Other:
-		case r.Converted:
-			l.Converted += r.N
-			if !slices.Contains(l.ConvertedCurrencies, r.Currency) {
-				l.ConvertedCurrencies = append(l.ConvertedCurrencies, r.Currency)
+		case !ok || first > last:
+		case first <= row.Date:
+			converted = row.N
+		default: // the month of the currency's first rate: its days from then on convert
+			if err := s.db.NewRaw(leftOutDaysSQL, familyID, first, last, row.Currency).Scan(ctx, &converted); err != nil {
+				return nil, dbErr("left out", err)
 			}
-		default:
-			l.OtherCurrency += r.N
-			if !slices.Contains(l.Currencies, r.Currency) {
-				l.Currencies = append(l.Currencies, r.Currency)
+		}
+		if converted > 0 {
+			l.Converted += converted
+			if !slices.Contains(l.ConvertedCurrencies, row.Currency) {
+				l.ConvertedCurrencies = append(l.ConvertedCurrencies, row.Currency)
+			}
+		}
+		if converted < row.N {
+			l.OtherCurrency += row.N - converted
+			if !slices.Contains(l.Currencies, row.Currency) {
+				l.Currencies = append(l.Currencies, row.Currency)
 			}
 		}
 	}
