@@ -229,6 +229,15 @@ func TestRatesFetchRecord(t *testing.T) {
 		}
 	}
 	missing(true) // never fetched
+	// A failure before any answer leaves the days asked empty (NULL), and
+	// the upsert reads them back: under CI load a fetch's timeout made
+	// this record fail with "cannot scan <nil> into Date".
+	if err := s.RatesFetchFailed(ctx, "GBP", "USD", "the rates service timed out"); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := s.RatesFetchOf(ctx, "GBP", "USD"); err != nil || models.Str(f.Error) != "the rates service timed out" || f.CoveredFrom != "" || f.SucceededAt != nil {
+		t.Fatalf("first fetch failed: %+v, %v", f, err)
+	}
 	needs, err := s.RateNeeds(ctx, &a.Family.ID, "2026-06-10")
 	if err != nil || len(needs) != 1 || needs[0] != (models.RateNeed{FromCurrency: "EUR", ToCurrency: "USD", Start: "2026-06-10"}) {
 		t.Fatalf("needs %+v, %v", needs, err)

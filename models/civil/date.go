@@ -67,6 +67,10 @@ func (d *Date) Scan(src any) error {
 		*d = Date(trimDate(v))
 	case []byte:
 		*d = Date(trimDate(string(v)))
+	case nil:
+		// NULL is the zero Date: a column tagged nullzero stores "" as
+		// NULL and reads it back (an upsert's RETURNING, a LEFT JOIN).
+		*d = ""
 	default:
 		return fmt.Errorf("civil: cannot scan %T into Date", src)
 	}

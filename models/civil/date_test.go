@@ -2,6 +2,7 @@ package civil_test
 
 import (
 	"testing"
+	"time"
 
 	"coffer/models/civil"
 )
@@ -28,4 +29,23 @@ func FuzzParseDate(f *testing.F) {
 			t.Fatalf("%q parsed to %q", s, d)
 		}
 	})
+}
+
+// TestDateScan: a date reads from each form a driver gives, and NULL
+// reads as the zero Date (nullzero's "" written as NULL, read back).
+func TestDateScan(t *testing.T) {
+	day := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	for _, src := range []any{day, "2026-11-28", []byte("2026-11-28 00:00:00+00:00"), nil} {
+		d := civil.Date("1999-01-01")
+		if err := d.Scan(src); err != nil {
+			t.Fatalf("Scan(%v): %v", src, err)
+		}
+		if want := civil.Date("2026-11-28"); src == nil && d != "" || src != nil && d != want {
+			t.Fatalf("Scan(%v) = %q", src, d)
+		}
+	}
+	var d civil.Date
+	if err := d.Scan(42); err == nil {
+		t.Fatal("Scan(42) accepted")
+	}
 }
