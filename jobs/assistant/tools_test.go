@@ -62,18 +62,7 @@ func TestToolsReadTheLedger(t *testing.T) {
 		}
 	}
 	c := assistant.Caller{FamilyID: f.Family.ID, UserID: f.User.ID, Role: models.RoleAdmin}
-	call := func(name, args string) map[string]any {
-		t.Helper()
-		raw, err := assistant.Call(ctx, store, c, name, args)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var out map[string]any
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s: %s", name, raw)
-		}
-		return out
-	}
+	call := func(name, args string) map[string]any { return callTool(t, store, c, name, args) }
 	acc := call("get_accounts", "")["accounts"].([]any)
 	if len(acc) != 1 || acc[0].(map[string]any)["balance"] != "$2,376.55" {
 		t.Fatalf("accounts %v", acc)
@@ -472,4 +461,19 @@ func TestGetIncomeStatementParameters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// callTool calls the tool name with args as c and decodes its JSON result;
+// a service error or a result that is not an object fails t.
+func callTool(t *testing.T, store *models.Store, c assistant.Caller, name, args string) map[string]any {
+	t.Helper()
+	raw, err := assistant.Call(t.Context(), store, c, name, args)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("%s: %s", name, raw)
+	}
+	return out
 }

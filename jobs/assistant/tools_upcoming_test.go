@@ -2,7 +2,6 @@ package assistant_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -54,18 +53,7 @@ func TestToolsForecastAndUpcoming(t *testing.T) {
 	}
 
 	c := assistant.Caller{FamilyID: f.Family.ID, UserID: f.User.ID, Role: models.RoleMember}
-	call := func(c assistant.Caller, name, args string) map[string]any {
-		t.Helper()
-		raw, err := assistant.Call(ctx, store, c, name, args)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		var out map[string]any
-		if err := json.Unmarshal(raw, &out); err != nil {
-			t.Fatalf("%s: %s", name, raw)
-		}
-		return out
-	}
+	call := func(c assistant.Caller, name, args string) map[string]any { return callTool(t, store, c, name, args) }
 
 	up := call(c, "get_upcoming_bills", "")
 	var got []string
