@@ -167,4 +167,13 @@ func TestBrowserUpcomingScreen(t *testing.T) {
 	c.Run("desktop", chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/upcoming"),
 		chromedp.WaitVisible(chromedp.ID("calendar")))
 	c.Shoot("upcoming_1280")
+	// The missed gym fee paid days late leaves the missed list for the
+	// paid-late one.
+	if _, _, err := e.Store.CreateTransaction(t.Context(), &models.Transaction{FamilyID: e.Alpha.Family.ID,
+		AccountID: e.Alpha.Account.ID, Date: civil.DateOf(time.Now().UTC()), Amount: 499000, Currency: "USD", Name: "GYM 123"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	c.Run("paid late", chromedp.EmulateViewport(390, 844), chromedp.Navigate(base+"/upcoming"),
+		chromedp.WaitVisible(chromedp.ID("calendar")))
+	c.Shoot("upcoming_late_390")
 }
