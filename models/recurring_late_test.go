@@ -111,3 +111,40 @@ func TestLatePaymentByFileImport(t *testing.T) {
 		t.Fatalf("bill %+v", got)
 	}
 }
+
+// TestLatePaymentBeforeMissedJob: a bill paid past its grace before the
+// missed job has run (the worker was down, or the job runs at night) is
+// paid late, not missed: the job then finds nothing to record, and the
+// same payee again pays nothing until August's window.
+func TestLatePaymentBeforeMissedJob(t *testing.T) {
+	ctx := context.Background()
+	s := modelstest.NewStore(t)
+	s.Now = func() time.Time { return time.Date(2026, 7, 22, 18, 0, 0, 0, time.UTC) }
+	f := modelstest.NewFamily(t, s, "alpha")
+	power := newBill(t, s, f, "Power", 800000, 15, "2026-07-15")
+	pay := func(date civil.Date) *models.Transaction {
+		t.Helper()
+		got, created, err := s.CreateTransaction(ctx, &models.Transaction{FamilyID: f.Family.ID, AccountID: f.Account.ID,
+			Date: date, Amount: 800000, Currency: "USD", Name: "POWER #4432"}, nil)
+		if err != nil || !created {
+			t.Fatalf("create: %v %v", created, err)
+		}
+		return got
+	}
+	late := pay("2026-07-22")
+	os := occurrences(t, s, f.Family.ID)
+	if len(os) != 1 || os[0].DueDate != "2026-07-15" || os[0].Status != models.OccurrencePaid ||
+		os[0].TransactionID == nil || *os[0].TransactionID != late.ID || !os[0].Late() {
+		t.Fatalf("occurrences after the late payment %+v", os)
+	}
+	if got := reload(t, s, power); got.NextDate != "2026-08-15" {
+		t.Fatalf("power after the late payment %+v", got)
+	}
+	if n, err := s.MarkMissedRecurring(ctx, f.Family.ID); err != nil || n != 0 {
+		t.Fatalf("missed %d, %v", n, err)
+	}
+	pay("2026-07-25")
+	if os := occurrences(t, s, f.Family.ID); len(os) != 1 {
+		t.Fatalf("paid twice: %+v", os)
+	}
+}

@@ -54,10 +54,19 @@ func (b *Bill) Window() (lo, hi time.Time) {
 // Matches reports whether t pays b's next occurrence: same account when b
 // has one, same currency and direction, the same merchant or normalised
 // name, an amount within the series' tolerance (or its range seen), and a
-// date inside Window.
+// date from the start of Window to the start of the following
+// occurrence's. Past Window the payment is late, and pays this occurrence
+// all the same: the missed job, which would have recorded it missed, has
+// not run yet (run, it moves b on and Late finds the payment).
 func (b *Bill) Matches(t *Txn) bool {
-	lo, hi := b.Window()
-	return !t.Date.Before(lo) && !t.Date.After(hi) && b.payee(t)
+	lo, _ := b.Window()
+	return !t.Date.Before(lo) && t.Date.Before(b.following()) && b.payee(t)
+}
+
+// following is the start of the window of the occurrence after b's next:
+// the first day that is no longer the next occurrence's.
+func (b *Bill) following() time.Time {
+	return b.Cadence.Next(b.Next, b.Day).AddDate(0, 0, -b.Cadence.Grace())
 }
 
 // payee is Matches without the date: t is a payment of this series.

@@ -39,7 +39,9 @@ func TestBillMatches(t *testing.T) {
 		{"early within grace", func(x *Txn) { x.Date = date("2026-07-10") }, true},
 		{"too early", func(x *Txn) { x.Date = date("2026-07-09") }, false},
 		{"late within grace", func(x *Txn) { x.Date = date("2026-07-20") }, true},
-		{"too late", func(x *Txn) { x.Date = date("2026-07-21") }, false},
+		{"late, before the missed job ran", func(x *Txn) { x.Date = date("2026-07-21") }, true},
+		{"late, the day before August's window", func(x *Txn) { x.Date = date("2026-08-09") }, true},
+		{"in August's window", func(x *Txn) { x.Date = date("2026-08-10") }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			x := base
