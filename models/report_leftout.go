@@ -97,7 +97,10 @@ func (s *Store) LeftOutOf(ctx context.Context, familyID uuid.UUID, p Period) (*L
 	if err := s.db.NewRaw(leftOutExcludedSQL, familyID, p.From, p.To).Scan(ctx, &l.Excluded); err != nil {
 		return nil, dbErr("left out", err)
 	}
-	r := sumsRanges(p)
+	r, err := s.sumsRangesOf(ctx, familyID, p)
+	if err != nil {
+		return nil, err
+	}
 	var rows []struct {
 		Currency string     `bun:"currency"`
 		Date     civil.Date `bun:"date"`

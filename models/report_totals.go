@@ -55,7 +55,10 @@ func (s *Store) AccountTotals(ctx context.Context, familyID uuid.UUID, p Period,
 	if err := s.maybeCompactSums(ctx, familyID); err != nil {
 		return nil, err
 	}
-	r := sumsRanges(p)
+	r, err := s.sumsRangesOf(ctx, familyID, p)
+	if err != nil {
+		return nil, err
+	}
 	own := &Totals{}
 	if err := s.db.NewRaw(accountSumsSQL, familyID, bun.List(accountIDs), nil, f.Currency, r[0], r[1], r[2], r[3], r[4], r[5]).
 		Scan(ctx, &own.Income, &own.Spending, &own.IncomeCount, &own.SpendingCount); err != nil {
