@@ -303,7 +303,9 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	// many requests hash at once (issue 24).
 	web.HashSlots = semaphore.NewWeighted(int64(web.HashMemoryMiB) << 10)
 	go s.watch.Run(ctx)
-	log.Debug("database pool warmed", "connections", models.WarmPool(ctx, s.db, cfg.DBMaxConns))
+	if !cfg.Embedded() {
+		log.Debug("database pool warmed", "connections", models.WarmPool(ctx, s.db, cfg.DBMaxConns))
+	}
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail, OAuth: cfg.OAuth,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout, AssistantDailyTokens: cfg.Assistant.DailyTokens,

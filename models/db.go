@@ -59,6 +59,13 @@ func OpenPostgres(ctx context.Context, dsn string, maxConns int, connectTimeout 
 // creates a 503 and its p99 3.1 times the bare INSERT's. A connection the
 // pool cannot open is left for later: the process serves without it.
 func WarmPool(ctx context.Context, db *bun.DB, n int) int {
+	// Never more than the pool holds: the call past it would wait for
+	// one of ours.
+	if limit := db.DB.Stats().MaxOpenConnections; limit > 0 {
+		n = min(n, limit)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	conns := make([]*sql.Conn, 0, n)
 	defer func() {
 		for _, c := range conns {

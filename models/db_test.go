@@ -28,7 +28,8 @@ func TestOpenPostgresSettings(t *testing.T) {
 		if err := db.QueryRowContext(t.Context(), "SHOW max_parallel_workers_per_gather").Scan(&got); err != nil || got != c.want {
 			t.Errorf("%s: max_parallel_workers_per_gather %q, %v; want %q", c.url, got, err, c.want)
 		}
-		if n := models.WarmPool(t.Context(), db, 4); n != 4 || db.Stats().Idle != 4 {
+		// Asked for more than the pool holds, it opens the pool's four.
+		if n := models.WarmPool(t.Context(), db, 6); n != 4 || db.Stats().Idle != 4 {
 			t.Errorf("warmed %d, idle %d; want 4", n, db.Stats().Idle)
 		}
 		db.Close()
