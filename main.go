@@ -309,6 +309,7 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	app, err := api.New(api.Options{
 		Store: s.store, Redis: s.rdb, Queue: s.queue, Logger: log, SSO: ssoOpts, Web: web, Mail: cfg.Mail, OAuth: cfg.OAuth,
 		APIRateLimitPerHour: cfg.APIRateLimitPerHour, RequestTimeout: cfg.RequestTimeout, AssistantDailyTokens: cfg.Assistant.DailyTokens,
+		InTurn:       inTurn(cfg),
 		AssistantOff: !cfg.Assistant.Enabled(),
 		Dashboard:    lazyDashboard(s.redis), AuthWatch: s.watch,
 		SimpleFINAllowHTTP: cfg.SimpleFINClient.AllowHTTP, SimpleFINDailyBudget: cfg.SimpleFIN.DailyBudget,
@@ -324,6 +325,17 @@ func serveWeb(ctx context.Context, cfg *Config, s *services, log *slog.Logger) e
 	}
 	log.Info("web listening", "addr", ln.Addr().String(), "url", cfg.AppURL)
 	return api.Serve(ctx, app, ln)
+}
+
+// inTurn is how many requests a web process runs at once: as many as its
+// database pool holds connections (PostgreSQL's DB_MAX_CONNS, SQLite's
+// four), so that no request waits inside the pool, where the order is
+// random.
+func inTurn(cfg *Config) int {
+	if cfg.Embedded() {
+		return models.SQLiteConns
+	}
+	return cfg.DBMaxConns
 }
 
 // lazyDashboard builds the job dashboard (asynqmon) on its first request:

@@ -81,6 +81,10 @@ type Options struct {
 	// so that a backing service gone silent cannot hold it for ever; zero
 	// means 30 seconds.
 	RequestTimeout time.Duration
+	// InTurn is how many requests may run at once, the others waiting in
+	// the order they came (see inTurn); 0: no bound. main gives the
+	// database pool's size.
+	InTurn int
 
 	Web WebOptions
 	// Dashboard is the job queue dashboard (asynqmon), served at /admin/jobs
@@ -204,6 +208,9 @@ func New(o Options) (*fiber.App, error) {
 	app.Server().HeaderReceived = uploadSize
 	app.Use(requestID, safeHeaders, s.site.FindClient, deadline(cmp.Or(o.RequestTimeout, 30*time.Second)), jsonCharset)
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: s.logPanic}))
+	if o.InTurn > 0 {
+		app.Use(inTurn(o.InTurn))
+	}
 	s.routes(app)
 	return app, nil
 }

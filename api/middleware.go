@@ -9,6 +9,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
 	"github.com/valyala/fasthttp"
+	"golang.org/x/sync/semaphore"
 
 	"coffer/api/httperr"
 )
@@ -36,6 +37,30 @@ func deadline(d time.Duration) fiber.Handler {
 		ctx, cancel := context.WithTimeout(c.UserContext(), d)
 		defer cancel()
 		c.SetUserContext(ctx)
+		return c.Next()
+	}
+}
+
+// inTurn lets n requests run at once and has the others wait for their
+// turn in the order they came (x/sync's semaphore is first in, first
+// out). database/sql hands a connection one request frees to a random
+// one of those waiting, so past the pool's size a request could wait many
+// turns: 32 clients creating transactions through a pool of 20 saw a p99
+// of 265 ms, 4.9 times the bare INSERT's, at a p50 1.5 times its. The
+// health checks and the static files, which read no database, skip the
+// queue; a request whose deadline passes while it waits gets the 503 a
+// full pool gives.
+func inTurn(n int) fiber.Handler {
+	turns := semaphore.NewWeighted(int64(n))
+	return func(c *fiber.Ctx) error {
+		switch p := c.Path(); {
+		case p == "/healthz", p == "/readyz", strings.HasPrefix(p, "/static/"):
+			return c.Next()
+		}
+		if err := turns.Acquire(c.UserContext(), 1); err != nil {
+			return httperr.Unavailable(httperr.MsgUnavailable, err)
+		}
+		defer turns.Release(1)
 		return c.Next()
 	}
 }

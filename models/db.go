@@ -83,6 +83,9 @@ func WarmPool(ctx context.Context, db *bun.DB, n int) int {
 	return len(conns)
 }
 
+// SQLiteConns is the size of the embedded database's pool.
+const SQLiteConns = 4
+
 // OpenSQLite opens (creating it if needed) the embedded database file. WAL
 // mode and a busy timeout let a second coffer process (the CLI beside a
 // running `coffer dev`) write to the same file; immediate transactions take
@@ -107,8 +110,8 @@ func OpenSQLite(ctx context.Context, path string) (*bun.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("models: open SQLite: %w", err)
 	}
-	sqldb.SetMaxOpenConns(4)
-	sqldb.SetMaxIdleConns(4)
+	sqldb.SetMaxOpenConns(SQLiteConns)
+	sqldb.SetMaxIdleConns(SQLiteConns)
 	sqldb.SetConnMaxLifetime(0)
 	db := bun.NewDB(sqldb, sqlitedialect.New())
 	if err := db.PingContext(ctx); err != nil {

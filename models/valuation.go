@@ -221,17 +221,20 @@ func (s *Store) settleValuations(ctx context.Context, v *Valuation) error {
 // move to it, so a walk of its rows that follows counts exactly what the
 // balance holds.
 func (s *Store) lockAccount(ctx context.Context, familyID, id uuid.UUID) (*Account, error) {
-	a, _, err := s.lockAndSettle(ctx, familyID, id)
+	a, _, err := s.lockAndSettle(ctx, familyID, id, "UPDATE")
 	return a, err
 }
 
 // lockAndSettle is lockAccount, and reports whether moves were applied.
-func (s *Store) lockAndSettle(ctx context.Context, familyID, id uuid.UUID) (a *Account, settled bool, err error) {
+// lock is the row lock on PostgreSQL: UPDATE, or NO KEY UPDATE for a
+// settle that reads no rows (see settleBalance), which takes turns with
+// every other holder of the account but lets writes in flight go on.
+func (s *Store) lockAndSettle(ctx context.Context, familyID, id uuid.UUID, lock string) (a *Account, settled bool, err error) {
 	a = new(Account)
 	read := func() error {
 		q := s.db.NewSelect().Model(a).Where("a.family_id = ?", familyID).Where("a.id = ?", id)
 		if s.Postgres() {
-			q = q.For("UPDATE")
+			q = q.For(lock)
 		}
 		if err := q.Scan(ctx); err != nil {
 			if err = dbErr("lock account", err); errors.Is(err, ErrNotFound) {
