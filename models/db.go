@@ -56,7 +56,7 @@ func OpenPostgres(ctx context.Context, dsn string, maxConns int, connectTimeout 
 // pool. Left to itself the pool opens one per request waiting when a burst
 // comes, each a new PostgreSQL backend started while those requests wait,
 // under load past DB_CONNECT_TIMEOUT: make load's first second gave four
-// creates a 503 and its p99 3.1 times the bare INSERT's. A connection the
+// creates a 503. A connection the
 // pool cannot open is left for later: the process serves without it.
 func WarmPool(ctx context.Context, db *bun.DB, n int) int {
 	// Never more than the pool holds: the call past it would wait for
