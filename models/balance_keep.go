@@ -63,8 +63,8 @@ func (s *Store) movedBetween(ctx context.Context, a *Account, from, to civil.Dat
 // On PostgreSQL the commonest refresh, moves waiting on an account counted
 // up to today, only applies them (settleBalance): holding the account FOR
 // UPDATE, as a walk of its rows must, waited for the writes in flight and
-// held off new ones until it committed, so every create on a busy account
-// stalled once a second behind it (make load's p99).
+// held off new ones until it committed: on a busy account (a bank sync, an
+// import beside a person's entries) every write waited for it in turn.
 func (s *Store) RefreshBalance(ctx context.Context, familyID, id uuid.UUID) (changed bool, err error) {
 	if s.Postgres() && s.db == bun.IDB(s.raw) {
 		var walk bool
