@@ -7,7 +7,6 @@ import (
 	"math/big"
 
 	"github.com/google/uuid"
-	"github.com/uptrace/bun"
 
 	"coffer/models/civil"
 	"coffer/models/money"
@@ -66,7 +65,7 @@ func (s *Store) movedBetween(ctx context.Context, a *Account, from, to civil.Dat
 // held off new ones until it committed: on a busy account (a bank sync, an
 // import beside a person's entries) every write waited for it in turn.
 func (s *Store) RefreshBalance(ctx context.Context, familyID, id uuid.UUID) (changed bool, err error) {
-	if s.Postgres() && s.db == bun.IDB(s.raw) {
+	if s.Postgres() && !s.inTx() {
 		var walk bool
 		if changed, walk, err = s.settleBalance(ctx, familyID, id); err != nil || !walk {
 			return changed, err

@@ -143,6 +143,10 @@ func (s *Store) withDB(db bun.IDB) *Store {
 // now is the store clock at the precision both databases keep.
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
+// inTx reports whether s runs inside a database transaction (RunInTx's
+// store), where a step cannot commit on its own.
+func (s *Store) inTx() bool { return s.db != bun.IDB(s.raw) }
+
 // NewID returns a new time-ordered id (UUIDv7), so that rows inserted
 // together sort together and indexes stay compact.
 func NewID() uuid.UUID { return uuid.Must(uuid.NewV7()) }

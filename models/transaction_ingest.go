@@ -193,7 +193,7 @@ func (s *Store) applyRules(ctx context.Context, familyID uuid.UUID, refs *refCac
 // A row that pays an occurrence of a recurring transaction takes the full
 // path too, whose write is a transaction the payment joins.
 func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction, bills *bills) (out oneOutcome, tried bool, err error) {
-	if len(rows) != 1 || len(rows[0].Problems) > 0 || len(rows[0].TagIDs) > 0 || !s.Postgres() || s.db != bun.IDB(s.raw) {
+	if len(rows) != 1 || len(rows[0].Problems) > 0 || len(rows[0].TagIDs) > 0 || !s.Postgres() || s.inTx() {
 		return out, false, nil
 	}
 	r := rows[0]
