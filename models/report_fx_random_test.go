@@ -201,9 +201,10 @@ func TestFXTotalsRandom(t *testing.T) {
 				tx.DeletedAt = &now
 			}
 			r := row{Transaction: tx, active: acc != disabled}
-			if rng.IntN(25) == 0 && !tx.Excluded && tx.DeletedAt == nil { // a transfer from the USD account
+			if rng.IntN(25) == 0 && tx.DeletedAt == nil { // a transfer from the USD account; either leg may be excluded
 				out := models.Transaction{ID: models.NewID(), FamilyID: fx.Family.ID, AccountID: accounts[0].ID, Date: tx.Date,
-					Amount: 1 + money.Amount(rng.Int64N(1e6)), Currency: "USD", Name: "Out", CreatedAt: now, UpdatedAt: now}
+					Amount: 1 + money.Amount(rng.Int64N(1e6)), Currency: "USD", Name: "Out", CreatedAt: now, UpdatedAt: now,
+					Excluded: rng.IntN(5) == 0}
 				r.Amount = -r.Amount.Abs()
 				r.Transaction.Amount = r.Amount
 				r.leg = true
