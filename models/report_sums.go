@@ -38,12 +38,12 @@ func sumsRanges(p Period) [6]any {
 	}
 }
 
-// sumsEdgesSQL tells whether family ?0 has daily sums from ?1 to the day
-// before ?2 (the first month's days before the period) and from the day
-// after ?3 to ?4 (the last month's days after it).
+// sumsEdgesSQL tells whether family ?0 has sums of daily grain ?5 from ?1
+// to the day before ?2 (the first month's days before the period) and
+// from the day after ?3 to ?4 (the last month's days after it).
 const sumsEdgesSQL = `SELECT
-    EXISTS (SELECT 1 FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = 'd' AND s.day >= ?1 AND s.day < ?2),
-    EXISTS (SELECT 1 FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = 'd' AND s.day > ?3 AND s.day <= ?4)`
+    EXISTS (SELECT 1 FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = ?5 AND s.day >= ?1 AND s.day < ?2),
+    EXISTS (SELECT 1 FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = ?5 AND s.day > ?3 AND s.day <= ?4)`
 
 // sumsRangesOf is sumsRanges for reading family's kept sums over p: a
 // month p holds only part of, whose days outside p have no sums, is read
@@ -54,13 +54,19 @@ const sumsEdgesSQL = `SELECT
 // busier the family's days (the year's report at 1,000,000 cost 2.6
 // times what it did at 10,000 before, 1.7 times after).
 func (s *Store) sumsRangesOf(ctx context.Context, familyID uuid.UUID, p Period) ([6]any, error) {
+	return s.grainRangesOf(ctx, familyID, p, "d")
+}
+
+// grainRangesOf is sumsRangesOf for the daily grain given (d, or x for the
+// excluded rows), whose monthly grain is the one read for whole months.
+func (s *Store) grainRangesOf(ctx context.Context, familyID uuid.UUID, p Period, daily string) ([6]any, error) {
 	from, to := p.From.Time(), p.To.Time()
 	first, last := Month.start(from), Month.next(Month.start(to)).AddDate(0, 0, -1)
 	if first.Equal(from) && last.Equal(to) {
 		return sumsRanges(p), nil
 	}
 	var before, after bool
-	if err := s.db.NewRaw(sumsEdgesSQL, familyID, civil.DateOf(first), p.From, p.To, civil.DateOf(last)).
+	if err := s.db.NewRaw(sumsEdgesSQL, familyID, civil.DateOf(first), p.From, p.To, civil.DateOf(last), daily).
 		Scan(ctx, &before, &after); err != nil {
 		return [6]any{}, dbErr("kept sums", err)
 	}

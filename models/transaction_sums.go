@@ -11,7 +11,9 @@ import (
 
 // transaction_sums holds the daily and monthly sums of the counted
 // transactions (not deleted, not excluded) as deltas appended by the
-// triggers of migration 20261208300000_transaction_sums: the reports and
+// triggers of migration 20261208300000_transaction_sums, and apart (grains
+// x and y, 20261210200000_excluded_sums) those of the excluded ones, split
+// parents aside: the reports and
 // the balance series read them instead of the rows. A reader always sums
 // every row of a key, so compaction (merging a key's deltas into one row)
 // never changes what it reads. transaction_sums_fresh is the same sums
