@@ -7,8 +7,8 @@ import (
 
 	"coffer/models"
 	"coffer/models/civil"
-	"coffer/models/money"
 	"coffer/models/modelstest"
+	"coffer/models/money"
 )
 
 // TestExcludedSums: the kept sums of the excluded rows (grains x and y)
