@@ -11,6 +11,11 @@
 -- 20261208300000_transaction_sums holds for x and y: deltas appended by
 -- the triggers, transaction_sums_fresh the definition.
 
+-- transactions_excluded_idx (20261209300000) served that count alone.
+DROP INDEX transactions_excluded_idx;
+
+--bun:split
+
 DROP VIEW transaction_sums_fresh;
 
 --bun:split

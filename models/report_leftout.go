@@ -32,7 +32,7 @@ type LeftOut struct {
 func (l *LeftOut) Any() bool { return l.OtherCurrency > 0 || l.Excluded > 0 }
 
 // leftOutExcludedSQL counts, from the kept sums of the excluded rows
-// (grain x by day, y by month) over the period's parts (?4 to ?9,
+// (grain x by day, y by month) over the period's parts (?1 to ?6,
 // grainRangesOf), the rows of family ?0 that a person marked excluded, in
 // any currency, on active accounts, transfer legs aside. A split parent is
 // not there: its parts are counted in its place. The count costs a row per
@@ -42,13 +42,13 @@ func (l *LeftOut) Any() bool { return l.OtherCurrency > 0 || l.Excluded > 0 }
 const leftOutExcludedSQL = `
 SELECT CAST(COALESCE(SUM(t.n), 0) AS bigint) FROM (
     SELECT s.account_id, s.transfer, s.n
-    FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = 'x' AND s.day >= ?4 AND s.day <= ?5
+    FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = 'x' AND s.day >= ?1 AND s.day <= ?2
     UNION ALL
     SELECT s.account_id, s.transfer, s.n
-    FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = 'y' AND s.day >= ?6 AND s.day <= ?7
+    FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = 'y' AND s.day >= ?3 AND s.day <= ?4
     UNION ALL
     SELECT s.account_id, s.transfer, s.n
-    FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = 'x' AND s.day >= ?8 AND s.day <= ?9
+    FROM transaction_sums s WHERE s.family_id = ?0 AND s.grain = 'x' AND s.day >= ?5 AND s.day <= ?6
 ) t
 WHERE NOT t.transfer AND t.account_id IN (SELECT a.id FROM accounts a WHERE a.family_id = ?0 AND a.status = 'active')`
 
@@ -108,7 +108,7 @@ func (s *Store) LeftOutOf(ctx context.Context, familyID uuid.UUID, p Period) (*L
 	if err != nil {
 		return nil, err
 	}
-	if err := s.db.NewRaw(leftOutExcludedSQL, familyID, nil, nil, nil, x[0], x[1], x[2], x[3], x[4], x[5]).Scan(ctx, &l.Excluded); err != nil {
+	if err := s.db.NewRaw(leftOutExcludedSQL, familyID, x[0], x[1], x[2], x[3], x[4], x[5]).Scan(ctx, &l.Excluded); err != nil {
 		return nil, dbErr("left out", err)
 	}
 	r, err := s.sumsRangesOf(ctx, familyID, p)
