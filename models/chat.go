@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/uptrace/bun"
 )
 
@@ -40,30 +41,62 @@ ORDER BY ch.created_at DESC, ch.id DESC LIMIT $3 OFFSET $4`
 // Chats lists a page of one user's chats, newest first, with the count of
 // all of them.
 func (s *Store) Chats(ctx context.Context, familyID, userID uuid.UUID, p Page) ([]Chat, int, error) {
-	chats, total := []Chat{}, -1
+	total := -1
 	args := []any{familyID, userID, p.Size, (p.Number - 1) * p.Size}
 	var err error
 	if s.Postgres() {
+		// The page's rows and their last messages' times are allocated
+		// once, at the page's size (the API caps it at 100), rather than
+		// grown row by row: this is the hottest list the API serves. A
+		// time appended past that capacity leaves the earlier pointers on
+		// the old array, whose values stay as they were.
+		chats := make([]Chat, 0, min(max(p.Size, 0), 100))
+		lasts := make([]time.Time, 0, cap(chats))
+		// Each row is read into c through dest, both made once: Scan's
+		// arguments escape, so a slice of them (or a Chat) made per row
+		// was a heap object per row. As [16]byte the ids are read in
+		// binary; as uuid.UUID (a sql.Scanner) they would be read as text
+		// and parsed. The nullable columns go through pgtype values: pgx
+		// fills a pointer by reflection.
+		var c Chat
+		var errText pgtype.Text
+		var last pgtype.Timestamptz
+		dest := []any{(*[16]byte)(&c.ID), (*[16]byte)(&c.FamilyID), (*[16]byte)(&c.UserID), &c.Title, &errText, &c.MessageCount, &last,
+			&c.CreatedAt, &c.UpdatedAt, &total}
 		err = s.queryPgx(ctx, chatsPageSQL, args, func(rows pgx.Rows) error {
-			var c Chat
-			// As [16]byte the ids are read in binary; as uuid.UUID
-			// (a sql.Scanner) they would be read as text and parsed.
-			err := rows.Scan((*[16]byte)(&c.ID), (*[16]byte)(&c.FamilyID), (*[16]byte)(&c.UserID), &c.Title, &c.Error, &c.MessageCount, &c.LastMessageAt,
-				&c.CreatedAt, &c.UpdatedAt, &total)
+			if err := rows.Scan(dest...); err != nil {
+				return err
+			}
+			c.Error, c.LastMessageAt = nil, nil
+			if errText.Valid {
+				msg := errText.String
+				c.Error = &msg
+			}
+			if last.Valid {
+				lasts = append(lasts, last.Time)
+				c.LastMessageAt = &lasts[len(lasts)-1]
+			}
 			chats = append(chats, c)
-			return err
+			return nil
 		})
-	} else {
-		var rows []countedChat
-		err = s.queryHot(ctx, &rows, chatsPageSQL, args...)
-		for _, r := range rows {
-			chats, total = append(chats, r.Chat), r.Total
-		}
+		return s.chatsCounted(ctx, familyID, userID, chats, total, err)
 	}
+	chats := []Chat{}
+	var rows []countedChat
+	err = s.queryHot(ctx, &rows, chatsPageSQL, args...)
+	for _, r := range rows {
+		chats, total = append(chats, r.Chat), r.Total
+	}
+	return s.chatsCounted(ctx, familyID, userID, chats, total, err)
+}
+
+// chatsCounted completes a page of chats with the count of all of them:
+// the page's own when it brought one, else the user's (a page past the
+// end brings none).
+func (s *Store) chatsCounted(ctx context.Context, familyID, userID uuid.UUID, chats []Chat, total int, err error) ([]Chat, int, error) {
 	if err != nil || total >= 0 {
 		return chats, total, dbErr("list chats", err)
 	}
-	// A page past the end brings no count.
 	err = s.db.NewSelect().Model((*User)(nil)).Column("chat_count").
 		Where("family_id = ?", familyID).Where("id = ?", userID).Scan(ctx, &total)
 	if errors.Is(err, sql.ErrNoRows) {
