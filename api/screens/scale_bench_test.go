@@ -57,8 +57,8 @@ func benchScale(b *testing.B, families, count int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	trace := &sqlTrace{}
-	if os.Getenv("COFFER_BENCH_SQL") != "" {
+	trace := &sqlTrace{enabled: os.Getenv("COFFER_BENCH_SQL") != ""}
+	if trace.enabled {
 		e.Store.DB().AddQueryHook(trace)
 	}
 	today := time.Now().UTC()
@@ -119,13 +119,17 @@ func benchScale(b *testing.B, families, count int) {
 				}
 				return took
 			}
+			if trace.enabled {
+				trace.resetStatements(b, e.Store.DB(), e.Store.Postgres())
+			}
 			i := 0
 			for b.Loop() {
 				fastest = min(fastest, send(i))
 				i++
 			}
-			if os.Getenv("COFFER_BENCH_SQL") != "" {
+			if trace.enabled {
 				b.StopTimer()
+				trace.statements(b, e.Store.DB(), e.Store.Postgres(), i)
 				trace.on.Store(true)
 				b.Logf("one more request: %s", send(i).Round(time.Microsecond))
 				trace.report(b, e.Store.DB(), e.Store.Postgres())
@@ -323,11 +327,15 @@ func seedScale(b *testing.B, e *apitest.Env, families, count int) uuid.UUID {
 // sqlTrace, on with COFFER_BENCH_SQL=1, logs the statements of one more
 // request of each operation with their times, and on PostgreSQL the plan
 // (EXPLAIN ANALYZE, BUFFERS) of each read that took a millisecond or more:
-// what to look at when a case is not flat.
+// what to look at when a case is not flat. On PostgreSQL it also logs each
+// operation's top statements over its whole run from pg_stat_statements
+// (when the server preloads it), which sees what bun's hook does not: the
+// statements sent through database/sql or pgx directly, such as a create's.
 type sqlTrace struct {
-	on    atomic.Bool
-	mu    sync.Mutex
-	stmts []tracedStmt
+	enabled bool
+	on      atomic.Bool
+	mu      sync.Mutex
+	stmts   []tracedStmt
 }
 
 type tracedStmt struct {
@@ -375,5 +383,46 @@ func (t *sqlTrace) report(b *testing.B, db *bun.DB, postgres bool) {
 		}
 		rows.Close()
 		b.Logf("plan:%s", plan.String())
+	}
+}
+
+// resetStatements forgets pg_stat_statements' counts before an operation.
+func (t *sqlTrace) resetStatements(b *testing.B, db *bun.DB, postgres bool) {
+	if !postgres {
+		return
+	}
+	if _, err := db.ExecContext(b.Context(), "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+		b.Logf("pg_stat_statements: %v", err)
+		return
+	}
+	if _, err := db.ExecContext(b.Context(), "SELECT pg_stat_statements_reset()"); err != nil {
+		b.Logf("pg_stat_statements is not preloaded: %v", err)
+	}
+}
+
+// statements logs the operation's top statements by their time over n
+// requests: calls and µs per request, shared blocks (hit and read) per
+// call.
+func (t *sqlTrace) statements(b *testing.B, db *bun.DB, postgres bool, n int) {
+	if !postgres || n == 0 {
+		return
+	}
+	rows, err := db.QueryContext(b.Context(), `SELECT calls, total_exec_time, shared_blks_hit, shared_blks_read, query
+		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+		ORDER BY total_exec_time DESC LIMIT 10`)
+	if err != nil {
+		b.Logf("pg_stat_statements: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var calls, hit, read int64
+		var ms float64
+		var q string
+		if err := rows.Scan(&calls, &ms, &hit, &read, &q); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("%6.2f calls %8.1f µs %7.1f hit %6.1f read  %.160s", float64(calls)/float64(n), ms*1000/float64(n),
+			float64(hit)/float64(calls), float64(read)/float64(calls), strings.Join(strings.Fields(q), " "))
 	}
 }
