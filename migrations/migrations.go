@@ -8,8 +8,11 @@ package migrations
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
+	"io/fs"
 
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/migrate"
@@ -73,4 +76,27 @@ func Up(ctx context.Context, db *bun.DB) ([]string, error) {
 		names = append(names, mg.Name)
 	}
 	return names, nil
+}
+
+// Digest names this set of migrations: a hash of every file's name and
+// text, which changes when any file is added or edited. Tests key a
+// migrated template database by it.
+func Digest() (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := files.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("migrations: digest: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
