@@ -231,9 +231,9 @@ func newPostgres(t testing.TB, template string) string {
 
 // migratedTemplate returns the name of a database that holds every
 // migration and nothing else, for CREATE DATABASE … TEMPLATE to copy,
-// instead of running the migrations into each test's database (with the
-// commits' change below, the models package's tests took 46 s instead of
-// 144). The name
+// instead of running the migrations into each test's database (with
+// newPostgres's unflushed commits, the models package's tests took 46 s
+// instead of 144). The name
 // carries the migrations' digest, so an edited or added migration builds a
 // new template; an advisory lock makes the test binaries that start
 // together build it once, and the template is renamed into place only
