@@ -3,9 +3,10 @@ package models_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/uptrace/bun"
 	"strings"
 	"testing"
+
+	"github.com/uptrace/bun"
 
 	"coffer/models"
 	"coffer/models/modelstest"
@@ -53,7 +54,7 @@ FROM generate_series(1, ?) AS g`, f.ID, last.ID, rows); err != nil {
 	}
 	defer conn.Close()
 	const where = `family_id = $1 AND account_id = $2 AND fingerprint >= $3 AND fingerprint < $4
-  AND (external_id IS NULL OR source IN ('file_import', 'simplefin'))
+  AND ` + models.ArrivalCandidates + `
   AND deleted_at IS NULL AND NOT pending AND split_parent_id IS NULL AND (source IS NULL OR source <> $5)`
 	args := []any{last.FamilyID, last.ID, "2026-01-20|", "2026-01-26|~", "api"}
 	for _, c := range []struct{ name, mode, query string }{

@@ -156,3 +156,7 @@ SELECT CAST(` + fxValueSQL + ` AS bigint) FROM v t JOIN v r ON r.i = t.i ORDER B
 	}
 	return out, rows.Err()
 }
+
+// ArrivalCandidates is the condition that picks the rows an arrival may
+// be matched against, as the arrival check and the matcher write it.
+const ArrivalCandidates = arrivalCandidates

@@ -63,7 +63,7 @@ func NewDB(t testing.TB) *bun.DB {
 	t.Helper()
 	ctx := context.Background()
 	if !Embedded() {
-		db, err := models.OpenPostgres(ctx, newPostgres(t, migratedTemplate(t)), 20, 5*time.Second)
+		db, err := models.OpenPostgres(ctx, newPostgres(t, true), 20, 5*time.Second)
 		if err != nil {
 			t.Fatalf("modelstest: %v", err)
 		}
@@ -169,7 +169,7 @@ func copyFile(from, to string) error {
 // own processes (which migrate it themselves).
 func PostgresURL(t testing.TB) string {
 	t.Helper()
-	return newPostgres(t, "")
+	return newPostgres(t, false)
 }
 
 func adminURL() string {
@@ -186,21 +186,21 @@ func adminConn(t testing.TB) *pgx.Conn {
 	return conn
 }
 
-// newPostgres creates a database, a copy of template when one is named,
-// that is dropped when the test ends, and returns its URL.
+// newPostgres creates a database, migrated (a copy of the template) or
+// empty, that is dropped when the test ends, and returns its URL.
 //
 // A test database need not survive a crash of the server, so its commits
 // do not wait for the WAL to reach the disk: that wait is no part of what
 // a test checks.
-func newPostgres(t testing.TB, template string) string {
+func newPostgres(t testing.TB, migrated bool) string {
 	t.Helper()
 	ctx := context.Background()
 	conn := adminConn(t)
 	defer conn.Close(ctx)
 	name := "coffer_test_" + randomHex(6)
 	create := "CREATE DATABASE " + name
-	if template != "" {
-		create += " TEMPLATE " + template
+	if migrated {
+		create += " TEMPLATE " + migratedTemplate(t, conn)
 	}
 	if _, err := conn.Exec(ctx, create); err != nil {
 		t.Fatalf("modelstest: create database: %v", err)
@@ -233,12 +233,12 @@ func newPostgres(t testing.TB, template string) string {
 // migration and nothing else, for CREATE DATABASE … TEMPLATE to copy,
 // instead of running the migrations into each test's database (with
 // newPostgres's unflushed commits, the models package's tests took 46 s
-// instead of 144). The name
-// carries the migrations' digest, so an edited or added migration builds a
-// new template; an advisory lock makes the test binaries that start
-// together build it once, and the template is renamed into place only
-// when it is complete.
-func migratedTemplate(t testing.TB) string {
+// instead of 144). The name carries the migrations' digest, so an edited
+// or added migration builds a new template; an advisory lock on conn, the
+// admin session newPostgres goes on to create the test's database with,
+// makes the test binaries that start together build it once, and the
+// template is renamed into place only when it is complete.
+func migratedTemplate(t testing.TB, conn *pgx.Conn) string {
 	t.Helper()
 	ctx := context.Background()
 	digest, err := migrations.Digest()
@@ -246,8 +246,6 @@ func migratedTemplate(t testing.TB) string {
 		t.Fatal(err)
 	}
 	name := "coffer_template_" + digest[:16]
-	conn := adminConn(t)
-	defer conn.Close(ctx)
 	const key = 7_431_220_002 // coffer's test templates, on the admin database
 	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", key); err != nil {
 		t.Fatalf("modelstest: template lock: %v", err)
