@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/uptrace/bun"
@@ -22,16 +23,48 @@ const AliasMatched = "matched"
 // Rows an API client keyed are its own records, matched by their keys.
 const arrivalCandidates = "(external_id IS NULL OR source IN ('file_import', 'simplefin'))"
 
+// arrivalAmount is the amount a row had when it arrived, its
+// fingerprint's second field, as transactions_arrival_amount_idx holds it
+// (migration 20261210500000): a query must repeat the index's expression
+// as it is for the planner to use the index. A row is only ever the same
+// movement as a row of its own amount (see rowMatcher.match), so the
+// arrival check reads that amount's rows of its days, however dense the
+// account.
+const (
+	pgArrivalAmount     = "split_part(fingerprint, '|', 2)"
+	sqliteArrivalAmount = "substr(fingerprint, 12, instr(substr(fingerprint, 12), '|') - 1)"
+)
+
+func (s *Store) arrivalAmount() string {
+	if s.Postgres() {
+		return pgArrivalAmount
+	}
+	return sqliteArrivalAmount
+}
+
+// arrivalAmountText is an amount as a fingerprint writes it (see
+// Fingerprint).
+func arrivalAmountText(a money.Amount) string { return strconv.FormatInt(int64(a), 10) }
+
 // loadArrivalMatcher reads the account's transactions that an arriving
-// keyed row of source may be the same movement as: live, posted rows
-// whose fingerprints fall between from and to (widened for made rows),
-// of another door (see arrivalCandidates; a row of source is that door's
-// own, found by its key). Those an alias of source already ties to a key
-// are claimed: they answer for that key, not for another. held reports
-// whether there was any such row, claimed or not: without one, no row of
-// the span can be a duplicate nor a replay of a match.
-func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid.UUID, source string, from, to civil.Date) (m *rowMatcher, held bool, err error) {
+// keyed row of source may be the same movement as: live, posted rows of
+// one of amounts whose fingerprints fall between from and to (widened for
+// made rows), of another door (see arrivalCandidates; a row of source is
+// that door's own, found by its key). Those an alias of source already
+// ties to a key are claimed: they answer for that key, not for another.
+// held reports whether there was any such row, claimed or not.
+func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid.UUID, source string, from, to civil.Date, amounts []money.Amount) (m *rowMatcher, held bool, err error) {
 	m = &rowMatcher{byDayAmount: map[string][]*matchable{}}
+	if len(amounts) == 0 {
+		return m, false, nil
+	}
+	texts, seen := make([]string, 0, len(amounts)), make(map[money.Amount]bool, len(amounts))
+	for _, a := range amounts {
+		if !seen[a] {
+			seen[a] = true
+			texts = append(texts, arrivalAmountText(a))
+		}
+	}
 	from, to = widen(from, to)
 	var existing []struct {
 		ID          uuid.UUID    `bun:"id"`
@@ -50,6 +83,7 @@ func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid
 		// "|" sorts after every digit: the range holds each day's
 		// fingerprints whatever their amount and text.
 		Where("t.fingerprint >= ? AND t.fingerprint < ?", string(from)+"|", string(to)+"|~").
+		Where(s.arrivalAmount()+" IN (?)", bun.List(texts)).
 		Where(arrivalCandidates).
 		Where("t.deleted_at IS NULL").Where("NOT t.pending").Where("t.split_parent_id IS NULL"). // a part never arrived
 		Where("(t.source IS NULL OR t.source <> ?)", source).OrderExpr("t.id").Scan(ctx, &existing)
@@ -74,8 +108,8 @@ func (s *Store) loadArrivalMatcher(ctx context.Context, familyID, accountID uuid
 // rows get IngestDuplicate and the stored transaction; they are not
 // written. Rows without an external id are a person's entries, each its
 // own movement even when it looks like another: they are never matched.
-// An account with no candidate rows in the batch's days costs one indexed
-// query, which finds none.
+// A batch that matches nothing costs two indexed queries: the candidates
+// of its rows' days and amounts, and the aliases of its keys.
 func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*NewTransaction) error {
 	type group struct {
 		accountID uuid.UUID
@@ -92,10 +126,13 @@ func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*N
 		keyed = append(keyed, r)
 		groups[t.AccountID.String()+"\x00"+Str(t.Source)] = &group{accountID: t.AccountID, source: Str(t.Source)}
 	}
+	if len(keyed) == 0 {
+		return nil
+	}
 	live := false
 	for _, g := range groups {
-		from, to := arrivalSpan(keyed, g.accountID, g.source)
-		m, some, err := s.loadArrivalMatcher(ctx, familyID, g.accountID, g.source, from, to)
+		from, to, amounts := arrivalSpan(keyed, g.accountID, g.source)
+		m, some, err := s.loadArrivalMatcher(ctx, familyID, g.accountID, g.source, from, to, amounts)
 		if err != nil {
 			return err
 		}
@@ -103,11 +140,20 @@ func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*N
 			g.m, live = m, true
 		}
 	}
-	if !live {
+	// A key matched before answers with its transaction whatever the row
+	// says now: a replay whose amount or day the bank has since corrected
+	// is still that movement, even with no candidate left in its days.
+	keys := keysOf(keyed, func(*NewTransaction) bool { return true })
+	var aliases []TransactionAlias
+	if err := s.db.NewSelect().Model(&aliases).Where("ta.family_id = ?", familyID).
+		Where("ta.account_id IN (?)", bun.List(keys.accounts)).Where("ta.source IN (?)", bun.List(keys.sources)).
+		Where("ta.external_id IN (?)", bun.List(keys.exts)).Scan(ctx); err != nil {
+		return dbErr("find matched keys", err)
+	}
+	if !live && len(aliases) == 0 {
 		return nil
 	}
 
-	keys := keysOf(keyed, func(*NewTransaction) bool { return true })
 	stored := map[string]bool{}
 	var held []struct {
 		AccountID  uuid.UUID `bun:"account_id"`
@@ -120,12 +166,6 @@ func (s *Store) matchArrivals(ctx context.Context, familyID uuid.UUID, rows []*N
 	}
 	for _, h := range held {
 		stored[h.AccountID.String()+"\x00"+Str(h.Source)+"\x00"+Str(h.ExternalID)] = true
-	}
-	var aliases []TransactionAlias
-	if err := s.db.NewSelect().Model(&aliases).Where("ta.family_id = ?", familyID).
-		Where("ta.account_id IN (?)", bun.List(keys.accounts)).Where("ta.source IN (?)", bun.List(keys.sources)).
-		Where("ta.external_id IN (?)", bun.List(keys.exts)).Scan(ctx); err != nil {
-		return dbErr("find matched keys", err)
 	}
 	aliasOf := map[string]uuid.UUID{}
 	for _, a := range aliases {
@@ -194,12 +234,13 @@ func arrives(r *NewTransaction) bool {
 }
 
 // arrivalSpan is the first and last day of the keyed rows of one account
-// and source.
-func arrivalSpan(rows []*NewTransaction, accountID uuid.UUID, source string) (from, to civil.Date) {
+// and source, and their amounts.
+func arrivalSpan(rows []*NewTransaction, accountID uuid.UUID, source string) (from, to civil.Date, amounts []money.Amount) {
 	for _, r := range rows {
 		if r.Row.AccountID != accountID || Str(r.Row.Source) != source {
 			continue
 		}
+		amounts = append(amounts, r.Row.Amount)
 		if from == "" || r.Row.Date < from {
 			from = r.Row.Date
 		}
@@ -207,5 +248,5 @@ func arrivalSpan(rows []*NewTransaction, accountID uuid.UUID, source string) (fr
 			to = r.Row.Date
 		}
 	}
-	return from, to
+	return from, to, amounts
 }

@@ -79,6 +79,46 @@ func TestBulkAfterFileDoubles(t *testing.T) {
 	}
 }
 
+// TestMatchedKeyAnswersWhenCorrected: an arriving row is compared only
+// with the account's rows of its own amount (the check reads that amount's
+// rows, not every row of its days), yet a key matched once stays matched:
+// sent again after the bank corrected its amount or its day, alone or in a
+// batch, it answers with the same transaction and writes nothing. A lone
+// keyed row of another amount on a file row's day is another movement.
+func TestMatchedKeyAnswersWhenCorrected(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f := modelstest.NewFamily(t, s, "corrected")
+	const amazon = "AMAZON MKTPLACE PMTS AMZN.COM/BILL WA"
+	runImport(t, s, importWith(t, s, f, importfile.CSV, usChecking, csvSettings(usCheckingSettings)))
+
+	first := keyedRow(f, "c1", "2024-01-03", 421700, amazon)
+	if _, err := s.IngestTransactions(ctx, f.Family.ID, []*models.NewTransaction{first}); err != nil || first.Status != models.IngestDuplicate {
+		t.Fatalf("a lone keyed row of a file's movement: %s %v", first.Status, err)
+	}
+	before := countImported(t, s, f)
+	for _, again := range [][]*models.NewTransaction{
+		{keyedRow(f, "c1", "2024-01-03", 431700, amazon)}, // amount corrected, alone
+		{keyedRow(f, "c1", "2024-01-17", 421700, amazon)}, // day moved, alone
+		{keyedRow(f, "c1", "2024-02-03", 431700, amazon), // both, in a batch
+			keyedRow(f, "c2", "2024-02-10", 100, "ANOTHER")},
+	} {
+		if _, err := s.IngestTransactions(ctx, f.Family.ID, again); err != nil {
+			t.Fatal(err)
+		}
+		if r := again[0]; r.Status != models.IngestDuplicate || r.Row.ID != first.Row.ID {
+			t.Errorf("%s %s: %s %s, want the matched row %s", r.Row.Date, r.Row.Amount, r.Status, r.Row.ID, first.Row.ID)
+		}
+	}
+	if n := countImported(t, s, f); n != before+1 {
+		t.Fatalf("%d transactions after the replays, want %d (one new)", n, before+1)
+	}
+	other := keyedRow(f, "c3", "2024-01-03", 421600, amazon)
+	if _, err := s.IngestTransactions(ctx, f.Family.ID, []*models.NewTransaction{other}); err != nil || other.Status != models.IngestCreated {
+		t.Fatalf("another amount on the same day: %s %v", other.Status, err)
+	}
+}
+
 // TestCardPaymentMirroredBeforeCardFileDoubles: a payment to the card,
 // recorded as a transfer from checking (by a person or a rule), wrote the
 // card's side; the card's own file then brought the same payment, dated

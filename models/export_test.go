@@ -160,3 +160,7 @@ SELECT CAST(` + fxValueSQL + ` AS bigint) FROM v t JOIN v r ON r.i = t.i ORDER B
 // ArrivalCandidates is the condition that picks the rows an arrival may
 // be matched against, as the arrival check and the matcher write it.
 const ArrivalCandidates = arrivalCandidates
+
+// ArrivalAmount is the expression of a row's amount at arrival, as the
+// arrival check and the matcher write it in s's dialect.
+func (s *Store) ArrivalAmount() string { return s.arrivalAmount() }

@@ -248,17 +248,22 @@ type oneOutcome struct {
 // the row out, rather than its key, its account or its references.
 func (o oneOutcome) held() bool { return o.arrivals || o.bills }
 
+// arrivalCheck is what createOne asks of the account for an arriving
+// keyed row (see matchArrivals): its fingerprint span and its amount as
+// loadArrivalMatcher reads them.
+type arrivalCheck struct{ from, to, amount string }
+
 // createOne is the pipeline's happy path for a lone row on PostgreSQL,
 // outside a transaction and without tags (see ingestOne): the checks, the insert and the reading of
 // what the answer shows of the account (its identity, not its balances),
 // category and merchant are one prepared statement and one round trip.
-// The statement also asks, when arrivals is set (the row's fingerprint
-// span, see loadArrivalMatcher), whether the account holds rows the row
-// may be the same movement as, and, unless billsMatched, whether the
+// The statement also asks, when arrivals is set, whether the account
+// holds rows the row may be the same movement as or its key was matched
+// before, and, unless billsMatched, whether the
 // family has active recurring transactions: either keeps the row out, for
 // the full pipeline to look at. A family without either, the commonest,
 // thus pays one round trip for its create instead of three.
-func (s *Store) createOne(ctx context.Context, t *Transaction, arrivals *[2]string, billsMatched bool) (oneOutcome, error) {
+func (s *Store) createOne(ctx context.Context, t *Transaction, arrivals *arrivalCheck, billsMatched bool) (oneOutcome, error) {
 	a := &Account{ID: t.AccountID, FamilyID: t.FamilyID}
 	var acc struct {
 		name, currency, status *string
@@ -269,15 +274,15 @@ func (s *Store) createOne(ctx context.Context, t *Transaction, arrivals *[2]stri
 		parent                   *uuid.UUID
 	}
 	var merchant *string
-	var from, to *string
+	var from, to, amount *string
 	if arrivals != nil {
-		from, to = &arrivals[0], &arrivals[1]
+		from, to, amount = &arrivals.from, &arrivals.to, &arrivals.amount
 	}
 	// Ids go as pgUUID: as uuid.UUID (a driver.Valuer) each would be
 	// formatted as text and parsed again.
 	args := newWrite.pgValues(append(make([]any, 0, len(ingestColumns)+4), pgx.QueryExecModeCacheStatement), t)
 	var out oneOutcome
-	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, append(args, from, to, billsMatched)...).
+	err := s.raw.DB.QueryRowContext(ctx, createOneSQL, append(args, from, to, amount, billsMatched)...).
 		Scan(&out.arrivals, &out.bills, &acc.name, &a.AccountType, &a.Subtype, &acc.currency, &acc.status, &acc.foreign,
 			&cat.name, &cat.color, &cat.icon, &cat.class, &cat.parent, &merchant)
 	if err != nil || acc.name == nil {

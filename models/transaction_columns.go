@@ -151,9 +151,9 @@ ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO N
 // buildCreateOneSQL is createOneSQL (see createOne) from ingestColumns:
 // $n is the n-th column, its value given once, and the checks name the
 // account, family, category and merchant by their columns' numbers. The
-// three parameters after the columns are the fingerprint span of the
-// arrival check (NULL: not asked) and whether the bills were matched
-// already. The checks are an uncorrelated CTE, run once; the last SELECT
+// four parameters after the columns are the fingerprint span and the
+// amount of the arrival check (NULL: not asked) and whether the bills
+// were matched already. The checks are an uncorrelated CTE, run once; the last SELECT
 // gives one row whether or not the insert did, so that the caller learns
 // what held it.
 func buildCreateOneSQL() string {
@@ -163,14 +163,20 @@ func buildCreateOneSQL() string {
 		marks[i] = "$" + strconv.Itoa(i+1)
 	}
 	p := func(name string) string { return "$" + strconv.Itoa(newWrite.index(name)+1) }
-	from, to, billsMatched := "$"+strconv.Itoa(n+1), "$"+strconv.Itoa(n+2), "$"+strconv.Itoa(n+3)
+	from, to := "$"+strconv.Itoa(n+1), "$"+strconv.Itoa(n+2)
+	amount, billsMatched := "$"+strconv.Itoa(n+3), "$"+strconv.Itoa(n+4)
 	return `
 WITH held AS (
-  SELECT ` + from + `::text IS NOT NULL AND EXISTS (
+  SELECT ` + from + `::text IS NOT NULL AND (EXISTS (
            SELECT 1 FROM transactions WHERE family_id = ` + p("family_id") + ` AND account_id = ` + p("account_id") + `
+             AND ` + pgArrivalAmount + ` = ` + amount + `::text
              AND fingerprint >= ` + from + ` AND fingerprint < ` + to + ` AND ` + arrivalCandidates + `
              AND deleted_at IS NULL AND NOT pending AND split_parent_id IS NULL
-             AND (source IS NULL OR source <> ` + p("source") + `)) AS arrivals,
+             AND (source IS NULL OR source <> ` + p("source") + `))
+         OR EXISTS (
+           SELECT 1 FROM provider_transaction_aliases WHERE account_id = ` + p("account_id") + `
+             AND source = ` + p("source") + ` AND external_id = ` + p("external_id") + `
+             AND family_id = ` + p("family_id") + `)) AS arrivals,
          NOT ` + billsMatched + `::boolean AND EXISTS (
            SELECT 1 FROM recurring_transactions WHERE family_id = ` + p("family_id") + ` AND status = '` + RecurringActive + `') AS bills),
 ins AS (

@@ -427,15 +427,17 @@ func (im *importer) settlePending(rows []ImportRow, matched []*storedTx, done []
 
 // loadArrivals reads what a new posted row of the answer may duplicate
 // from another door: the account's rows a file or a person wrote in the
-// answer's days (see loadArrivalMatcher), and which of the account's
+// answer's days, of its amounts (see loadArrivalMatcher), and which of the account's
 // aliases tie an id to such a row, still there.
 func (im *importer) loadArrivals(ctx context.Context, rows []ImportRow) error {
 	im.others, im.matched = &rowMatcher{byDayAmount: map[string][]*matchable{}}, map[uuid.UUID]bool{}
 	var from, to civil.Date
+	var amounts []money.Amount
 	for _, r := range rows {
 		if r.Pending {
 			continue
 		}
+		amounts = append(amounts, r.Amount)
 		if from == "" || r.Date < from {
 			from = r.Date
 		}
@@ -464,7 +466,7 @@ func (im *importer) loadArrivals(ctx context.Context, rows []ImportRow) error {
 	if from == "" {
 		return nil
 	}
-	m, _, err := im.tx.loadArrivalMatcher(ctx, im.fam, im.account.ID, SourceSimpleFIN, from, to)
+	m, _, err := im.tx.loadArrivalMatcher(ctx, im.fam, im.account.ID, SourceSimpleFIN, from, to, amounts)
 	if err != nil {
 		return err
 	}

@@ -198,10 +198,11 @@ func (s *Store) ingestOne(ctx context.Context, familyID uuid.UUID, rows []*NewTr
 	}
 	r := rows[0]
 	before := *r.Row
-	var arrivals *[2]string
+	var arrivals *arrivalCheck
 	if bills == nil && arrives(r) {
 		from, to := widen(r.Row.Date, r.Row.Date)
-		arrivals = &[2]string{string(from) + "|", string(to) + "|~"} // as loadArrivalMatcher's span
+		// as loadArrivalMatcher's span and amounts
+		arrivals = &arrivalCheck{from: string(from) + "|", to: string(to) + "|~", amount: arrivalAmountText(r.Row.Amount)}
 	}
 	if s.Rules != nil {
 		if err := s.Rules(ctx, s, familyID, rows); err != nil {

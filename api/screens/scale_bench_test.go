@@ -66,6 +66,10 @@ func benchScale(b *testing.B, families, count int) {
 		return func(int) (string, string, string, int) { return "GET", path, "", 200 }
 	}
 	acct := e.Alpha.Account.ID.String()
+	if _, _, err := e.Store.CreateTransaction(b.Context(), &models.Transaction{FamilyID: e.Alpha.Family.ID, AccountID: e.Alpha.Account.ID,
+		Date: civil.DateOf(today.AddDate(0, 0, -4)), Amount: 42000, Currency: "USD", Name: "Tea house"}, nil); err != nil {
+		b.Fatal(err)
+	}
 	ops := []struct {
 		name string
 		req  func(i int) (method, path, body string, want int)
@@ -77,6 +81,14 @@ func benchScale(b *testing.B, families, count int) {
 		{"IncomeStatementYear", get("/reports?from=" + today.AddDate(-1, 0, 1).Format(time.DateOnly) + "&to=" + today.Format(time.DateOnly))},
 		{"Create", func(i int) (string, string, string, int) {
 			return "POST", "/api/v1/transactions", fmt.Sprintf(`{"transaction":{"account_id":%q,"date":%q,"amount":"12.50","name":"Coffee","nature":"expense","external_id":"scale-%d"}}`,
+				acct, today.AddDate(0, 0, -3).Format(time.DateOnly), i), 201
+		}},
+		// An API client's keyed row of the same amount as a person's
+		// entry of its days (seeded above) that is not the same movement:
+		// the arrival check holds it, and the full pipeline's matcher
+		// reads the candidates of its amount and writes it.
+		{"CreateHeld", func(i int) (string, string, string, int) {
+			return "POST", "/api/v1/transactions", fmt.Sprintf(`{"transaction":{"account_id":%q,"date":%q,"amount":"4.20","name":"Coffee","nature":"expense","external_id":"scale-held-%d"}}`,
 				acct, today.AddDate(0, 0, -3).Format(time.DateOnly), i), 201
 		}},
 		// A person's entry: no key, so no arrival to match (see
