@@ -39,7 +39,11 @@ func (h *Handlers) RolesSync(ctx context.Context, t *asynq.Task) error {
 	if err := Decode(t, &p); err != nil {
 		return err
 	}
-	ident, err := h.Store.LatestMappedIdentity(ctx, p.UserID, (*models.SSOProvider).HasMappings)
+	u, err := h.Store.UserByID(ctx, p.UserID)
+	if err != nil {
+		return IgnoreNotFound(err)
+	}
+	ident, err := h.Store.LatestMappedIdentity(ctx, u.FamilyID, u.ID, (*models.SSOProvider).HasMappings)
 	if err != nil {
 		return IgnoreNotFound(err)
 	}

@@ -19,7 +19,7 @@ func TestSessions(t *testing.T) {
 	f := modelstest.NewFamily(t, s, "sess")
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	s.Now = func() time.Time { return now }
-	sess := &models.Session{UserID: f.User.ID, Method: models.MethodPassword}
+	sess := &models.Session{FamilyID: f.User.FamilyID, UserID: f.User.ID, Method: models.MethodPassword}
 	token, err := s.CreateSession(ctx, sess, 24*time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -42,11 +42,57 @@ func TestSessions(t *testing.T) {
 	if _, err := s.SessionByToken(ctx, token, 100*time.Hour); !errors.Is(err, models.ErrNotFound) {
 		t.Errorf("expired session: %v", err)
 	}
-	if err := s.DeleteUserSessions(ctx, f.User.ID, uuid.Nil); err != nil {
+	if err := s.DeleteUserSessions(ctx, f.User.FamilyID, f.User.ID, uuid.Nil); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := s.CountUserSessions(ctx, f.User.ID); n != 0 {
+	if n, _ := s.CountUserSessions(ctx, f.User.FamilyID, f.User.ID); n != 0 {
 		t.Errorf("%d sessions left", n)
+	}
+}
+
+// TestUserRowsKeepTheUsersFamily: a session or an identity link is
+// written with its user's family and no other: a caller naming another
+// family (or none) writes nothing, and a family's queries do not see
+// another family's user's rows.
+func TestUserRowsKeepTheUsersFamily(t *testing.T) {
+	s := modelstest.NewStore(t)
+	ctx := context.Background()
+	f, other := modelstest.NewFamily(t, s, "own"), modelstest.NewFamily(t, s, "other")
+	for _, fam := range []uuid.UUID{other.Family.ID, uuid.Nil} {
+		if _, err := s.CreateSession(ctx, &models.Session{FamilyID: fam, UserID: f.User.ID, Method: models.MethodPassword}, time.Hour); err == nil {
+			t.Errorf("a session of family %s for another family's user was written", fam)
+		}
+	}
+	p := &models.SSOProvider{Name: "corp", Strategy: models.StrategyOIDC, Label: "Corp", Enabled: true,
+		Issuer: ptr("https://idp.example"), ClientID: ptr("coffer"), DefaultRole: models.RoleMember}
+	models.NewProviderID(p)
+	if err := s.SetProviderSecret(p, models.ColClientSecret, "s3cret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateSSOProvider(ctx, p, models.ProviderChange{ActorID: f.User.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateIdentity(ctx, &models.SSOIdentity{FamilyID: other.Family.ID, UserID: f.User.ID, ProviderID: p.ID, Subject: "s"}); err == nil {
+		t.Error("an identity of another family's user was written")
+	}
+	if _, err := s.CreateSession(ctx, &models.Session{FamilyID: f.Family.ID, UserID: f.User.ID, Method: models.MethodPassword}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateIdentity(ctx, &models.SSOIdentity{FamilyID: f.Family.ID, UserID: f.User.ID, ProviderID: p.ID, Subject: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.CountUserSessions(ctx, f.Family.ID, f.User.ID); n != 1 {
+		t.Errorf("own family: %d sessions, want 1", n)
+	}
+	if n, _ := s.CountUserSessions(ctx, other.Family.ID, f.User.ID); n != 0 {
+		t.Errorf("another family sees %d of the user's sessions", n)
+	}
+	if ids, _ := s.UserIdentities(ctx, other.Family.ID, f.User.ID); len(ids) != 0 {
+		t.Errorf("another family sees %d of the user's identities", len(ids))
+	}
+	var rows int
+	if err := s.DB().NewRaw("SELECT (SELECT count(*) FROM sessions) + (SELECT count(*) FROM sso_identities)").Scan(ctx, &rows); err != nil || rows != 2 {
+		t.Errorf("%d rows written (%v), want the session and the identity", rows, err)
 	}
 }
 

@@ -84,7 +84,7 @@ func (s *Store) RegisterFamily(ctx context.Context, f *Family, u *User, in SignI
 		if err := tx.createFamilyAdmin(ctx, f, u); err != nil {
 			return err
 		}
-		sess := &Session{UserID: u.ID, Method: MethodPassword, IP: in.IP, UserAgent: in.UserAgent}
+		sess := &Session{FamilyID: u.FamilyID, UserID: u.ID, Method: MethodPassword, IP: in.IP, UserAgent: in.UserAgent}
 		if token, err = tx.CreateSession(ctx, sess, in.MaxAge); err != nil {
 			return err
 		}

@@ -167,7 +167,7 @@ func TestAcceptInvitationSSO(t *testing.T) {
 		}
 		must(t, s.CloseInvitationForMember(ctx, fam, inv.ID, x.signIn(x.plain, "meanwhile").Identity, m))
 		acceptedBy(t, inv, m)
-		if idents, _ := s.UserIdentities(ctx, m.ID); len(idents) != 0 {
+		if idents, _ := s.UserIdentities(ctx, m.FamilyID, m.ID); len(idents) != 0 {
 			t.Errorf("an identity was linked without proof: %+v", idents)
 		}
 	})

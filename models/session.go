@@ -24,6 +24,7 @@ type Session struct {
 
 	ID         uuid.UUID  `bun:"id,pk"`
 	TokenHash  string     `bun:"token_hash"`
+	FamilyID   uuid.UUID  `bun:"family_id"` // the user's (see userFamily)
 	UserID     uuid.UUID  `bun:"user_id"`
 	Method     string     `bun:"method"`
 	ProviderID *uuid.UUID `bun:"provider_id"`
@@ -40,8 +41,14 @@ type Session struct {
 	User *User `bun:"rel:belongs-to,join:user_id=id"`
 }
 
-// CreateSession stores a new session of maxAge and returns its token, the
-// cookie value, which exists nowhere else.
+// userFamily is the family_id a row of sessions or sso_identities is
+// written with: the one the caller gave, provided the user is of it, else
+// NULL, which the column refuses. So a row's family is always its user's.
+const userFamily = "(SELECT family_id FROM users WHERE id = ? AND family_id = ?)"
+
+// CreateSession stores a new session of maxAge for sess.UserID of
+// sess.FamilyID and returns its token, the cookie value, which exists
+// nowhere else.
 func (s *Store) CreateSession(ctx context.Context, sess *Session, maxAge time.Duration) (string, error) {
 	raw := make([]byte, 32)
 	if _, err := rand.Read(raw); err != nil {
@@ -55,7 +62,7 @@ func (s *Store) CreateSession(ctx context.Context, sess *Session, maxAge time.Du
 	sess.CreatedAt = s.now()
 	sess.LastSeenAt = sess.CreatedAt
 	sess.ExpiresAt = sess.CreatedAt.Add(maxAge)
-	if _, err := s.db.NewInsert().Model(sess).Exec(ctx); err != nil {
+	if _, err := s.db.NewInsert().Model(sess).Value("family_id", userFamily, sess.UserID, sess.FamilyID).Exec(ctx); err != nil {
 		return "", dbErr("create session", err)
 	}
 	return token, nil
@@ -79,10 +86,11 @@ func (s *Store) SessionByToken(ctx context.Context, token string, idle time.Dura
 }
 
 // TouchSession records activity, at most once a minute.
-func (s *Store) TouchSession(ctx context.Context, id uuid.UUID) error {
+func (s *Store) TouchSession(ctx context.Context, familyID, id uuid.UUID) error {
 	now := s.now()
 	_, err := s.db.NewUpdate().Model((*Session)(nil)).
 		Set("last_seen_at = ?", now).
+		Where("family_id = ?", familyID).
 		Where("id = ?", id).
 		Where("last_seen_at < ?", now.Add(-time.Minute)).
 		Exec(ctx)
@@ -90,14 +98,15 @@ func (s *Store) TouchSession(ctx context.Context, id uuid.UUID) error {
 }
 
 // DeleteSession ends one session.
-func (s *Store) DeleteSession(ctx context.Context, id uuid.UUID) error {
-	_, err := s.db.NewDelete().Model((*Session)(nil)).Where("id = ?", id).Exec(ctx)
+func (s *Store) DeleteSession(ctx context.Context, familyID, id uuid.UUID) error {
+	_, err := s.db.NewDelete().Model((*Session)(nil)).Where("family_id = ?", familyID).Where("id = ?", id).Exec(ctx)
 	return dbErr("delete session", err)
 }
 
 // DeleteUserSessions ends every session of a user but keep (uuid.Nil: all).
-func (s *Store) DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) error {
+func (s *Store) DeleteUserSessions(ctx context.Context, familyID, userID, keep uuid.UUID) error {
 	_, err := s.db.NewDelete().Model((*Session)(nil)).
+		Where("family_id = ?", familyID).
 		Where("user_id = ?", userID).
 		Where("id <> ?", keep).
 		Exec(ctx)
@@ -107,9 +116,10 @@ func (s *Store) DeleteUserSessions(ctx context.Context, userID, keep uuid.UUID) 
 // UserSessions lists a user's sessions that have not reached their end,
 // the most recently used first, for the person to see where they are
 // signed in.
-func (s *Store) UserSessions(ctx context.Context, userID uuid.UUID) ([]Session, error) {
+func (s *Store) UserSessions(ctx context.Context, familyID, userID uuid.UUID) ([]Session, error) {
 	out := []Session{}
 	err := s.db.NewSelect().Model(&out).
+		Where("s.family_id = ?", familyID).
 		Where("s.user_id = ?", userID).
 		Where("s.expires_at > ?", s.now()).
 		OrderExpr("s.last_seen_at DESC, s.id").
@@ -120,8 +130,9 @@ func (s *Store) UserSessions(ctx context.Context, userID uuid.UUID) ([]Session, 
 
 // DeleteUserSession ends one of a user's own sessions; another user's is
 // ErrNotFound.
-func (s *Store) DeleteUserSession(ctx context.Context, userID, id uuid.UUID) error {
-	res, err := s.db.NewDelete().Model((*Session)(nil)).Where("user_id = ?", userID).Where("id = ?", id).Exec(ctx)
+func (s *Store) DeleteUserSession(ctx context.Context, familyID, userID, id uuid.UUID) error {
+	res, err := s.db.NewDelete().Model((*Session)(nil)).Where("family_id = ?", familyID).Where("user_id = ?", userID).
+		Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return dbErr("delete session", err)
 	}
@@ -132,8 +143,8 @@ func (s *Store) DeleteUserSession(ctx context.Context, userID, id uuid.UUID) err
 }
 
 // CountUserSessions counts a user's sessions, live or not yet swept.
-func (s *Store) CountUserSessions(ctx context.Context, userID uuid.UUID) (int, error) {
-	n, err := s.db.NewSelect().Model((*Session)(nil)).Where("user_id = ?", userID).Count(ctx)
+func (s *Store) CountUserSessions(ctx context.Context, familyID, userID uuid.UUID) (int, error) {
+	n, err := s.db.NewSelect().Model((*Session)(nil)).Where("family_id = ?", familyID).Where("user_id = ?", userID).Count(ctx)
 	return int(n), dbErr("count sessions", err)
 }
 
@@ -191,7 +202,7 @@ func (s *Store) LoginWithPassword(ctx context.Context, u *User, override bool, n
 		method = MethodOverride
 	}
 	err = s.RunInTx(ctx, func(tx *Store) error {
-		sess := &Session{UserID: u.ID, Method: method, IP: in.IP, UserAgent: in.UserAgent}
+		sess := &Session{FamilyID: u.FamilyID, UserID: u.ID, Method: method, IP: in.IP, UserAgent: in.UserAgent}
 		if token, err = tx.CreateSession(ctx, sess, in.MaxAge); err != nil {
 			return err
 		}

@@ -110,7 +110,7 @@ func TestLoginWithPassword(t *testing.T) {
 	if _, err := s.LoginWithPassword(ctx, gone, false, nil, browser); err == nil {
 		t.Fatal("a login of an unknown user was recorded")
 	}
-	if n, _ := s.CountUserSessions(ctx, gone.ID); n != 0 {
+	if n, _ := s.CountUserSessions(ctx, gone.FamilyID, gone.ID); n != 0 {
 		t.Errorf("%d sessions left for the unknown user", n)
 	}
 }
@@ -212,12 +212,12 @@ func TestResetPassword(t *testing.T) {
 		{"keeps the caller's session", true, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := s.DeleteUserSessions(ctx, f.User.ID, uuid.Nil); err != nil {
+			if err := s.DeleteUserSessions(ctx, f.User.FamilyID, f.User.ID, uuid.Nil); err != nil {
 				t.Fatal(err)
 			}
 			var ids []uuid.UUID
 			for range 3 {
-				sess := &models.Session{UserID: f.User.ID, Method: models.MethodPassword}
+				sess := &models.Session{FamilyID: f.User.FamilyID, UserID: f.User.ID, Method: models.MethodPassword}
 				if _, err := s.CreateSession(ctx, sess, time.Hour); err != nil {
 					t.Fatal(err)
 				}
@@ -231,7 +231,7 @@ func TestResetPassword(t *testing.T) {
 			if err := s.ResetPassword(ctx, f.User.ID, hash, keep); err != nil {
 				t.Fatal(err)
 			}
-			if n, _ := s.CountUserSessions(ctx, f.User.ID); n != tt.wantLeft {
+			if n, _ := s.CountUserSessions(ctx, f.User.FamilyID, f.User.ID); n != tt.wantLeft {
 				t.Errorf("%d sessions left, want %d", n, tt.wantLeft)
 			}
 			if u, _ := s.UserByID(ctx, f.User.ID); models.Str(u.PasswordHash) != hash {

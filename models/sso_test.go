@@ -54,12 +54,12 @@ func TestSSOProviderLifecycle(t *testing.T) {
 		t.Fatalf("moved secret: %v", err)
 	}
 
-	ident := &models.SSOIdentity{UserID: f.User.ID, ProviderID: p.ID, Subject: "sub-1",
+	ident := &models.SSOIdentity{FamilyID: f.User.FamilyID, UserID: f.User.ID, ProviderID: p.ID, Subject: "sub-1",
 		Claims: map[string]any{"groups": []any{"Admins"}}}
 	if err := s.CreateIdentity(ctx, ident); err != nil {
 		t.Fatal(err)
 	}
-	again := &models.SSOIdentity{UserID: f.User.ID, ProviderID: p.ID, Subject: "sub-2"}
+	again := &models.SSOIdentity{FamilyID: f.User.FamilyID, UserID: f.User.ID, ProviderID: p.ID, Subject: "sub-2"}
 	if err := s.CreateIdentity(ctx, again); !errors.Is(err, models.ErrConflict) {
 		t.Fatalf("second identity at one provider: %v", err)
 	}
@@ -67,13 +67,13 @@ func TestSSOProviderLifecycle(t *testing.T) {
 	if err != nil || found.UserID != f.User.ID || found.Provider.Name != "corp" {
 		t.Fatalf("by subject: %+v, %v", found, err)
 	}
-	latest, err := s.LatestMappedIdentity(ctx, f.User.ID, (*models.SSOProvider).HasMappings)
+	latest, err := s.LatestMappedIdentity(ctx, f.User.FamilyID, f.User.ID, (*models.SSOProvider).HasMappings)
 	if err != nil || latest.ID != ident.ID {
 		t.Fatalf("latest mapped: %+v, %v", latest, err)
 	}
 
 	// The user has no password: the only identity cannot be unlinked.
-	err = s.UnlinkIdentity(ctx, f.User.ID, ident.ID, func(*models.User) bool { return true }, &models.AuditLog{EventType: models.EventUnlink})
+	err = s.UnlinkIdentity(ctx, f.User.FamilyID, f.User.ID, ident.ID, func(*models.User) bool { return true }, &models.AuditLog{EventType: models.EventUnlink})
 	var inv *models.InvalidError
 	if !errors.As(err, &inv) {
 		t.Fatalf("unlink of the last method: %v", err)

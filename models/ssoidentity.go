@@ -15,6 +15,7 @@ type SSOIdentity struct {
 	bun.BaseModel `bun:"table:sso_identities,alias:si"`
 
 	ID            uuid.UUID      `bun:"id,pk"`
+	FamilyID      uuid.UUID      `bun:"family_id"` // the user's (see userFamily)
 	UserID        uuid.UUID      `bun:"user_id"`
 	ProviderID    uuid.UUID      `bun:"provider_id"`
 	Subject       string         `bun:"subject"`
@@ -41,10 +42,10 @@ func (s *Store) IdentityBySubject(ctx context.Context, providerID uuid.UUID, sub
 
 // UserIdentities lists a user's identities with their providers, by
 // provider name.
-func (s *Store) UserIdentities(ctx context.Context, userID uuid.UUID) ([]SSOIdentity, error) {
+func (s *Store) UserIdentities(ctx context.Context, familyID, userID uuid.UUID) ([]SSOIdentity, error) {
 	is := []SSOIdentity{}
 	err := s.db.NewSelect().Model(&is).Relation("Provider").
-		Where("si.user_id = ?", userID).OrderExpr("provider.name").Scan(ctx)
+		Where("si.family_id = ?", familyID).Where("si.user_id = ?", userID).OrderExpr("provider.name").Scan(ctx)
 	return is, dbErr("list identities", err)
 }
 
@@ -57,7 +58,7 @@ func (s *Store) CreateIdentity(ctx context.Context, i *SSOIdentity) error {
 	if i.Claims == nil {
 		i.Claims = map[string]any{}
 	}
-	_, err := s.db.NewInsert().Model(i).Exec(ctx)
+	_, err := s.db.NewInsert().Model(i).Value("family_id", userFamily, i.UserID, i.FamilyID).Exec(ctx)
 	return dbErr("create identity", err)
 }
 
@@ -70,17 +71,17 @@ func (s *Store) updateIdentityLogin(ctx context.Context, i *SSOIdentity) error {
 	}
 	res, err := s.db.NewUpdate().Model(i).
 		Column("issuer", "email", "email_verified", "first_name", "last_name", "claims", "last_used_at").
-		WherePK().Exec(ctx)
+		Where("family_id = ?", i.FamilyID).WherePK().Exec(ctx)
 	return affectedOne(res, err, "update identity")
 }
 
 // LatestMappedIdentity returns the user's identity used last at an enabled
 // provider, among those for which mapped reports true (providers that
 // recompute roles). None is ErrNotFound.
-func (s *Store) LatestMappedIdentity(ctx context.Context, userID uuid.UUID, mapped func(*SSOProvider) bool) (*SSOIdentity, error) {
+func (s *Store) LatestMappedIdentity(ctx context.Context, familyID, userID uuid.UUID, mapped func(*SSOProvider) bool) (*SSOIdentity, error) {
 	is := []SSOIdentity{}
 	err := s.db.NewSelect().Model(&is).Relation("Provider").
-		Where("si.user_id = ?", userID).Where("provider.enabled").
+		Where("si.family_id = ?", familyID).Where("si.user_id = ?", userID).Where("provider.enabled").
 		OrderExpr("si.last_used_at DESC NULLS LAST, si.id DESC").Scan(ctx)
 	if err != nil {
 		return nil, dbErr("list identities", err)
@@ -101,10 +102,10 @@ const MsgLastSignInMethod = "Add another sign-in method before disconnecting thi
 // counts (local login on, or override for a super admin); another identity
 // at an enabled provider also counts. It runs under a row lock on the
 // user, so two unlinks cannot each leave the other as the last way in.
-func (s *Store) UnlinkIdentity(ctx context.Context, userID, identityID uuid.UUID, canUsePassword func(*User) bool, audit *AuditLog) error {
+func (s *Store) UnlinkIdentity(ctx context.Context, familyID, userID, identityID uuid.UUID, canUsePassword func(*User) bool, audit *AuditLog) error {
 	return s.RunInTx(ctx, func(tx *Store) error {
 		u := new(User)
-		q := tx.db.NewSelect().Model(u).Where("u.id = ?", userID)
+		q := tx.db.NewSelect().Model(u).Where("u.family_id = ?", familyID).Where("u.id = ?", userID)
 		if tx.Postgres() {
 			q.For("UPDATE")
 		}
@@ -113,19 +114,20 @@ func (s *Store) UnlinkIdentity(ctx context.Context, userID, identityID uuid.UUID
 		}
 		ident := new(SSOIdentity)
 		if err := tx.db.NewSelect().Model(ident).Relation("Provider").
-			Where("si.id = ?", identityID).Where("si.user_id = ?", userID).Scan(ctx); err != nil {
+			Where("si.family_id = ?", familyID).Where("si.id = ?", identityID).Where("si.user_id = ?", userID).Scan(ctx); err != nil {
 			return dbErr("get identity", err)
 		}
 		others, err := tx.db.NewSelect().Model((*SSOIdentity)(nil)).
 			Join("JOIN sso_providers AS p ON p.id = si.provider_id").
-			Where("si.user_id = ?", userID).Where("si.id <> ?", identityID).Where("p.enabled").Count(ctx)
+			Where("si.family_id = ?", familyID).Where("si.user_id = ?", userID).Where("si.id <> ?", identityID).
+			Where("p.enabled").Count(ctx)
 		if err != nil {
 			return dbErr("count identities", err)
 		}
 		if others == 0 && (u.PasswordHash == nil || !canUsePassword(u)) {
 			return Invalid(MsgLastSignInMethod)
 		}
-		res, err := tx.db.NewDelete().Model((*SSOIdentity)(nil)).Where("id = ?", identityID).Exec(ctx)
+		res, err := tx.db.NewDelete().Model((*SSOIdentity)(nil)).Where("family_id = ?", familyID).Where("id = ?", identityID).Exec(ctx)
 		if err := affectedOne(res, err, "unlink identity"); err != nil {
 			return err
 		}

@@ -136,7 +136,7 @@ func (s *Store) ssoLogin(ctx context.Context, in SSOSignIn, u *User, ident *SSOI
 		return "", err
 	}
 	id := in.Identity
-	sess := &Session{UserID: u.ID, Method: MethodSSO, ProviderID: &in.Provider.ID, IP: in.IP, UserAgent: in.UserAgent,
+	sess := &Session{FamilyID: u.FamilyID, UserID: u.ID, Method: MethodSSO, ProviderID: &in.Provider.ID, IP: in.IP, UserAgent: in.UserAgent,
 		SAMLNameID: optString(id.NameID), SAMLSessionIndex: optString(id.SessionIndex)}
 	token, err := s.createSSOSession(ctx, sess, id.IDToken, in.MaxAge)
 	if err != nil {
@@ -180,7 +180,7 @@ func (s *Store) applyIdentity(ctx context.Context, in SSOSignIn, u *User, ident 
 	ident.Claims = id.StoredClaims(rules)
 	var err error
 	if ident.ID == uuid.Nil {
-		ident.UserID, ident.ProviderID = u.ID, p.ID
+		ident.FamilyID, ident.UserID, ident.ProviderID = u.FamilyID, u.ID, p.ID
 		err = s.CreateIdentity(ctx, ident)
 	} else {
 		err = s.updateIdentityLogin(ctx, ident)

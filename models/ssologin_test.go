@@ -88,7 +88,7 @@ func TestLoginWithSSO(t *testing.T) {
 	ctx := context.Background()
 	s := x.s
 	other := x.member(t, "owner")
-	if err := s.CreateIdentity(ctx, &models.SSOIdentity{UserID: other.ID, ProviderID: x.plain.ID, Subject: "taken"}); err != nil {
+	if err := s.CreateIdentity(ctx, &models.SSOIdentity{FamilyID: other.FamilyID, UserID: other.ID, ProviderID: x.plain.ID, Subject: "taken"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -110,7 +110,7 @@ func TestLoginWithSSO(t *testing.T) {
 			u := x.member(t, tt.subject+"-user")
 			var known *models.SSOIdentity
 			if tt.known {
-				known = &models.SSOIdentity{UserID: u.ID, ProviderID: tt.provider.ID, Subject: tt.subject, Issuer: tt.provider.Issuer}
+				known = &models.SSOIdentity{FamilyID: u.FamilyID, UserID: u.ID, ProviderID: tt.provider.ID, Subject: tt.subject, Issuer: tt.provider.Issuer}
 				if err := s.CreateIdentity(ctx, known); err != nil {
 					t.Fatal(err)
 				}
@@ -126,7 +126,7 @@ func TestLoginWithSSO(t *testing.T) {
 				t.Fatalf("records = %q, want %q", got, tt.wantEvents)
 			}
 			if tt.wantErr != nil {
-				if c, _ := s.CountUserSessions(ctx, u.ID); c != 0 {
+				if c, _ := s.CountUserSessions(ctx, u.FamilyID, u.ID); c != 0 {
 					t.Errorf("%d sessions after a refused login", c)
 				}
 				return
@@ -238,7 +238,7 @@ func TestLinkIdentity(t *testing.T) {
 			if link.Metadata["proof"] != "session" || link.Metadata["identity_id"] != ident.ID.String() {
 				t.Errorf("link record = %+v", link.Metadata)
 			}
-			if c, _ := s.CountUserSessions(ctx, u.ID); c != 0 {
+			if c, _ := s.CountUserSessions(ctx, u.FamilyID, u.ID); c != 0 {
 				t.Errorf("a link made %d sessions", c)
 			}
 			if got, _ := s.UserByID(ctx, u.ID); got.Role != tt.wantRole {

@@ -113,6 +113,8 @@ func TestUnscopedRefs(t *testing.T) {
 // the sweeps may go to every node.
 var unscopedStatements = map[string]string{
 	"k.key_hash = ":                    "door: APIKeyBySecret finds the family from the presented key",
+	"s.token_hash = ":                  "door: SessionByToken finds the family from the session cookie",
+	"si.subject = ":                    "door: IdentityBySubject finds the family from a provider's subject at sign-in",
 	"lower(u.email) = lower(":          "door: UserByEmail at sign-in; emails are unique across the instance",
 	"inv.token_hash = ":                "door: InvitationByToken finds the family from the invitation link",
 	"cf.token_hash = ":                 "door: CalendarFeedByToken finds the family from the calendar address",
@@ -269,9 +271,27 @@ func TestQueriesNameFamily(t *testing.T) {
 		run("RuleRunStep", err)
 	}
 
+	// A person's browser sessions and links to identity providers.
+	sess := &models.Session{FamilyID: fam, UserID: user, Method: models.MethodPassword}
+	sessToken, err := s.CreateSession(ctx, sess, time.Hour)
+	run("CreateSession", err)
+	run("TouchSession", s.TouchSession(ctx, fam, sess.ID))
+	_, err = s.UserSessions(ctx, fam, user)
+	run("UserSessions", err)
+	_, err = s.CountUserSessions(ctx, fam, user)
+	run("CountUserSessions", err)
+	run("DeleteUserSessions", s.DeleteUserSessions(ctx, fam, user, sess.ID))
+	_, err = s.UserIdentities(ctx, fam, user)
+	run("UserIdentities", err)
+	_, _ = s.LatestMappedIdentity(ctx, fam, user, (*models.SSOProvider).HasMappings) // none: ErrNotFound
+
 	// The doors, which find the family from what a request presents, and
 	// the sweeps of the worker, which span families: not errors, only the
 	// statements they send.
+	_, err = s.SessionByToken(ctx, sessToken, time.Hour)
+	run("SessionByToken", err)
+	run("DeleteSession", s.DeleteSession(ctx, fam, sess.ID))
+	_, _ = s.IdentityBySubject(ctx, uuid.New(), "unknown")
 	_, err = s.APIKeyBySecret(ctx, b.f.Key)
 	run("APIKeyBySecret", err)
 	_, err = s.UserByEmail(ctx, b.f.User.Email)
@@ -301,8 +321,7 @@ func TestQueriesNameFamily(t *testing.T) {
 	log.mu.Unlock()
 	tenant := func(table string) bool {
 		_, inst := instanceTables[table]
-		_, user := userTables[table]
-		return schema[table] != nil && !inst && !user
+		return schema[table] != nil && !inst
 	}
 	bad, used := map[string]bool{}, map[string]bool{}
 	checked := 0

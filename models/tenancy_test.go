@@ -26,16 +26,6 @@ var instanceTables = map[string]string{
 	"audit_archives":        "index of the archive files of the instance's audit log",
 }
 
-// userTables belong to a user of one family but carry user_id only: they
-// are found by a cookie's token hash or an identity provider's subject,
-// before the family is known. They are the schema's known gap: to be
-// distributed by family they need family_id (filled from users) and a
-// lookup key that names the family.
-var userTables = map[string]string{
-	"sessions":       "browser sessions, found by the cookie's token hash",
-	"sso_identities": "links of users to identity providers, found by (provider, subject) at sign-in",
-}
-
 // schemaTables lists the tables of the migrated schema with, for each, its
 // column names.
 func schemaTables(t *testing.T, db *bun.DB) map[string]map[string]bool {
@@ -78,9 +68,6 @@ func TestTenantTablesHaveFamilyID(t *testing.T) {
 	sort.Strings(names)
 	for _, name := range names {
 		_, instance := instanceTables[name]
-		if _, ok := userTables[name]; ok {
-			instance = true
-		}
 		switch has := tables[name]["family_id"]; {
 		case !has && !instance:
 			t.Errorf("table %s has no family_id column: add one, or list it in instanceTables with a reason", name)
@@ -88,14 +75,12 @@ func TestTenantTablesHaveFamilyID(t *testing.T) {
 			t.Errorf("table %s has family_id but is listed in instanceTables", name)
 		}
 	}
-	for _, listed := range []map[string]string{instanceTables, userTables} {
-		for name := range listed {
-			if tables[name] == nil {
-				t.Errorf("%s is listed without family_id but is not in the schema", name)
-			}
+	for name := range instanceTables {
+		if tables[name] == nil {
+			t.Errorf("%s is listed without family_id but is not in the schema", name)
 		}
 	}
-	t.Logf("%d tables: %d instance-wide, %d per user without family_id", len(tables), len(instanceTables), len(userTables))
+	t.Logf("%d tables: %d instance-wide", len(tables), len(instanceTables))
 }
 
 // tableKey is a unique index (primary keys included) or a foreign key of

@@ -180,7 +180,7 @@ func (s *Store) ResetPassword(ctx context.Context, userID uuid.UUID, hash string
 			return err
 		}
 		tx.authChange(ctx) // cached access tokens end in every process
-		return tx.DeleteUserSessions(ctx, userID, keep)
+		return tx.DeleteUserSessions(ctx, u.FamilyID, userID, keep)
 	})
 }
 

@@ -212,7 +212,7 @@ func (s *Store) SuspendUser(ctx context.Context, c AdminChange) error {
 		if err := affectedOne(res, err, "suspend user"); err != nil {
 			return "", nil, err
 		}
-		if err := tx.DeleteUserSessions(ctx, u.ID, uuid.Nil); err != nil {
+		if err := tx.DeleteUserSessions(ctx, u.FamilyID, u.ID, uuid.Nil); err != nil {
 			return "", nil, err
 		}
 		if err := tx.deleteUserOAuthTokens(ctx, u.FamilyID, u.ID); err != nil {

@@ -34,7 +34,7 @@ func TestRolesSyncSurvivesWorkerKill(t *testing.T) {
 		if err := r.store.CreateUser(ctx, u); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.store.CreateIdentity(ctx, &models.SSOIdentity{UserID: u.ID, ProviderID: prov.ID, Subject: fmt.Sprintf("sub-%d", i),
+		if err := r.store.CreateIdentity(ctx, &models.SSOIdentity{FamilyID: u.FamilyID, UserID: u.ID, ProviderID: prov.ID, Subject: fmt.Sprintf("sub-%d", i),
 			Claims: map[string]any{"groups": []any{"Finance"}}}); err != nil {
 			t.Fatal(err)
 		}

@@ -165,7 +165,7 @@ func TestSyncRolesFromSSO(t *testing.T) {
 	s := apitest.NewSSOEnv(t, models.StrategyOIDC)
 	apitest.SetPassword(t, s.Env, s.Alpha.User, "correct horse battery")
 	m := apitest.Member(t, s.Env, s.Alpha.Family, "synced-"+s.Alpha.Family.ID.String()[:8]+"@example.com", models.RoleMember)
-	if err := s.Store.CreateIdentity(ctx, &models.SSOIdentity{UserID: m.ID, ProviderID: s.Prov.ID, Subject: "sync-sub",
+	if err := s.Store.CreateIdentity(ctx, &models.SSOIdentity{FamilyID: m.FamilyID, UserID: m.ID, ProviderID: s.Prov.ID, Subject: "sync-sub",
 		Claims: map[string]any{"groups": []any{"Finance"}}}); err != nil {
 		t.Fatal(err)
 	}

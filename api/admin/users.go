@@ -104,11 +104,11 @@ func (h *Handler) adminUserPage(c *fiber.Ctx, status int, msg string) error {
 	if err != nil {
 		return err
 	}
-	n, err := h.store.CountUserSessions(c.UserContext(), u.ID)
+	n, err := h.store.CountUserSessions(c.UserContext(), u.FamilyID, u.ID)
 	if err != nil {
 		return err
 	}
-	idents, err := h.store.UserIdentities(c.UserContext(), u.ID)
+	idents, err := h.store.UserIdentities(c.UserContext(), u.FamilyID, u.ID)
 	if err != nil {
 		return err
 	}

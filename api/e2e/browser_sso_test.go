@@ -117,7 +117,7 @@ func TestBrowserSSO(t *testing.T) {
 		chromedp.Click(`//button[text()="Unlink Dex OAuth"]`),
 	)
 	u.WaitFor(`(document.querySelector('.flash') || {}).textContent || ''`, "Disconnected.")
-	idents, _ := e.Store.UserIdentities(t.Context(), bob.ID)
+	idents, _ := e.Store.UserIdentities(t.Context(), bob.FamilyID, bob.ID)
 	if len(idents) != 1 || idents[0].Provider.Name != "dex" {
 		t.Fatalf("identities after unlink: %+v", idents)
 	}
@@ -168,7 +168,7 @@ func TestBrowserSAML(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no account after the SAML sign-in: %v", err)
 	}
-	if idents, _ := e.Store.UserIdentities(t.Context(), carol.ID); len(idents) != 1 || idents[0].Provider.Name != "corp" {
+	if idents, _ := e.Store.UserIdentities(t.Context(), carol.FamilyID, carol.ID); len(idents) != 1 || idents[0].Provider.Name != "corp" {
 		t.Fatalf("identities: %+v", idents)
 	}
 }

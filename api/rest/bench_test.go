@@ -49,7 +49,7 @@ func BenchmarkListChats(b *testing.B) {
 func BenchmarkSignedInPage(b *testing.B) {
 	e := apitest.BenchEnv(b)
 	u := e.Alpha.User
-	sess := &models.Session{UserID: u.ID, Method: models.MethodPassword}
+	sess := &models.Session{FamilyID: u.FamilyID, UserID: u.ID, Method: models.MethodPassword}
 	token, err := e.Store.CreateSession(b.Context(), sess, time.Hour)
 	if err != nil {
 		b.Fatal(err)

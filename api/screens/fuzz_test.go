@@ -21,7 +21,7 @@ import (
 func FuzzScreenQueries(f *testing.F) {
 	e := apitest.NewEnv(f, func(o *api.Options) { o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil)) })
 	u := e.Alpha.User
-	token, err := e.Store.CreateSession(f.Context(), &models.Session{UserID: u.ID, Method: models.MethodPassword}, time.Hour)
+	token, err := e.Store.CreateSession(f.Context(), &models.Session{FamilyID: u.FamilyID, UserID: u.ID, Method: models.MethodPassword}, time.Hour)
 	if err != nil {
 		f.Fatal(err)
 	}

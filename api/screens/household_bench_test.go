@@ -71,7 +71,7 @@ func seedLedger(b *testing.B, e *apitest.Env, n int) {
 func benchScreen(b *testing.B, path string) {
 	e := apitest.BenchEnv(b)
 	seedLedger(b, e, 100_000)
-	token, err := e.Store.CreateSession(b.Context(), &models.Session{UserID: e.Alpha.User.ID, Method: models.MethodPassword}, time.Hour)
+	token, err := e.Store.CreateSession(b.Context(), &models.Session{FamilyID: e.Alpha.User.FamilyID, UserID: e.Alpha.User.ID, Method: models.MethodPassword}, time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func BenchmarkDashboardRecurring(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	token, err := e.Store.CreateSession(ctx, &models.Session{UserID: e.Alpha.User.ID, Method: models.MethodPassword}, time.Hour)
+	token, err := e.Store.CreateSession(ctx, &models.Session{FamilyID: e.Alpha.User.FamilyID, UserID: e.Alpha.User.ID, Method: models.MethodPassword}, time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -53,7 +53,7 @@ func benchScale(b *testing.B, families, count int) {
 	started := time.Now()
 	checking := seedScale(b, e, families, count)
 	b.Logf("seeded %d × %d transactions in %s", families, count, time.Since(started).Round(time.Second))
-	token, err := e.Store.CreateSession(b.Context(), &models.Session{UserID: e.Alpha.User.ID, Method: models.MethodPassword}, time.Hour)
+	token, err := e.Store.CreateSession(b.Context(), &models.Session{FamilyID: e.Alpha.User.FamilyID, UserID: e.Alpha.User.ID, Method: models.MethodPassword}, time.Hour)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,8 +17,9 @@ func (h *Handler) connectProvider(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	uid := web.SessionOf(c).UserID
-	idents, err := h.store.UserIdentities(c.UserContext(), uid)
+	s := web.SessionOf(c)
+	uid := s.UserID
+	idents, err := h.store.UserIdentities(c.UserContext(), s.FamilyID, uid)
 	if err != nil {
 		return err
 	}
@@ -38,7 +39,7 @@ func (h *Handler) unlinkIdentity(c *fiber.Ctx) error {
 		return err
 	}
 	s := web.SessionOf(c)
-	err = h.store.UnlinkIdentity(c.UserContext(), s.UserID, id, h.site.MayUsePassword, h.auditRecord(c, models.EventUnlink, &s.UserID, nil))
+	err = h.store.UnlinkIdentity(c.UserContext(), s.FamilyID, s.UserID, id, h.site.MayUsePassword, h.auditRecord(c, models.EventUnlink, &s.UserID, nil))
 	var inv *models.InvalidError
 	if errors.As(err, &inv) {
 		return h.securityPage(c, fiber.StatusUnprocessableEntity, inv.Problems[0])

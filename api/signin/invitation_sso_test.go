@@ -290,7 +290,7 @@ func TestJoinByInvitationMember(t *testing.T) {
 	if got, err := invitationState(t, s.Env, inv); !errors.Is(err, models.ErrInvitationUsed) || *got.AcceptedUserID != sam.ID {
 		t.Fatalf("invitation: %v %+v", err, got)
 	}
-	if idents, _ := s.Store.UserIdentities(ctx, sam.ID); len(idents) != 0 {
+	if idents, _ := s.Store.UserIdentities(ctx, sam.FamilyID, sam.ID); len(idents) != 0 {
 		t.Fatal("linked without proof")
 	}
 }

@@ -111,7 +111,7 @@ func (h *Handler) acceptInvitation(c *fiber.Ctx) error {
 		}
 		return c.Redirect(next, fiber.StatusSeeOther)
 	}
-	sess := &models.Session{UserID: u.ID, Method: models.MethodPassword, IP: web.NonEmpty(web.ClientIP(c)), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
+	sess := &models.Session{FamilyID: u.FamilyID, UserID: u.ID, Method: models.MethodPassword, IP: web.NonEmpty(web.ClientIP(c)), UserAgent: web.Clip(c.Get(fiber.HeaderUserAgent), 512)}
 	token, err := h.store.CreateSession(ctx, sess, h.web.SessionMaxAge)
 	if err != nil {
 		return err

@@ -130,7 +130,7 @@ func TestLockoutParallel(t *testing.T) {
 		if r := b.Login(s.Alpha.User.Email, "correct horse battery"); r.Status != 429 {
 			t.Fatalf("right password after the lockout: %d", r.Status)
 		}
-		if idents, _ := s.Store.UserIdentities(t.Context(), s.Alpha.User.ID); len(idents) != 0 {
+		if idents, _ := s.Store.UserIdentities(t.Context(), s.Alpha.User.FamilyID, s.Alpha.User.ID); len(idents) != 0 {
 			t.Fatal("linked")
 		}
 	})

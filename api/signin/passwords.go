@@ -244,7 +244,7 @@ func (h *Handler) security(c *fiber.Ctx) error {
 func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
 	ctx := c.UserContext()
 	s := web.SessionOf(c)
-	sessions, err := h.store.UserSessions(ctx, s.UserID)
+	sessions, err := h.store.UserSessions(ctx, s.FamilyID, s.UserID)
 	if err != nil {
 		return err
 	}
@@ -252,7 +252,7 @@ func (h *Handler) securityPage(c *fiber.Ctx, status int, msg string) error {
 	if err != nil {
 		return err
 	}
-	idents, err := h.store.UserIdentities(ctx, u.ID)
+	idents, err := h.store.UserIdentities(ctx, u.FamilyID, u.ID)
 	if err != nil {
 		return err
 	}

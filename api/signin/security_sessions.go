@@ -76,7 +76,7 @@ func (h *Handler) endSession(c *fiber.Ctx) error {
 	if id == s.ID {
 		return h.site.Redirect(c, "/settings/security", "This is the session you are using; sign out to end it.")
 	}
-	if err := h.store.DeleteUserSession(c.UserContext(), s.UserID, id); err != nil {
+	if err := h.store.DeleteUserSession(c.UserContext(), s.FamilyID, s.UserID, id); err != nil {
 		return err
 	}
 	return h.site.Redirect(c, "/settings/security", "That session is signed out.")
@@ -85,7 +85,7 @@ func (h *Handler) endSession(c *fiber.Ctx) error {
 // endOtherSessions signs every session of the person out but this one.
 func (h *Handler) endOtherSessions(c *fiber.Ctx) error {
 	s := web.SessionOf(c)
-	if err := h.store.DeleteUserSessions(c.UserContext(), s.UserID, s.ID); err != nil {
+	if err := h.store.DeleteUserSessions(c.UserContext(), s.FamilyID, s.UserID, s.ID); err != nil {
 		return err
 	}
 	return h.site.Redirect(c, "/settings/security", "Every other session is signed out.")

@@ -93,7 +93,7 @@ func (h *Handler) deleteSession(c *fiber.Ctx) error {
 		return h.site.Redirect(c, "/sessions/new", "You have signed out.")
 	}
 	ctx := c.UserContext()
-	if err := h.store.DeleteSession(ctx, s.ID); err != nil {
+	if err := h.store.DeleteSession(ctx, s.FamilyID, s.ID); err != nil {
 		return err
 	}
 	target, protocol, provider := h.federatedLogout(c, s)

@@ -40,7 +40,7 @@ func TestOIDCJustInTimeAccount(t *testing.T) {
 	if len(auth) != 1 || auth[0].CodeChallengeMethod != "S256" || auth[0].CodeChallenge == "" || auth[0].Nonce == "" || auth[0].State == "" {
 		t.Fatalf("authorization request lacks PKCE, nonce or state: %+v", auth)
 	}
-	idents, _ := s.Store.UserIdentities(context.Background(), u.ID)
+	idents, _ := s.Store.UserIdentities(context.Background(), u.FamilyID, u.ID)
 	if len(idents) != 1 || models.Str(idents[0].Issuer) != s.IdP.Issuer || idents[0].Subject != "user-1" {
 		t.Fatalf("identity = %+v", idents)
 	}
@@ -166,7 +166,7 @@ func TestOIDCIdentityRules(t *testing.T) {
 		if r.Status != 303 || r.Header.Get("Location") != "/auth/link" {
 			t.Fatalf("got %d %s", r.Status, r.Header.Get("Location"))
 		}
-		if idents, _ := s.Store.UserIdentities(ctx, s.Alpha.User.ID); len(idents) != 0 {
+		if idents, _ := s.Store.UserIdentities(ctx, s.Alpha.User.FamilyID, s.Alpha.User.ID); len(idents) != 0 {
 			t.Fatal("linked without proof")
 		}
 		page := b.Get("/auth/link")
@@ -182,7 +182,7 @@ func TestOIDCIdentityRules(t *testing.T) {
 		if r := b.Post("/auth/link", url.Values{"password": {"correct horse battery"}}); r.Status != 303 {
 			t.Fatalf("right password: %d %s", r.Status, r.Body)
 		}
-		if idents, _ := s.Store.UserIdentities(ctx, s.Alpha.User.ID); len(idents) != 1 {
+		if idents, _ := s.Store.UserIdentities(ctx, s.Alpha.User.FamilyID, s.Alpha.User.ID); len(idents) != 1 {
 			t.Fatal("not linked after the password")
 		}
 		if apitest.AuditCount(t, s.Env, models.EventLink, "") != 1 {
@@ -280,7 +280,7 @@ func TestOIDCRoleMapping(t *testing.T) {
 	if err := s.Store.CreateUser(ctx, member); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Store.CreateIdentity(ctx, &models.SSOIdentity{UserID: member.ID, ProviderID: s.Prov.ID, Subject: "member-sub", Issuer: apitest.Ptr(s.IdP.Issuer)}); err != nil {
+	if err := s.Store.CreateIdentity(ctx, &models.SSOIdentity{FamilyID: member.FamilyID, UserID: member.ID, ProviderID: s.Prov.ID, Subject: "member-sub", Issuer: apitest.Ptr(s.IdP.Issuer)}); err != nil {
 		t.Fatal(err)
 	}
 	login := func(groups ...string) *models.User {
@@ -379,7 +379,7 @@ func TestConnectAndUnlink(t *testing.T) {
 	if r := b.Post("/auth/link", url.Values{}); r.Status != 303 {
 		t.Fatalf("connect: %d %s", r.Status, r.Body)
 	}
-	idents, _ := s.Store.UserIdentities(ctx, s.Alpha.User.ID)
+	idents, _ := s.Store.UserIdentities(ctx, s.Alpha.User.FamilyID, s.Alpha.User.ID)
 	if len(idents) != 1 {
 		t.Fatalf("identities = %d", len(idents))
 	}
@@ -400,7 +400,7 @@ func TestUnlinkOfTheOnlyWayIn(t *testing.T) {
 		t.Fatalf("login: %d", r.Status)
 	}
 	u := s.User(t, "pat@example.com")
-	idents, _ := s.Store.UserIdentities(context.Background(), u.ID)
+	idents, _ := s.Store.UserIdentities(context.Background(), u.FamilyID, u.ID)
 	page := b.Get("/settings/security")
 	if !strings.Contains(string(page.Body), "Add another sign-in method before disconnecting this one.") {
 		t.Fatalf("security page: %s", page.Body)
@@ -409,7 +409,7 @@ func TestUnlinkOfTheOnlyWayIn(t *testing.T) {
 	if r.Status != 422 {
 		t.Fatalf("unlink of the only way in: %d", r.Status)
 	}
-	if idents, _ := s.Store.UserIdentities(context.Background(), u.ID); len(idents) != 1 {
+	if idents, _ := s.Store.UserIdentities(context.Background(), u.FamilyID, u.ID); len(idents) != 1 {
 		t.Fatal("the identity was removed")
 	}
 }

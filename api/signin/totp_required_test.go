@@ -97,7 +97,7 @@ func TestTOTPNotAskedOnSSO(t *testing.T) {
 		t.Fatal(err)
 	}
 	apitest.SetPassword(t, s.Env, u, totpPassword)
-	if err := s.Store.CreateIdentity(ctx, &models.SSOIdentity{UserID: u.ID, ProviderID: s.Prov.ID, Subject: "sso-2fa-sub", Issuer: apitest.Ptr(s.IdP.Issuer)}); err != nil {
+	if err := s.Store.CreateIdentity(ctx, &models.SSOIdentity{FamilyID: u.FamilyID, UserID: u.ID, ProviderID: s.Prov.ID, Subject: "sso-2fa-sub", Issuer: apitest.Ptr(s.IdP.Issuer)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Store.EnableTOTP(ctx, u, "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP", 0, nil, &models.AuditLog{EventType: models.EventSecondFactorEnabled, UserID: &u.ID}); err != nil {

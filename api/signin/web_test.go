@@ -125,7 +125,7 @@ func TestLogout(t *testing.T) {
 	if r := b.Get("/"); r.Status != 302 {
 		t.Errorf("after logout: %d", r.Status)
 	}
-	if n, _ := e.Store.CountUserSessions(t.Context(), e.Alpha.User.ID); n != 0 {
+	if n, _ := e.Store.CountUserSessions(t.Context(), e.Alpha.User.FamilyID, e.Alpha.User.ID); n != 0 {
 		t.Errorf("%d sessions left", n)
 	}
 	if apitest.AuditCount(t, e, models.EventLogout, "") != 1 {

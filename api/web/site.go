@@ -278,14 +278,14 @@ func (h *Site) LoadSession(c *fiber.Ctx) error {
 	case err != nil:
 		return err
 	case s.User == nil || s.User.Status != models.UserActive:
-		if err := h.store.DeleteSession(c.UserContext(), s.ID); err != nil {
+		if err := h.store.DeleteSession(c.UserContext(), s.FamilyID, s.ID); err != nil {
 			return err
 		}
 		h.ClearSessionCookie(c)
 	default:
 		c.Locals(localSession, s)
 		if h.now().Sub(s.LastSeenAt) > time.Minute {
-			if err := h.store.TouchSession(c.UserContext(), s.ID); err != nil {
+			if err := h.store.TouchSession(c.UserContext(), s.FamilyID, s.ID); err != nil {
 				return err
 			}
 		}
