@@ -233,8 +233,9 @@ func (s *Store) transactionSelect(model any, familyID uuid.UUID) *bun.SelectQuer
 // oneOutcome is what createOne did with a lone row, and what held it.
 type oneOutcome struct {
 	created bool
-	// arrivals: the account holds rows of another door in the row's days,
-	// which the row may be the same movement as (see matchArrivals).
+	// arrivals: the account holds rows of another door of the row's
+	// amount in its days, which the row may be the same movement as, or
+	// the row's key was matched before (see matchArrivals).
 	arrivals bool
 	// bills: the family has active recurring transactions, one of which
 	// the row may pay (see loadBills).

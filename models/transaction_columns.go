@@ -153,9 +153,9 @@ ON CONFLICT (account_id, source, external_id) WHERE external_id IS NOT NULL DO N
 // account, family, category and merchant by their columns' numbers. The
 // four parameters after the columns are the fingerprint span and the
 // amount of the arrival check (NULL: not asked) and whether the bills
-// were matched already. The checks are an uncorrelated CTE, run once; the last SELECT
-// gives one row whether or not the insert did, so that the caller learns
-// what held it.
+// were matched already. The checks are an uncorrelated CTE, run once;
+// the last SELECT gives one row whether or not the insert did, so that
+// the caller learns what held it.
 func buildCreateOneSQL() string {
 	n := len(newWrite.names)
 	marks := make([]string, n)

@@ -427,8 +427,8 @@ func (im *importer) settlePending(rows []ImportRow, matched []*storedTx, done []
 
 // loadArrivals reads what a new posted row of the answer may duplicate
 // from another door: the account's rows a file or a person wrote in the
-// answer's days, of its amounts (see loadArrivalMatcher), and which of the account's
-// aliases tie an id to such a row, still there.
+// answer's days, of its amounts (see loadArrivalMatcher), and which of
+// the account's aliases tie an id to such a row, still there.
 func (im *importer) loadArrivals(ctx context.Context, rows []ImportRow) error {
 	im.others, im.matched = &rowMatcher{byDayAmount: map[string][]*matchable{}}, map[uuid.UUID]bool{}
 	var from, to civil.Date
