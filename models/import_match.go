@@ -30,9 +30,9 @@ type rowMatcher struct {
 // matchable is one transaction of the account a row may match.
 type matchable struct {
 	id     uuid.UUID
-	text   string
-	fileID bool // it holds a file's own id (a FITID): a row with another id is another movement
-	used   bool // each transaction answers for one row
+	text   string // normalized (see NormalizedName)
+	fileID bool   // it holds a file's own id (a FITID): a row with another id is another movement
+	used   bool   // each transaction answers for one row
 
 	day    civil.Date // of a made row
 	amount int64
@@ -49,7 +49,7 @@ func (m *rowMatcher) add(c *matchable, fp *string, day civil.Date, amount money.
 	if !ok {
 		d, a, text = day, int64(amount), name
 	}
-	c.text = text
+	c.text = NormalizedName(text)
 	if text == "" {
 		c.day, c.amount = d, a
 		m.made = append(m.made, c)
@@ -74,8 +74,9 @@ func dayAmount(d civil.Date, a int64) string { return string(d) + "|" + money.Am
 // card's payment, mirrored from the checking account, then in the card's
 // file dated a day or two later).
 func (m *rowMatcher) match(d civil.Date, a money.Amount, text string, hasID bool) (uuid.UUID, bool) {
+	text = NormalizedName(text)
 	for _, c := range m.byDayAmount[dayAmount(d, int64(a))] {
-		if c.used || (hasID && c.fileID) || !sameBankText(c.text, text) {
+		if c.used || (hasID && c.fileID) || !sameNormalizedText(c.text, text) {
 			continue
 		}
 		c.used = true

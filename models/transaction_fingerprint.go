@@ -68,7 +68,13 @@ func splitFingerprint(fp string) (day civil.Date, amount int64, text string, ok 
 // the other (an OFX NAME is cut at 32 characters where the CSV of the same
 // bank gives the whole text).
 func sameBankText(a, b string) bool {
-	a, b = NormalizedName(a), NormalizedName(b)
+	return sameNormalizedText(NormalizedName(a), NormalizedName(b))
+}
+
+// sameNormalizedText is sameBankText of two texts already normalized (see
+// NormalizedName): a matcher normalizes each text once, not once for each
+// comparison.
+func sameNormalizedText(a, b string) bool {
 	if a == b {
 		return true
 	}
