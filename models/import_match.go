@@ -76,7 +76,7 @@ func dayAmount(d civil.Date, a int64) string { return string(d) + "|" + money.Am
 func (m *rowMatcher) match(d civil.Date, a money.Amount, text string, hasID bool) (uuid.UUID, bool) {
 	text = NormalizedName(text)
 	for _, c := range m.byDayAmount[dayAmount(d, int64(a))] {
-		if c.used || (hasID && c.fileID) || !sameNormalizedText(c.text, text) {
+		if c.used || (hasID && c.fileID) || !sameBankText(c.text, text) {
 			continue
 		}
 		c.used = true

@@ -63,18 +63,12 @@ func splitFingerprint(fp string) (day civil.Date, amount int64, text string, ok 
 	return civil.Date(d), n, text, true
 }
 
-// sameBankText reports whether two texts of the bank name the same
-// movement: equal once case and spacing are ignored, or one the start of
-// the other (an OFX NAME is cut at 32 characters where the CSV of the same
-// bank gives the whole text).
+// sameBankText reports whether two texts of the bank, normalized (see
+// NormalizedName: case and spacing ignored), name the same movement:
+// equal, or one the start of the other (an OFX NAME is cut at 32
+// characters where the CSV of the same bank gives the whole text). The
+// matcher normalizes each text once, not once for each comparison.
 func sameBankText(a, b string) bool {
-	return sameNormalizedText(NormalizedName(a), NormalizedName(b))
-}
-
-// sameNormalizedText is sameBankText of two texts already normalized (see
-// NormalizedName): a matcher normalizes each text once, not once for each
-// comparison.
-func sameNormalizedText(a, b string) bool {
 	if a == b {
 		return true
 	}
